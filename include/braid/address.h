@@ -1,0 +1,51 @@
+// Network addresses of endpoints. A braid peer is named by IP address and UDP
+// port; the transport needs no handshake to talk to it.
+#ifndef BRAID_ADDRESS_H_
+#define BRAID_ADDRESS_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+
+namespace braid {
+
+// An IPv4 or IPv6 address plus UDP port. Plain value type, cheap to copy and
+// hash. IPv4 addresses are stored in the first four bytes of `ip`.
+struct NetAddr {
+  enum class Family : uint8_t { kNone = 0, kIpv4 = 4, kIpv6 = 6 };
+
+  Family family = Family::kNone;
+  uint16_t port = 0;  // host byte order
+  std::array<uint8_t, 16> ip{};
+
+  static NetAddr Ipv4(uint32_t host_order_ip, uint16_t port);
+  // Parses "1.2.3.4:5678" or "[::1]:5678". Returns InvalidArgument naming the
+  // problem for anything else (missing port, port out of range, bad address).
+  static absl::StatusOr<NetAddr> Parse(absl::string_view text);
+
+  bool valid() const { return family != Family::kNone; }
+  uint32_t ipv4() const;  // host byte order; only meaningful for kIpv4
+  std::string ToString() const;
+
+  bool operator==(const NetAddr& o) const {
+    return family == o.family && port == o.port && ip == o.ip;
+  }
+  bool operator!=(const NetAddr& o) const { return !(*this == o); }
+};
+
+struct NetAddrHash {
+  size_t operator()(const NetAddr& a) const;
+};
+
+template <typename H>
+H AbslHashValue(H h, const NetAddr& a) {
+  return H::combine(std::move(h), a.family, a.port, a.ip);
+}
+
+}  // namespace braid
+
+#endif  // BRAID_ADDRESS_H_

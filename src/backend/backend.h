@@ -1,0 +1,76 @@
+// The burst interface every backend implements (kernel UDP, DPDK, verbs UD,
+// the simulator). The endpoint moves packets only in bursts: no per-packet
+// virtual call, no per-packet allocation.
+#ifndef BRAID_BACKEND_BACKEND_H_
+#define BRAID_BACKEND_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "braid/address.h"
+#include "wire/psn.h"
+
+namespace braid::backend {
+
+// One datagram to send. `data` is owned by the caller and must stay valid
+// until TxBurst returns (backends copy or transmit synchronously).
+struct TxPacket {
+  NetAddr dst;
+  wire::Entropy entropy = 0;  // selects the source port / path; < EntropyCount()
+  bool ect = false;           // mark ECT(0) so the network may set CE
+  const uint8_t* data = nullptr;
+  uint32_t len = 0;
+};
+
+// One received datagram. `data` is owned by the backend and valid until the
+// next RxBurst call on the same backend.
+struct RxPacket {
+  NetAddr src;
+  bool ce = false;  // the network marked Congestion Experienced
+  uint8_t* data = nullptr;
+  uint32_t len = 0;
+};
+
+struct BackendCounters {
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t tx_dropped = 0;  // accepted by TxBurst but dropped (e.g. ENOBUFS)
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_dropped = 0;  // truncated, bad checksum, wrong family, ...
+  uint64_t tx_syscalls = 0;
+  uint64_t rx_syscalls = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Number of distinct entropy values this backend can realise; valid entropy
+  // values are [0, EntropyCount()). Fixed for the backend's lifetime.
+  virtual uint32_t EntropyCount() const = 0;
+
+  // The address peers use to reach this endpoint.
+  virtual NetAddr LocalAddress() const = 0;
+
+  // Largest datagram (UDP payload) this backend carries.
+  virtual uint32_t MaxDatagram() const = 0;
+
+  // Sends up to pkts.size() datagrams. Returns how many were taken; the rest
+  // were not sent (transient back-pressure) and may be offered again.
+  virtual size_t TxBurst(absl::Span<const TxPacket> pkts) = 0;
+
+  // Receives up to out.size() datagrams without blocking. Returns the count.
+  virtual size_t RxBurst(absl::Span<RxPacket> out) = 0;
+
+  // A file descriptor that becomes readable when RxBurst has work, or -1.
+  virtual int WaitFd() const { return -1; }
+
+  virtual BackendCounters counters() const = 0;
+};
+
+}  // namespace braid::backend
+
+#endif  // BRAID_BACKEND_BACKEND_H_

@@ -1,0 +1,97 @@
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "braid/address.h"
+
+namespace braid {
+
+NetAddr NetAddr::Ipv4(uint32_t host_order_ip, uint16_t port) {
+  NetAddr a;
+  a.family = Family::kIpv4;
+  a.port = port;
+  a.ip[0] = static_cast<uint8_t>(host_order_ip >> 24);
+  a.ip[1] = static_cast<uint8_t>(host_order_ip >> 16);
+  a.ip[2] = static_cast<uint8_t>(host_order_ip >> 8);
+  a.ip[3] = static_cast<uint8_t>(host_order_ip);
+  return a;
+}
+
+uint32_t NetAddr::ipv4() const {
+  return (uint32_t{ip[0]} << 24) | (uint32_t{ip[1]} << 16) |
+         (uint32_t{ip[2]} << 8) | uint32_t{ip[3]};
+}
+
+absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
+  std::string host;
+  absl::string_view port_text;
+  bool v6 = false;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == absl::string_view::npos || close + 1 >= text.size() ||
+        text[close + 1] != ':') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad address '", text, "': expected [ipv6]:port"));
+    }
+    host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+    v6 = true;
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad address '", text, "': missing ':port'"));
+    }
+    host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(port_text, &port) || port == 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad address '", text, "': port must be a number in 1..65535"));
+  }
+  NetAddr a;
+  a.port = static_cast<uint16_t>(port);
+  if (v6) {
+    in6_addr v;
+    if (inet_pton(AF_INET6, host.c_str(), &v) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad address '", text, "': not an IPv6 address"));
+    }
+    a.family = Family::kIpv6;
+    std::memcpy(a.ip.data(), &v, 16);
+  } else {
+    in_addr v;
+    if (inet_pton(AF_INET, host.c_str(), &v) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad address '", text, "': not an IPv4 address (use [v6]:port)"));
+    }
+    a.family = Family::kIpv4;
+    std::memcpy(a.ip.data(), &v, 4);
+  }
+  return a;
+}
+
+std::string NetAddr::ToString() const {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  switch (family) {
+    case Family::kIpv4:
+      inet_ntop(AF_INET, ip.data(), buf, sizeof(buf));
+      return absl::StrCat(buf, ":", port);
+    case Family::kIpv6:
+      inet_ntop(AF_INET6, ip.data(), buf, sizeof(buf));
+      return absl::StrCat("[", buf, "]:", port);
+    case Family::kNone:
+      break;
+  }
+  return "(none)";
+}
+
+size_t NetAddrHash::operator()(const NetAddr& a) const {
+  return absl::Hash<NetAddr>()(a);
+}
+
+}  // namespace braid

@@ -33,8 +33,8 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
     size_t close = text.find(']');
     if (close == absl::string_view::npos || close + 1 >= text.size() ||
         text[close + 1] != ':') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad address '", text, "': expected [ipv6]:port"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad address '", text, "': expected [ipv6]:port"));
     }
     host = std::string(text.substr(1, close - 1));
     port_text = text.substr(close + 2);

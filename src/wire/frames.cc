@@ -1,0 +1,223 @@
+#include "wire/frames.h"
+
+#include <cstring>
+
+namespace braid::wire {
+namespace {
+
+inline uint16_t Get16(const uint8_t* p) {
+  return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+inline uint32_t Get32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+         (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+inline uint64_t Get64(const uint8_t* p) {
+  return (uint64_t{Get32(p)} << 32) | Get32(p + 4);
+}
+inline void Put16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+inline void Put32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+inline void Put64(uint8_t* p, uint64_t v) {
+  Put32(p, static_cast<uint32_t>(v >> 32));
+  Put32(p + 4, static_cast<uint32_t>(v));
+}
+
+}  // namespace
+
+const char* ParseErrorName(ParseError e) {
+  switch (e) {
+    case ParseError::kNone:
+      return "none";
+    case ParseError::kTruncated:
+      return "truncated";
+    case ParseError::kBadVersion:
+      return "bad_version";
+    case ParseError::kBadType:
+      return "bad_type";
+    case ParseError::kBadFlags:
+      return "bad_flags";
+    case ParseError::kReservedNonZero:
+      return "reserved_nonzero";
+    case ParseError::kZeroIncarnation:
+      return "zero_incarnation";
+    case ParseError::kFragmentBounds:
+      return "fragment_bounds";
+    case ParseError::kEmptyFragment:
+      return "empty_fragment";
+    case ParseError::kSackTooLong:
+      return "sack_too_long";
+    case ParseError::kBadCtrlType:
+      return "bad_ctrl_type";
+    case ParseError::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+uint64_t SackWord(const uint8_t* sack, size_t i) { return Get64(sack + 8 * i); }
+
+bool FrameReader::Next(Frame* out) {
+  if (error_ != ParseError::kNone || pos_ >= bytes_.size()) return false;
+  const uint8_t* p = bytes_.data() + pos_;
+  const size_t left = bytes_.size() - pos_;
+  auto fail = [this](ParseError e) {
+    error_ = e;
+    return false;
+  };
+  if (left < 2) return fail(ParseError::kTruncated);
+  if (p[0] != kVersion) return fail(ParseError::kBadVersion);
+  switch (static_cast<FrameType>(p[1])) {
+    case FrameType::kData: {
+      if (left < kDataHeaderSize) return fail(ParseError::kTruncated);
+      DataHeader& h = out->data;
+      h.flags = p[2];
+      if (h.flags & ~kDataFlagsKnown) return fail(ParseError::kBadFlags);
+      h.path_id = p[3];
+      h.stream_id = Get16(p + 4);
+      h.payload_len = Get16(p + 6);
+      h.src_incarnation = Get64(p + 8);
+      h.dst_incarnation = Get64(p + 16);
+      h.psn = Psn(Get32(p + 24));
+      h.path_seq = PathSeq(Get32(p + 28));
+      h.msg_seq = MsgSeq(Get32(p + 32));
+      h.stream_seq = Get32(p + 36);
+      h.msg_len = Get32(p + 40);
+      h.frag_offset = Get32(p + 44);
+      if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
+      if (left - kDataHeaderSize < h.payload_len) {
+        return fail(ParseError::kTruncated);
+      }
+      if (uint64_t{h.frag_offset} + h.payload_len > h.msg_len) {
+        return fail(ParseError::kFragmentBounds);
+      }
+      if (h.payload_len == 0 && h.msg_len != 0) {
+        return fail(ParseError::kEmptyFragment);
+      }
+      out->type = FrameType::kData;
+      out->payload = p + kDataHeaderSize;
+      pos_ += kDataHeaderSize + h.payload_len;
+      return true;
+    }
+    case FrameType::kAck: {
+      if (left < kAckHeaderSize) return fail(ParseError::kTruncated);
+      AckHeader& h = out->ack;
+      h.flags = p[2];
+      if (h.flags & ~kAckFlagsKnown) return fail(ParseError::kBadFlags);
+      h.echo_path_id = p[3];
+      h.sack_words = Get16(p + 4);
+      if (Get16(p + 6) != 0 || Get32(p + 44) != 0) {
+        return fail(ParseError::kReservedNonZero);
+      }
+      h.src_incarnation = Get64(p + 8);
+      h.dst_incarnation = Get64(p + 16);
+      h.cum_psn = Psn(Get32(p + 24));
+      h.echo_path_seq = PathSeq(Get32(p + 28));
+      h.ack_delay_ns = Get32(p + 32);
+      h.credit_psn = Psn(Get32(p + 36));
+      h.ce_count = Get32(p + 40);
+      if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
+      if (h.sack_words > kMaxSackWords) return fail(ParseError::kSackTooLong);
+      const size_t size = AckFrameSize(h.sack_words);
+      if (left < size) return fail(ParseError::kTruncated);
+      out->type = FrameType::kAck;
+      out->sack = p + kAckHeaderSize;
+      pos_ += size;
+      return true;
+    }
+    case FrameType::kCtrl: {
+      if (left < kCtrlFrameSize) return fail(ParseError::kTruncated);
+      CtrlFrame& c = out->ctrl;
+      const uint8_t t = p[2];
+      if (t < static_cast<uint8_t>(CtrlType::kProbe) ||
+          t > static_cast<uint8_t>(CtrlType::kSync)) {
+        return fail(ParseError::kBadCtrlType);
+      }
+      if (p[3] != 0 || Get32(p + 4) != 0 || Get32(p + 28) != 0) {
+        return fail(ParseError::kReservedNonZero);
+      }
+      c.type = static_cast<CtrlType>(t);
+      c.src_incarnation = Get64(p + 8);
+      c.dst_incarnation = Get64(p + 16);
+      c.value = Get32(p + 24);
+      if (c.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
+      out->type = FrameType::kCtrl;
+      pos_ += kCtrlFrameSize;
+      return true;
+    }
+  }
+  return fail(ParseError::kBadType);
+}
+
+size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
+                 absl::Span<uint8_t> out) {
+  const size_t size = kDataHeaderSize + payload.size();
+  if (out.size() < size || payload.size() > 0xffff) return 0;
+  uint8_t* p = out.data();
+  p[0] = kVersion;
+  p[1] = static_cast<uint8_t>(FrameType::kData);
+  p[2] = h.flags;
+  p[3] = h.path_id;
+  Put16(p + 4, h.stream_id);
+  Put16(p + 6, static_cast<uint16_t>(payload.size()));
+  Put64(p + 8, h.src_incarnation);
+  Put64(p + 16, h.dst_incarnation);
+  Put32(p + 24, h.psn.value());
+  Put32(p + 28, h.path_seq.value());
+  Put32(p + 32, h.msg_seq.value());
+  Put32(p + 36, h.stream_seq);
+  Put32(p + 40, h.msg_len);
+  Put32(p + 44, h.frag_offset);
+  if (!payload.empty()) {
+    std::memcpy(p + kDataHeaderSize, payload.data(), payload.size());
+  }
+  return size;
+}
+
+size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
+                absl::Span<uint8_t> out) {
+  if (sack.size() > kMaxSackWords) return 0;
+  const size_t size = AckFrameSize(sack.size());
+  if (out.size() < size) return 0;
+  uint8_t* p = out.data();
+  p[0] = kVersion;
+  p[1] = static_cast<uint8_t>(FrameType::kAck);
+  p[2] = h.flags;
+  p[3] = h.echo_path_id;
+  Put16(p + 4, static_cast<uint16_t>(sack.size()));
+  Put16(p + 6, 0);
+  Put64(p + 8, h.src_incarnation);
+  Put64(p + 16, h.dst_incarnation);
+  Put32(p + 24, h.cum_psn.value());
+  Put32(p + 28, h.echo_path_seq.value());
+  Put32(p + 32, h.ack_delay_ns);
+  Put32(p + 36, h.credit_psn.value());
+  Put32(p + 40, h.ce_count);
+  Put32(p + 44, 0);
+  for (size_t i = 0; i < sack.size(); ++i) {
+    Put64(p + kAckHeaderSize + 8 * i, sack[i]);
+  }
+  return size;
+}
+
+size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out) {
+  if (out.size() < kCtrlFrameSize) return 0;
+  uint8_t* p = out.data();
+  std::memset(p, 0, kCtrlFrameSize);
+  p[0] = kVersion;
+  p[1] = static_cast<uint8_t>(FrameType::kCtrl);
+  p[2] = static_cast<uint8_t>(c.type);
+  Put64(p + 8, c.src_incarnation);
+  Put64(p + 16, c.dst_incarnation);
+  Put32(p + 24, c.value);
+  return kCtrlFrameSize;
+}
+
+}  // namespace braid::wire

@@ -1,0 +1,139 @@
+// Wire format v1: the frames a braid datagram carries. See docs/wire-format.md
+// for byte diagrams. All multi-byte fields are big-endian. A datagram is one
+// or more frames back to back; each frame's length follows from its header.
+#ifndef BRAID_WIRE_FRAMES_H_
+#define BRAID_WIRE_FRAMES_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "wire/psn.h"
+
+namespace braid::wire {
+
+inline constexpr uint8_t kVersion = 1;
+
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kCtrl = 3 };
+
+// Data frame flags.
+inline constexpr uint8_t kDataFlagAckNow = 0x01;  // receiver: ack at once
+inline constexpr uint8_t kDataFlagRetransmit =
+    0x02;  // not a first transmission
+inline constexpr uint8_t kDataFlagsKnown = 0x03;
+
+// Ack frame flags.
+inline constexpr uint8_t kAckFlagNak = 0x01;     // go-back-N: resend from cum
+inline constexpr uint8_t kAckFlagEchoCe = 0x02;  // the echoed packet had CE
+inline constexpr uint8_t kAckFlagsKnown = 0x03;
+
+enum class CtrlType : uint8_t {
+  kProbe = 1,  // "please ack now" (credit-blocked or silent sender)
+  kStale = 2,  // "your packet named an incarnation of mine that is gone"
+  kSync = 3,   // "my send session to you restarts at PSN `value`"
+};
+
+inline constexpr size_t kDataHeaderSize = 48;
+inline constexpr size_t kAckHeaderSize = 48;
+inline constexpr size_t kCtrlFrameSize = 32;
+inline constexpr size_t kMaxSackWords = 16;  // 1024 PSNs beyond cum
+
+struct DataHeader {
+  uint8_t flags = 0;
+  PathId path_id = 0;
+  uint16_t stream_id = 0;  // 0: unordered; otherwise an ordered stream
+  uint16_t payload_len = 0;
+  uint64_t src_incarnation = 0;  // sender's; never 0
+  uint64_t dst_incarnation =
+      0;  // receiver's as the sender knows it; 0 = unknown
+  Psn psn;
+  PathSeq path_seq;
+  MsgSeq msg_seq;            // message number per peer pair
+  uint32_t stream_seq = 0;   // message number within stream_id
+  uint32_t msg_len = 0;      // total message bytes
+  uint32_t frag_offset = 0;  // this fragment's offset in the message
+};
+
+struct AckHeader {
+  uint8_t flags = 0;
+  PathId echo_path_id = 0;
+  uint16_t sack_words = 0;
+  uint64_t src_incarnation = 0;  // acker's
+  uint64_t dst_incarnation = 0;  // data sender's incarnation (echo)
+  Psn cum_psn;                   // every PSN < cum_psn was received
+  PathSeq echo_path_seq;      // path seq of the packet that triggered the ack
+  uint32_t ack_delay_ns = 0;  // time the acker held the echoed packet
+  Psn credit_psn;             // sender may send PSNs < credit_psn
+  uint32_t ce_count = 0;      // CE-marked data packets received, cumulative
+};
+
+struct CtrlFrame {
+  CtrlType type = CtrlType::kProbe;
+  uint64_t src_incarnation = 0;
+  uint64_t dst_incarnation = 0;
+  uint32_t value = 0;
+};
+
+static_assert(kDataHeaderSize <= 48, "data header must stay within 48 bytes");
+
+// Why a frame was rejected. Counted per reason by the endpoint.
+enum class ParseError : uint8_t {
+  kNone = 0,
+  kTruncated,  // fewer bytes than the header or the declared payload
+  kBadVersion,
+  kBadType,
+  kBadFlags,  // unknown flag bits set
+  kReservedNonZero,
+  kZeroIncarnation,  // src_incarnation must be non-zero
+  kFragmentBounds,   // frag_offset + payload_len > msg_len
+  kEmptyFragment,    // payload_len == 0 but msg_len != 0
+  kSackTooLong,      // sack_words > kMaxSackWords
+  kBadCtrlType,
+  kCount,
+};
+const char* ParseErrorName(ParseError e);
+
+// One parsed frame; pointers alias the datagram buffer.
+struct Frame {
+  FrameType type = FrameType::kData;
+  DataHeader data;
+  const uint8_t* payload = nullptr;  // data frames: payload_len bytes
+  AckHeader ack;
+  const uint8_t* sack = nullptr;  // ack frames: sack_words * 8 big-endian bytes
+  CtrlFrame ctrl;
+};
+
+// Reads the frames of one datagram in order. Never reads past `bytes`,
+// whatever they contain.
+class FrameReader {
+ public:
+  explicit FrameReader(absl::Span<const uint8_t> bytes) : bytes_(bytes) {}
+  // Parses the next frame. Returns false at the end of the datagram or on a
+  // malformed frame (then error() says why; the rest is not parsed).
+  bool Next(Frame* out);
+  ParseError error() const { return error_; }
+
+ private:
+  absl::Span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+  ParseError error_ = ParseError::kNone;
+};
+
+// Decodes word i of an ack's SACK bitmap (big-endian on the wire).
+uint64_t SackWord(const uint8_t* sack, size_t i);
+
+// Serializers. Each returns bytes written, or 0 if `out` is too small. They
+// write exactly what the matching parser accepts.
+size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
+                 absl::Span<uint8_t> out);
+size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
+                absl::Span<uint8_t> out);
+size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out);
+
+inline constexpr size_t AckFrameSize(size_t sack_words) {
+  return kAckHeaderSize + 8 * sack_words;
+}
+
+}  // namespace braid::wire
+
+#endif  // BRAID_WIRE_FRAMES_H_

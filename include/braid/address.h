@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace braid {
 

@@ -41,8 +41,12 @@ class DurationNs {
   constexpr DurationNs operator-(DurationNs o) const {
     return DurationNs(ns_ - o.ns_);
   }
-  constexpr DurationNs operator*(int64_t k) const { return DurationNs(ns_ * k); }
-  constexpr DurationNs operator/(int64_t k) const { return DurationNs(ns_ / k); }
+  constexpr DurationNs operator*(int64_t k) const {
+    return DurationNs(ns_ * k);
+  }
+  constexpr DurationNs operator/(int64_t k) const {
+    return DurationNs(ns_ / k);
+  }
   constexpr DurationNs& operator+=(DurationNs o) {
     ns_ += o.ns_;
     return *this;
@@ -77,7 +81,9 @@ class TimeNs {
     if (IsInfinite() || d.IsInfinite()) return Infinite();
     return TimeNs(ns_ + d.ns());
   }
-  constexpr TimeNs operator-(DurationNs d) const { return TimeNs(ns_ - d.ns()); }
+  constexpr TimeNs operator-(DurationNs d) const {
+    return TimeNs(ns_ - d.ns());
+  }
   constexpr DurationNs operator-(TimeNs o) const {
     return DurationNs(ns_ - o.ns_);
   }

@@ -113,7 +113,7 @@ bool FrameReader::Next(Frame* out) {
       if (h.flags & ~kAckFlagsKnown) return fail(ParseError::kBadFlags);
       h.echo_path_id = p[3];
       h.sack_words = Get16(p + 4);
-      if (Get16(p + 6) != 0 || Get32(p + 44) != 0) {
+      if (Get16(p + 6) != 0) {
         return fail(ParseError::kReservedNonZero);
       }
       h.src_incarnation = Get64(p + 8);
@@ -123,6 +123,7 @@ bool FrameReader::Next(Frame* out) {
       h.ack_delay_ns = Get32(p + 32);
       h.credit_psn = Psn(Get32(p + 36));
       h.ce_count = Get32(p + 40);
+      h.session = Get32(p + 44);
       if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
       if (h.sack_words > kMaxSackWords) return fail(ParseError::kSackTooLong);
       const size_t size = AckFrameSize(h.sack_words);
@@ -137,15 +138,16 @@ bool FrameReader::Next(Frame* out) {
       CtrlFrame& c = out->ctrl;
       const uint8_t t = p[2];
       if (t < static_cast<uint8_t>(CtrlType::kProbe) ||
-          t > static_cast<uint8_t>(CtrlType::kSync)) {
+          t > static_cast<uint8_t>(CtrlType::kNeedSync)) {
         return fail(ParseError::kBadCtrlType);
       }
-      if (p[3] != 0 || Get32(p + 4) != 0 || Get32(p + 28) != 0) {
+      if (p[3] != 0 || Get32(p + 28) != 0) {
         return fail(ParseError::kReservedNonZero);
       }
       c.type = static_cast<CtrlType>(t);
       c.src_incarnation = Get64(p + 8);
       c.dst_incarnation = Get64(p + 16);
+      c.session = Get32(p + 4);
       c.value = Get32(p + 24);
       if (c.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
       out->type = FrameType::kCtrl;
@@ -200,7 +202,7 @@ size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
   Put32(p + 32, h.ack_delay_ns);
   Put32(p + 36, h.credit_psn.value());
   Put32(p + 40, h.ce_count);
-  Put32(p + 44, 0);
+  Put32(p + 44, h.session);
   for (size_t i = 0; i < sack.size(); ++i) {
     Put64(p + kAckHeaderSize + 8 * i, sack[i]);
   }
@@ -214,6 +216,7 @@ size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out) {
   p[0] = kVersion;
   p[1] = static_cast<uint8_t>(FrameType::kCtrl);
   p[2] = static_cast<uint8_t>(c.type);
+  Put32(p + 4, c.session);
   Put64(p + 8, c.src_incarnation);
   Put64(p + 16, c.dst_incarnation);
   Put32(p + 24, c.value);

@@ -30,13 +30,17 @@ inline constexpr uint8_t kAckFlagsKnown = 0x03;
 enum class CtrlType : uint8_t {
   kProbe = 1,  // "please ack now" (credit-blocked or silent sender)
   kStale = 2,  // "your packet named an incarnation of mine that is gone"
-  kSync = 3,   // "my send session to you restarts at PSN `value`"
+  kSync = 3,   // "my send session `session` to you starts at PSN `value`"
+  kNeedSync = 4,  // "I hold no session state for you: send kSync"
 };
 
 inline constexpr size_t kDataHeaderSize = 48;
 inline constexpr size_t kAckHeaderSize = 48;
 inline constexpr size_t kCtrlFrameSize = 32;
 inline constexpr size_t kMaxSackWords = 16;  // 1024 PSNs beyond cum
+// A receiver accepts at least this many PSNs past the start of a new session
+// before its first ack grants credit explicitly.
+inline constexpr uint32_t kInitialCreditPackets = 256;
 
 struct DataHeader {
   uint8_t flags = 0;
@@ -71,7 +75,8 @@ struct CtrlFrame {
   CtrlType type = CtrlType::kProbe;
   uint64_t src_incarnation = 0;
   uint64_t dst_incarnation = 0;
-  uint32_t value = 0;
+  uint32_t session = 0;  // sender's send-session number (kSync, kProbe)
+  uint32_t value = 0;    // kSync: first PSN of the session
 };
 
 static_assert(kDataHeaderSize <= 48, "data header must stay within 48 bytes");

@@ -1,0 +1,113 @@
+// Options for a braid endpoint. Every field has a documented default; a
+// default-constructed struct gives a working endpoint on 127.0.0.1.
+#ifndef BRAID_OPTIONS_H_
+#define BRAID_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "braid/time.h"
+
+namespace braid {
+
+// How packets of a message travel.
+enum class Mode : uint8_t {
+  // Spray over all paths, accept in any order, repair losses selectively.
+  kSpray,
+  // The honest baseline modelling RoCE RC on a lossy network: one path,
+  // in-order acceptance only, go-back-N on loss (NAK or timeout).
+  kGoBackN,
+};
+
+enum class CcAlgorithm : uint8_t {
+  kSwift,  // delay target + ECN (DCTCP-like) + loss above a threshold
+  kNone,   // window fixed at its maximum; for comparison only
+};
+
+absl::StatusOr<Mode> ParseMode(absl::string_view s);  // "spray" | "gbn"
+absl::StatusOr<CcAlgorithm> ParseCc(absl::string_view s);  // "swift" | "none"
+const char* ModeName(Mode m);
+const char* CcName(CcAlgorithm c);
+
+// Protocol settings shared by every backend (and by the simulator).
+struct ProtocolOptions {
+  Mode mode = Mode::kSpray;
+  // Entropy values (paths) per peer, 1..256. kGoBackN always uses 1.
+  uint16_t paths = 16;
+  CcAlgorithm cc = CcAlgorithm::kSwift;
+  // Largest message Send accepts, bytes. Hard ceiling 1 GiB.
+  uint32_t max_message_bytes = 64u << 20;
+  // Peers the endpoint keeps state for. Idle peers are evicted when full.
+  uint32_t max_peers = 1024;
+  // Messages accepted by Send and not yet completed, over all peers. Past
+  // this, Send returns ResourceExhausted (retry after polling completions).
+  uint32_t max_pending_sends = 16384;
+  // Bytes of not-yet-delivered inbound data the endpoint holds per peer
+  // (partial and order-held messages). Advertised to the peer as credit.
+  uint64_t receive_budget_bytes = 64ull << 20;
+  // Undelivered completed messages the application has not polled, over all
+  // peers; while above it, no new credit is granted (a slow reader is never
+  // overrun, the senders wait).
+  uint64_t receive_queue_bytes = 256ull << 20;
+  // A peer that answers nothing for this long fails every send to it
+  // with kPeerUnreachable.
+  DurationNs peer_timeout = DurationNs::Seconds(2);
+  // Retransmission timer bounds.
+  DurationNs min_rto = DurationNs::Micros(200);
+  DurationNs max_rto = DurationNs::Millis(50);
+  DurationNs initial_rtt = DurationNs::Micros(100);
+  // Ack coalescing: ack after this many data packets or this delay.
+  uint32_t ack_every_packets = 8;
+  DurationNs ack_delay = DurationNs::Micros(10);
+  // Congestion window bounds (bytes).
+  uint64_t initial_cwnd_bytes = 512 * 1024;
+  uint64_t max_cwnd_bytes = 64ull << 20;
+  // Swift delay target above the path's minimum RTT.
+  DurationNs cc_target_delay = DurationNs::Micros(50);
+};
+
+// Test facility: impairments applied at the backend boundary (outbound
+// datagrams), seeded, so loss recovery can be shown on plain loopback without
+// root. Not for production use.
+struct TestImpairments {
+  double drop = 0;       // probability a datagram is dropped
+  double duplicate = 0;  // probability it is sent twice
+  double reorder = 0;    // probability it is held back and sent later
+  double corrupt = 0;    // probability one byte is flipped
+  uint64_t seed = 1;
+  bool any() const {
+    return drop > 0 || duplicate > 0 || reorder > 0 || corrupt > 0;
+  }
+};
+
+// Kernel-UDP backend settings.
+struct UdpBackendOptions {
+  // First source port of the entropy sockets; 0 = ephemeral ports.
+  uint16_t src_port_base = 0;
+  // Entropy sockets (distinct source ports). 0 = same as paths.
+  uint16_t entropy_sockets = 0;
+  bool gso = true;
+  bool gro = true;
+  bool ecn = true;
+  int sndbuf_bytes = 4 << 20;
+  int rcvbuf_bytes = 8 << 20;
+};
+
+struct EndpointOptions {
+  // Local address to bind, "ip:port" or "[ip6]:port"; port 0 picks one.
+  std::string bind = "127.0.0.1:0";
+  // IP MTU of the network; the largest datagram is derived from it
+  // (minus IP and UDP headers). Loopback can use up to 65535.
+  uint32_t mtu = 1500;
+  ProtocolOptions protocol;
+  UdpBackendOptions udp;
+  TestImpairments impair;
+  // Seed for incarnation and path choices; 0 = from the OS's randomness.
+  uint64_t seed = 0;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_OPTIONS_H_

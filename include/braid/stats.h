@@ -1,0 +1,131 @@
+// Counters a user of a transport expects to see: per endpoint, per peer and
+// per path. All are cumulative since the endpoint opened unless noted.
+#ifndef BRAID_STATS_H_
+#define BRAID_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "braid/address.h"
+#include "braid/time.h"
+
+namespace braid {
+
+struct PathStats {
+  uint16_t entropy = 0;
+  const char* health = "healthy";  // healthy | penalised | probing
+  uint64_t packets_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t packets_acked = 0;
+  uint64_t packets_lost = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t timeouts = 0;
+  uint64_t penalties = 0;
+  uint64_t recycles = 0;
+  DurationNs srtt;
+  DurationNs min_rtt;
+};
+
+// Retransmission and loss counters of one sender (peer or endpoint total).
+struct ReliabilityStats {
+  uint64_t retransmits = 0;            // all causes
+  uint64_t retransmits_path_gap = 0;   // gap within one path (FIFO rule)
+  uint64_t retransmits_time = 0;       // time-based (later packet acked)
+  uint64_t retransmits_rto = 0;        // retransmission timeout
+  uint64_t retransmits_tail_probe = 0;
+  uint64_t retransmits_nak = 0;        // go-back-N NAK
+  uint64_t rtos = 0;
+  uint64_t spurious_retransmits = 0;   // original turned out delivered
+};
+
+// Why inbound datagrams were dropped.
+struct DropStats {
+  uint64_t truncated = 0;
+  uint64_t bad_version = 0;
+  uint64_t bad_type = 0;
+  uint64_t bad_flags = 0;
+  uint64_t reserved_nonzero = 0;
+  uint64_t zero_incarnation = 0;
+  uint64_t fragment_bounds = 0;
+  uint64_t empty_fragment = 0;
+  uint64_t sack_too_long = 0;
+  uint64_t bad_ctrl_type = 0;
+  uint64_t inconsistent_fragment = 0;  // disagrees with earlier fragments
+  uint64_t invalid_ack = 0;            // acks PSNs never sent
+  uint64_t stale_incarnation = 0;      // from/to an incarnation that is gone
+  uint64_t beyond_window = 0;          // PSN beyond the granted credit
+  uint64_t duplicates = 0;             // PSN already received
+  uint64_t no_peer_slot = 0;           // peer table full, nothing evictable
+  uint64_t no_memory = 0;              // receive budget exhausted
+  uint64_t malformed() const {
+    return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
+           zero_incarnation + fragment_bounds + empty_fragment +
+           sack_too_long + bad_ctrl_type + inconsistent_fragment;
+  }
+};
+
+struct PeerStats {
+  NetAddr addr;
+  uint64_t peer_incarnation = 0;
+  uint64_t packets_sent = 0;
+  uint64_t bytes_sent = 0;  // payload bytes, first transmissions
+  uint64_t packets_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_sent = 0;      // completed kSendDone
+  uint64_t messages_failed = 0;
+  uint64_t messages_received = 0;
+  uint64_t acks_sent = 0;
+  uint64_t acks_received = 0;
+  uint64_t ecn_marks_received = 0;  // CE on inbound data
+  uint64_t ecn_echoes = 0;          // CE reported back by the peer
+  ReliabilityStats reliability;
+  DurationNs srtt;
+  DurationNs min_rtt;
+  DurationNs rto;
+  uint64_t cwnd_bytes = 0;
+  uint64_t bytes_in_flight = 0;
+  uint64_t credit_blocked = 0;  // times the sender waited for receive credit
+  uint32_t healthy_paths = 0;
+  uint64_t penalties = 0;
+  uint64_t recycles = 0;
+  std::vector<PathStats> paths;
+};
+
+struct EndpointStats {
+  uint64_t incarnation = 0;
+  uint64_t datagrams_sent = 0;
+  uint64_t datagrams_received = 0;
+  uint64_t packets_sent = 0;  // data frames, incl. retransmissions
+  uint64_t packets_received = 0;
+  uint64_t bytes_sent = 0;    // datagram bytes
+  uint64_t bytes_received = 0;
+  uint64_t messages_sent = 0;
+  uint64_t messages_failed = 0;
+  uint64_t messages_received = 0;
+  uint64_t acks_sent = 0;
+  uint64_t acks_received = 0;
+  uint64_t ecn_marks_received = 0;
+  uint64_t peers = 0;           // current
+  uint64_t peers_created = 0;
+  uint64_t peers_evicted = 0;
+  uint64_t peer_restarts = 0;   // a peer came back with a new incarnation
+  uint64_t penalties = 0;
+  uint64_t recycles = 0;
+  ReliabilityStats reliability;
+  DropStats drops;
+  // Backend (syscalls let a user check batching).
+  uint64_t tx_syscalls = 0;
+  uint64_t rx_syscalls = 0;
+  uint64_t tx_backpressure = 0;
+};
+
+// Human-readable multi-line table / one JSON object.
+std::string FormatStatsTable(const EndpointStats& s);
+std::string FormatStatsJson(const EndpointStats& s);
+std::string FormatPeerStatsTable(const PeerStats& s);
+std::string FormatPeerStatsJson(const PeerStats& s);
+
+}  // namespace braid
+
+#endif  // BRAID_STATS_H_

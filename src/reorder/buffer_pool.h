@@ -1,0 +1,61 @@
+// A bounded free list of byte buffers by power-of-two size class, so the
+// steady-state receive path reuses message buffers instead of allocating.
+#ifndef BRAID_REORDER_BUFFER_POOL_H_
+#define BRAID_REORDER_BUFFER_POOL_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace braid::reorder {
+
+struct BufferPoolOptions {
+  // Buffers whose size class exceeds this are not kept (freed on Put).
+  size_t max_pooled_size = size_t{1} << 20;  // 1 MiB
+  // At most this many free buffers are kept per size class.
+  uint32_t max_buffers_per_class = 64;
+  // At most this many bytes (sum of capacities) are kept in total.
+  size_t max_pooled_bytes = size_t{32} << 20;  // 32 MiB
+};
+
+struct BufferPoolStats {
+  uint64_t gets = 0;
+  uint64_t hits = 0;         // served from the free list
+  uint64_t allocations = 0;  // served by a new allocation
+  uint64_t puts = 0;
+  uint64_t kept = 0;   // of puts, kept for reuse
+  uint64_t freed = 0;  // of puts, released (class full/too large)
+};
+
+// Not thread-safe: owned by one endpoint thread.
+class BufferPool {
+ public:
+  explicit BufferPool(const BufferPoolOptions& options = BufferPoolOptions());
+
+  // Returns a buffer with size() == size. Contents are unspecified (a reused
+  // buffer keeps old bytes); capacity is the size class (next power of two)
+  // for pooled sizes. Get(0) returns an empty vector without allocating.
+  std::vector<uint8_t> Get(size_t size);
+
+  // Returns a buffer for reuse. Buffers that do not fit the bounds are freed.
+  void Put(std::vector<uint8_t>&& buf);
+
+  // Frees every pooled buffer.
+  void Clear();
+
+  size_t pooled_buffers() const;
+  size_t pooled_bytes() const { return pooled_bytes_; }
+  const BufferPoolStats& stats() const { return stats_; }
+
+ private:
+  static constexpr int kClasses = 64;
+  BufferPoolOptions options_;
+  std::array<std::vector<std::vector<uint8_t>>, kClasses> free_;
+  size_t pooled_bytes_ = 0;
+  BufferPoolStats stats_;
+};
+
+}  // namespace braid::reorder
+
+#endif  // BRAID_REORDER_BUFFER_POOL_H_

@@ -1,0 +1,129 @@
+// Out-of-order message reassembly by direct placement: each fragment is
+// copied straight to its offset in a buffer sized at the message length.
+#ifndef BRAID_REORDER_REASSEMBLER_H_
+#define BRAID_REORDER_REASSEMBLER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "reorder/buffer_pool.h"
+#include "reorder/completed_message.h"
+#include "wire/psn.h"
+
+namespace braid::reorder {
+
+struct ReassemblerOptions {
+  // Memory for partial messages (buffers plus fragment bitmaps). A new
+  // message that would exceed it is refused with kNoMemory (transient).
+  uint64_t max_bytes = uint64_t{256} << 20;  // 256 MiB
+  // Messages longer than this are refused as kMalformed (permanent).
+  // 0 = same as max_bytes.
+  uint64_t max_message_bytes = 0;
+  // At most this many partial messages at once; beyond: kNoMemory.
+  uint32_t max_partial_messages = 65536;
+};
+
+// Dropped fragments by reason, plus throughput counters.
+struct ReassemblerStats {
+  uint64_t fragments = 0;  // OnFragment calls
+  uint64_t messages_completed = 0;
+  uint64_t single_fragment_messages = 0;  // of which completed at once
+  uint64_t bytes_completed = 0;
+  uint64_t malformed_out_of_bounds = 0;  // offset + len > msg_len
+  uint64_t malformed_inconsistent = 0;   // msg_len/stream fields disagree
+  uint64_t malformed_bad_layout = 0;     // not on the message's fragment grid
+  uint64_t malformed_overlap = 0;        // fragment already placed
+  uint64_t malformed_too_large = 0;      // msg_len > max_message_bytes
+  uint64_t no_memory = 0;                // refused: memory/partial limit
+  uint64_t cleared_messages = 0;         // partials dropped by Clear()
+};
+
+// One data fragment as parsed from the wire.
+struct Fragment {
+  wire::MsgSeq msg{0};
+  uint16_t stream_id = 0;
+  uint32_t stream_seq = 0;
+  uint32_t msg_len = 0;
+  uint32_t offset = 0;
+  absl::Span<const uint8_t> payload;
+};
+
+// Reassembles messages of one peer pair. The caller filters duplicate PSNs
+// first (ReceiveWindow); this class still rejects overlap so a forged or
+// buggy fragment can never complete a message early.
+//
+// Fragment layout rule: every fragment of a message except the last carries
+// the same payload length L (> 0) at an offset that is a multiple of L; the
+// last one ends at msg_len. A 0-byte message is one fragment with 0 bytes.
+class Reassembler {
+ public:
+  enum class FragResult {
+    kPartial,    // placed; message not yet complete
+    kComplete,   // placed; *out holds the whole message
+    kMalformed,  // dropped: caller counts it and records the PSN as received
+    kNoMemory,   // dropped: caller must NOT record the PSN (will be resent)
+  };
+
+  // `pool` supplies message buffers; if null, an internal pool is used.
+  // An external pool must outlive this object.
+  explicit Reassembler(const ReassemblerOptions& options = ReassemblerOptions(),
+                       BufferPool* pool = nullptr);
+
+  // Places `f`. On kComplete, *out is overwritten with the message (its
+  // previous data buffer is returned to the pool first).
+  FragResult OnFragment(const Fragment& f, CompletedMessage* out);
+
+  // Bytes held by partial message buffers.
+  uint64_t bytes_buffered() const { return bytes_buffered_; }
+  // Bytes charged against max_bytes (buffers plus fragment bitmaps).
+  uint64_t memory_used() const { return memory_used_; }
+  size_t partial_messages() const { return partials_.size(); }
+
+  // Drops all partial messages (peer restarted / SYNC); buffers go back to
+  // the pool.
+  void Clear();
+
+  // The buffer pool; give consumed CompletedMessage::data back via Put().
+  BufferPool& pool() { return *pool_; }
+  const ReassemblerStats& stats() const { return stats_; }
+
+ private:
+  struct Partial {
+    uint16_t stream_id = 0;
+    uint32_t stream_seq = 0;
+    uint32_t msg_len = 0;
+    uint32_t frag_size = 0;    // L; 0 until a non-final fragment arrives
+    uint32_t total_frags = 0;  // ceil(msg_len / L) once L is known
+    uint32_t received_frags = 0;
+    bool have_final = false;  // the final fragment arrived before L known
+    uint32_t final_offset = 0;
+    uint64_t charged = 0;                   // bytes charged to memory_used_
+    absl::InlinedVector<uint64_t, 2> seen;  // bit per fragment index
+    std::vector<uint8_t> data;
+  };
+
+  FragResult Malformed(uint64_t* counter);
+  FragResult Complete(uint32_t key, Partial& p, CompletedMessage* out);
+  // Learns L from a non-final fragment; validates an earlier final fragment.
+  FragResult LearnFragSize(Partial& p, uint32_t len);
+  void Release(Partial& p);
+
+  ReassemblerOptions options_;
+  std::unique_ptr<BufferPool> own_pool_;
+  BufferPool* pool_;
+  absl::flat_hash_map<uint32_t, Partial> partials_;
+  uint64_t bytes_buffered_ = 0;
+  uint64_t memory_used_ = 0;
+  ReassemblerStats stats_;
+};
+
+using FragResult = Reassembler::FragResult;
+
+}  // namespace braid::reorder
+
+#endif  // BRAID_REORDER_REASSEMBLER_H_

@@ -1,0 +1,77 @@
+#include "reorder/buffer_pool.h"
+
+#include <utility>
+
+#include "gtest/gtest.h"
+
+namespace braid::reorder {
+namespace {
+
+TEST(BufferPoolTest, ReturnedBufferIsReusedForTheSameSizeClass) {
+  BufferPool pool;
+  std::vector<uint8_t> a = pool.Get(3000);
+  EXPECT_EQ(a.size(), 3000u);
+  EXPECT_EQ(a.capacity(), 4096u);
+  const uint8_t* p = a.data();
+  pool.Put(std::move(a));
+  EXPECT_EQ(pool.pooled_buffers(), 1u);
+  std::vector<uint8_t> b = pool.Get(2100);  // same class (4096)
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.size(), 2100u);
+  EXPECT_EQ(pool.stats().hits, 1u);
+  EXPECT_EQ(pool.stats().allocations, 1u);
+}
+
+TEST(BufferPoolTest, SteadyStateDoesNotAllocate) {
+  BufferPool pool;
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<uint8_t> v = pool.Get(1000 + i % 24);
+    pool.Put(std::move(v));
+  }
+  EXPECT_EQ(pool.stats().allocations, 1u);
+}
+
+TEST(BufferPoolTest, SmallerClassIsNotServedFromLargerRequest) {
+  BufferPool pool;
+  pool.Put(pool.Get(100));                 // class 128
+  std::vector<uint8_t> v = pool.Get(200);  // class 256: new
+  EXPECT_EQ(v.size(), 200u);
+  EXPECT_GE(v.capacity(), 256u);
+  EXPECT_EQ(pool.stats().allocations, 2u);
+}
+
+TEST(BufferPoolTest, ZeroSizeNeverAllocates) {
+  BufferPool pool;
+  std::vector<uint8_t> v = pool.Get(0);
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(pool.stats().allocations, 0u);
+}
+
+TEST(BufferPoolTest, PoolIsBoundedPerClassAndBySize) {
+  BufferPoolOptions o;
+  o.max_buffers_per_class = 2;
+  o.max_pooled_size = 4096;
+  BufferPool pool(o);
+  for (int i = 0; i < 3; ++i) pool.Put(std::vector<uint8_t>(1024));
+  EXPECT_EQ(pool.pooled_buffers(), 2u);
+  pool.Put(std::vector<uint8_t>(8192));  // too large to keep
+  EXPECT_EQ(pool.pooled_buffers(), 2u);
+  EXPECT_EQ(pool.stats().freed, 2u);
+  EXPECT_EQ(pool.pooled_bytes(), 2048u);
+  pool.Clear();
+  EXPECT_EQ(pool.pooled_buffers(), 0u);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+}
+
+TEST(BufferPoolTest, TotalPooledBytesAreBounded) {
+  BufferPoolOptions o;
+  o.max_pooled_bytes = 3000;
+  BufferPool pool(o);
+  pool.Put(std::vector<uint8_t>(1024));
+  pool.Put(std::vector<uint8_t>(1024));
+  pool.Put(std::vector<uint8_t>(1024));
+  EXPECT_EQ(pool.pooled_buffers(), 2u);
+}
+
+}  // namespace
+}  // namespace braid::reorder

@@ -58,6 +58,8 @@ struct DropStats {
   uint64_t duplicates = 0;             // PSN already received
   uint64_t no_peer_slot = 0;           // peer table full, nothing evictable
   uint64_t no_memory = 0;              // receive budget exhausted
+  uint64_t unsynced = 0;               // data before the sender's SYNC
+  uint64_t out_of_order_discarded = 0; // go-back-N receiver: not the next PSN
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
            zero_incarnation + fragment_bounds + empty_fragment +

@@ -1,0 +1,100 @@
+// braid's native datagram API.
+//
+// An Endpoint owns one local address (IP + UDP port) and talks to any number
+// of peers, named by address, with no handshake: the first Send to a peer
+// creates its state on both sides. Messages (0 bytes .. max_message_bytes)
+// are delivered exactly once and complete, or the sender gets a kSendFailed
+// completion naming the cause. By default messages are unordered; messages
+// sent on the same non-zero `stream` to the same peer are delivered in send
+// order.
+//
+// Threading: one thread owns an Endpoint (no internal locks). Progress
+// happens inside Poll(): busy-poll it, or block on fd() with poll/epoll and
+// call Poll() when it is readable.
+//
+//   auto ep = braid::Endpoint::Open({.bind = "10.0.0.1:7000"}).value();
+//   auto peer = braid::NetAddr::Parse("10.0.0.2:7000").value();
+//   ep->Send(peer, bytes, {.cookie = 42});
+//   std::vector<braid::Completion> done;
+//   while (done.empty()) ep->Poll(&done);
+#ifndef BRAID_ENDPOINT_H_
+#define BRAID_ENDPOINT_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "braid/address.h"
+#include "braid/completion.h"
+#include "braid/options.h"
+#include "braid/stats.h"
+#include "braid/time.h"
+
+namespace braid {
+
+struct SendOptions {
+  uint16_t stream = 0;  // 0: unordered; n: ordered stream n to this peer
+  uint64_t cookie = 0;  // returned in the send's completion
+};
+
+class Endpoint {
+ public:
+  // Opens an endpoint. Errors: InvalidArgument (bad options or address,
+  // naming the field), Unavailable/PermissionDenied/AlreadyExists from the
+  // backend (e.g. "port 7000 in use").
+  static absl::StatusOr<std::unique_ptr<Endpoint>> Open(
+      const EndpointOptions& options);
+
+  // Closes (see Close()).
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // The address peers send to (the bound port resolved if 0 was asked).
+  NetAddr local_address() const;
+
+  // Sends a copy of `message`; the caller may reuse its buffer at once.
+  // Errors: InvalidArgument (bad address, wrong family, message larger than
+  // max_message_bytes), ResourceExhausted (send queue or peer table full:
+  // retry after Poll), FailedPrecondition (endpoint closed).
+  absl::Status Send(const NetAddr& peer, absl::Span<const uint8_t> message,
+                    const SendOptions& opts = {});
+
+  // Like Send, but without the copy: `message` must stay valid and unchanged
+  // until this send's completion (done or failed) has been returned by Poll.
+  absl::Status SendZeroCopy(const NetAddr& peer,
+                            absl::Span<const uint8_t> message,
+                            const SendOptions& opts = {});
+
+  // Makes progress (receive, timers, transmit) and appends up to `max`
+  // completions to `out`. Never blocks. Returns the number appended.
+  size_t Poll(std::vector<Completion>* out, size_t max = 256);
+
+  // A file descriptor (epoll) that becomes readable when Poll has work:
+  // inbound packets, or a protocol timer due. Never read from it.
+  int fd() const;
+
+  // Blocks until fd() is readable or `timeout` passes; then call Poll.
+  void Wait(DurationNs timeout);
+
+  // Fails every pending send with FailureCause::kClosed (their completions
+  // are returned by a last Poll) and stops all I/O. Idempotent.
+  void Close();
+
+  uint32_t max_message_bytes() const;
+  EndpointStats stats() const;
+  std::vector<PeerStats> peer_stats(bool with_paths = false) const;
+
+  class Impl;
+
+ private:
+  explicit Endpoint(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_ENDPOINT_H_

@@ -1,0 +1,96 @@
+#include "backend/impair/impair_backend.h"
+
+#include <algorithm>
+
+namespace braid::backend {
+
+ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
+                             const TestImpairments& imp)
+    : inner_(std::move(inner)), imp_(imp), rng_(imp.seed) {
+  out_.reserve(256);
+}
+
+void ImpairBackend::Emit(const TxPacket& p) {
+  out_.push_back(p);
+  // Held datagrams count down as others pass them.
+  for (Held& h : held_) --h.release_after;
+}
+
+void ImpairBackend::Flush() {
+  size_t off = 0;
+  // The inner backend may take fewer under back-pressure; what it refuses is
+  // lost, which the protocol repairs like any other loss.
+  while (off < out_.size()) {
+    const size_t n = inner_->TxBurst(absl::MakeConstSpan(out_).subspan(off));
+    if (n == 0) break;
+    off += n;
+  }
+  out_.clear();
+}
+
+size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
+  copies_used_ = 0;
+  auto copy_of = [this](const TxPacket& p) -> Held& {
+    if (copies_used_ == copies_.size()) copies_.emplace_back();
+    Held& c = copies_[copies_used_++];
+    c.bytes.assign(p.data, p.data + p.len);
+    c.pkt = p;
+    c.pkt.data = c.bytes.data();
+    return c;
+  };
+  for (const TxPacket& p : pkts) {
+    if (imp_.drop > 0 && rng_.Bernoulli(imp_.drop)) {
+      ++counters_.dropped;
+      continue;
+    }
+    const TxPacket* send = &p;
+    if (imp_.corrupt > 0 && p.len > 0 && rng_.Bernoulli(imp_.corrupt)) {
+      Held& c = copy_of(p);
+      c.bytes[rng_.Uniform(c.bytes.size())] ^=
+          static_cast<uint8_t>(1u << rng_.Uniform(8));
+      send = &c.pkt;
+      ++counters_.corrupted;
+    }
+    if (imp_.reorder > 0 && rng_.Bernoulli(imp_.reorder)) {
+      Held h;
+      h.bytes.assign(send->data, send->data + send->len);
+      h.pkt = *send;
+      h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
+      held_.push_back(std::move(h));
+      held_.back().pkt.data = held_.back().bytes.data();
+      ++counters_.reordered;
+      continue;
+    }
+    Emit(*send);
+    if (imp_.duplicate > 0 && rng_.Bernoulli(imp_.duplicate)) {
+      Emit(*send);
+      ++counters_.duplicated;
+    }
+    // Release held datagrams whose turn has come (after the ones that
+    // overtook them).
+    for (size_t i = 0; i < held_.size();) {
+      if (held_[i].release_after <= 0) {
+        out_.push_back(held_[i].pkt);
+        // Keep the bytes alive until Flush: park them in copies_.
+        if (copies_used_ == copies_.size()) copies_.emplace_back();
+        copies_[copies_used_].bytes.swap(held_[i].bytes);
+        out_.back().data = copies_[copies_used_].bytes.data();
+        ++copies_used_;
+        held_.erase(held_.begin() + static_cast<long>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+  Flush();
+  // Anything still held goes out with the next burst at the latest; if no
+  // burst follows, release it now so nothing is stranded forever.
+  if (pkts.empty() && !held_.empty()) {
+    for (Held& h : held_) out_.push_back(h.pkt);
+    Flush();
+    held_.clear();
+  }
+  return pkts.size();
+}
+
+}  // namespace braid::backend

@@ -1,0 +1,280 @@
+// Endpoint: binds the I/O-free EndpointCore to a real backend and a real
+// clock. Poll() = receive a burst, run due timers, transmit a burst; fd() is
+// an epoll set of the backend's socket and a timerfd armed at the core's
+// next wake time.
+#include "braid/endpoint.h"
+
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "backend/impair/impair_backend.h"
+#include "backend/udp/udp_backend.h"
+#include "endpoint/endpoint_core.h"
+#include "endpoint/options_check.h"
+
+namespace braid {
+namespace {
+
+TimeNs MonotonicNow() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
+}
+
+uint64_t RandomSeed() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
+}
+
+constexpr size_t kBurst = 64;
+
+}  // namespace
+
+class Endpoint::Impl {
+ public:
+  Impl(std::unique_ptr<backend::Backend> be, const endpoint::CoreConfig& cfg,
+       int epfd, int tfd)
+      : backend_(std::move(be)),
+        core_(cfg),
+        tx_(kBurst, backend_->MaxDatagram()),
+        epfd_(epfd),
+        timerfd_(tfd) {
+    rx_.resize(kBurst);
+  }
+  ~Impl() {
+    if (timerfd_ >= 0) close(timerfd_);
+    if (epfd_ >= 0) close(epfd_);
+  }
+
+  absl::Status Send(const NetAddr& peer, endpoint::OutMessage&& m) {
+    if (peer.family != backend_->LocalAddress().family) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "peer ", peer.ToString(), " is not of the endpoint's address family (",
+          backend_->LocalAddress().ToString(), ")"));
+    }
+    absl::Status s = core_.Send(MonotonicNow(), peer, std::move(m));
+    if (s.ok()) Transmit(MonotonicNow());
+    return s;
+  }
+
+  size_t Poll(std::vector<Completion>* out, size_t max) {
+    if (!closed_io_) {
+      TimeNs now = MonotonicNow();
+      // Receive everything that is waiting, a burst at a time (bounded so
+      // transmit gets its turn under a flood).
+      for (int round = 0; round < 8; ++round) {
+        const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
+        for (size_t i = 0; i < n; ++i) {
+          core_.OnDatagram(now, rx_[i].src,
+                           absl::MakeConstSpan(rx_[i].data, rx_[i].len),
+                           rx_[i].ce);
+        }
+        if (n < rx_.size()) break;
+      }
+      now = MonotonicNow();
+      if (core_.NextWake() <= now) core_.OnTimer(now);
+      Transmit(now);
+      ArmTimer();
+    }
+    return core_.PollCompletions(out, max);
+  }
+
+  void Transmit(TimeNs now) {
+    for (int round = 0; round < 16; ++round) {
+      tx_.clear();
+      const size_t n = core_.PollTx(now, &tx_);
+      if (n == 0) break;
+      size_t off = 0;
+      while (off < n) {
+        const size_t k = backend_->TxBurst(tx_.packets().subspan(off));
+        if (k == 0) {
+          // Kernel buffers full: what was not taken is dropped here and
+          // repaired by the protocol like any loss.
+          ++tx_backpressure_;
+          break;
+        }
+        off += k;
+      }
+      if (n < tx_.capacity()) break;
+    }
+  }
+
+  void ArmTimer() {
+    const TimeNs wake = core_.NextWake();
+    if (wake == armed_) return;
+    armed_ = wake;
+    itimerspec its{};
+    if (!wake.IsInfinite()) {
+      // timerfd uses CLOCK_MONOTONIC absolute time, like MonotonicNow().
+      const int64_t ns = std::max<int64_t>(wake.ns(), 1);
+      its.it_value.tv_sec = ns / 1000000000;
+      its.it_value.tv_nsec = ns % 1000000000;
+    }
+    timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  }
+
+  void Wait(DurationNs timeout) {
+    epoll_event ev[2];
+    const int ms = timeout.IsInfinite()
+                       ? -1
+                       : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
+    const int n = epoll_wait(epfd_, ev, 2, ms);
+    for (int i = 0; i < n; ++i) {
+      if (ev[i].data.fd == timerfd_) {
+        uint64_t expirations;
+        [[maybe_unused]] ssize_t r = read(timerfd_, &expirations, sizeof(expirations));
+        armed_ = TimeNs(-1);  // force re-arm
+      }
+    }
+  }
+
+  void Close() {
+    if (core_.closed()) return;
+    core_.Close(MonotonicNow());
+    closed_io_ = true;
+  }
+
+  int fd() const { return epfd_; }
+  NetAddr local() const { return backend_->LocalAddress(); }
+  uint32_t max_message_bytes() const { return core_max_message_; }
+  void set_max_message(uint32_t m) { core_max_message_ = m; }
+
+  EndpointStats stats() const {
+    EndpointStats s = core_.stats();
+    const backend::BackendCounters b = backend_->counters();
+    s.tx_syscalls = b.tx_syscalls;
+    s.rx_syscalls = b.rx_syscalls;
+    s.tx_backpressure = tx_backpressure_;
+    return s;
+  }
+  std::vector<PeerStats> peer_stats(bool with_paths) const {
+    return core_.peer_stats(with_paths);
+  }
+  bool closed() const { return core_.closed(); }
+
+ private:
+  std::unique_ptr<backend::Backend> backend_;
+  endpoint::EndpointCore core_;
+  endpoint::TxBatch tx_;
+  std::vector<backend::RxPacket> rx_;
+  int epfd_;
+  int timerfd_;
+  TimeNs armed_ = TimeNs(-1);
+  bool closed_io_ = false;
+  uint64_t tx_backpressure_ = 0;
+  uint32_t core_max_message_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
+    const EndpointOptions& options) {
+  if (absl::Status s = endpoint::CheckEndpointOptions(options); !s.ok()) return s;
+  absl::StatusOr<NetAddr> bind = NetAddr::Parse(options.bind);
+  if (!bind.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EndpointOptions.bind: ", bind.status().message()));
+  }
+  backend::UdpOptions uo;
+  uo.bind = *bind;
+  uo.src_port_base = options.udp.src_port_base;
+  const uint16_t paths =
+      options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
+  uo.num_entropies = options.udp.entropy_sockets ? options.udp.entropy_sockets : paths;
+  const uint32_t ip_hdr = bind->family == NetAddr::Family::kIpv6 ? 40 : 20;
+  uo.mtu_payload = options.mtu - ip_hdr - 8;
+  uo.gso = options.udp.gso;
+  uo.gro = options.udp.gro;
+  uo.ecn = options.udp.ecn;
+  uo.sndbuf = options.udp.sndbuf_bytes;
+  uo.rcvbuf = options.udp.rcvbuf_bytes;
+  absl::StatusOr<std::unique_ptr<backend::UdpBackend>> udp =
+      backend::UdpBackend::Open(uo);
+  if (!udp.ok()) return udp.status();
+  std::unique_ptr<backend::Backend> be = std::move(*udp);
+  if (options.impair.any()) {
+    be = std::make_unique<backend::ImpairBackend>(std::move(be), options.impair);
+  }
+
+  const int epfd = epoll_create1(EPOLL_CLOEXEC);
+  const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (epfd < 0 || tfd < 0) {
+    const int err = errno;
+    if (epfd >= 0) close(epfd);
+    if (tfd >= 0) close(tfd);
+    return absl::InternalError(
+        absl::StrCat("epoll/timerfd setup failed: ", std::strerror(err)));
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = be->WaitFd();
+  epoll_ctl(epfd, EPOLL_CTL_ADD, be->WaitFd(), &ev);
+  ev.data.fd = tfd;
+  epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
+
+  const uint64_t seed = options.seed ? options.seed : RandomSeed();
+  Rng rng(seed);
+  endpoint::CoreConfig cfg;
+  cfg.proto = options.protocol;
+  cfg.incarnation = rng.Next() | 1;  // never 0
+  cfg.seed = rng.Next();
+  cfg.entropy_count = be->EntropyCount();
+  cfg.max_datagram = be->MaxDatagram();
+  auto impl = std::make_unique<Impl>(std::move(be), cfg, epfd, tfd);
+  impl->set_max_message(options.protocol.max_message_bytes);
+  return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));
+}
+
+Endpoint::Endpoint(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Endpoint::~Endpoint() { Close(); }
+
+NetAddr Endpoint::local_address() const { return impl_->local(); }
+
+absl::Status Endpoint::Send(const NetAddr& peer,
+                            absl::Span<const uint8_t> message,
+                            const SendOptions& opts) {
+  if (message.size() > max_message_bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", message.size(),
+                     " bytes exceeds max_message_bytes (", max_message_bytes(), ")"));
+  }
+  endpoint::OutMessage m = endpoint::OutMessage::Copy(
+      message.data(), static_cast<uint32_t>(message.size()));
+  m.stream = opts.stream;
+  m.cookie = opts.cookie;
+  return impl_->Send(peer, std::move(m));
+}
+
+absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
+                                    absl::Span<const uint8_t> message,
+                                    const SendOptions& opts) {
+  if (message.size() > max_message_bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", message.size(),
+                     " bytes exceeds max_message_bytes (", max_message_bytes(), ")"));
+  }
+  endpoint::OutMessage m = endpoint::OutMessage::Borrow(
+      message.data(), static_cast<uint32_t>(message.size()));
+  m.stream = opts.stream;
+  m.cookie = opts.cookie;
+  return impl_->Send(peer, std::move(m));
+}
+
+size_t Endpoint::Poll(std::vector<Completion>* out, size_t max) {
+  return impl_->Poll(out, max);
+}
+int Endpoint::fd() const { return impl_->fd(); }
+void Endpoint::Wait(DurationNs timeout) { impl_->Wait(timeout); }
+void Endpoint::Close() { impl_->Close(); }
+uint32_t Endpoint::max_message_bytes() const { return impl_->max_message_bytes(); }
+EndpointStats Endpoint::stats() const { return impl_->stats(); }
+std::vector<PeerStats> Endpoint::peer_stats(bool with_paths) const {
+  return impl_->peer_stats(with_paths);
+}
+
+}  // namespace braid

@@ -1,0 +1,290 @@
+#include "endpoint/endpoint_core.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "wire/frames.h"
+
+namespace braid::endpoint {
+namespace {
+
+// Control replies to strangers are bounded so a flood cannot grow memory.
+constexpr size_t kMaxStaleReplies = 64;
+
+}  // namespace
+
+EndpointCore::EndpointCore(const CoreConfig& cfg)
+    : cfg_(cfg), rng_(cfg.seed), peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
+  peer_cfg_.proto = cfg.proto;
+  peer_cfg_.local_incarnation = cfg.incarnation;
+  peer_cfg_.max_datagram = cfg.max_datagram;
+  // A data frame always leaves room for a SYNC frame in front of it: until
+  // the receiver confirms a session every datagram must carry one (see
+  // peer.h), so full-size fragments must still fit.
+  peer_cfg_.mss = cfg.max_datagram -
+                  static_cast<uint32_t>(wire::kDataHeaderSize + wire::kCtrlFrameSize);
+  peer_cfg_.entropy_count = cfg.entropy_count;
+}
+
+EndpointCore::~EndpointCore() = default;
+
+absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
+  if (closed_) return absl::FailedPreconditionError("endpoint is closed");
+  if (!to.valid() || to.port == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad peer address ", to.ToString()));
+  }
+  if (m.len > cfg_.proto.max_message_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", m.len, " bytes exceeds max_message_bytes (",
+                     cfg_.proto.max_message_bytes, ")"));
+  }
+  if (pending_sends_ >= cfg_.proto.max_pending_sends) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "send queue full: ", pending_sends_,
+        " messages pending (max_pending_sends); poll completions and retry"));
+  }
+  Peer* peer = FindOrCreatePeer(now, to);
+  if (peer == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "peer table full: ", peers_.size(),
+        " peers, none idle (max_peers); retry when sends complete"));
+  }
+  ++pending_sends_;
+  peer->Enqueue(std::move(m), now);
+  return absl::OkStatus();
+}
+
+Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
+  if (Peer* p = peers_.Find(addr)) return p;
+  return peers_.Insert(
+      std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now));
+}
+
+void EndpointCore::CountParseError(wire::ParseError e) {
+  using wire::ParseError;
+  switch (e) {
+    case ParseError::kTruncated: ++drops_.truncated; break;
+    case ParseError::kBadVersion: ++drops_.bad_version; break;
+    case ParseError::kBadType: ++drops_.bad_type; break;
+    case ParseError::kBadFlags: ++drops_.bad_flags; break;
+    case ParseError::kReservedNonZero: ++drops_.reserved_nonzero; break;
+    case ParseError::kZeroIncarnation: ++drops_.zero_incarnation; break;
+    case ParseError::kFragmentBounds: ++drops_.fragment_bounds; break;
+    case ParseError::kEmptyFragment: ++drops_.empty_fragment; break;
+    case ParseError::kSackTooLong: ++drops_.sack_too_long; break;
+    case ParseError::kBadCtrlType: ++drops_.bad_ctrl_type; break;
+    case ParseError::kNone:
+    case ParseError::kCount: break;
+  }
+}
+
+void EndpointCore::OnDatagram(TimeNs now, const NetAddr& from,
+                              absl::Span<const uint8_t> bytes, bool ce) {
+  ++datagrams_received_;
+  bytes_received_ += bytes.size();
+  if (closed_) return;
+  wire::FrameReader reader(bytes);
+  wire::Frame f;
+  Peer* peer = nullptr;
+  while (reader.Next(&f)) {
+    uint64_t src = 0, dst = 0;
+    bool addressed_by_sender = false;  // data/sync/probe: dst may be 0
+    switch (f.type) {
+      case wire::FrameType::kData:
+        src = f.data.src_incarnation;
+        dst = f.data.dst_incarnation;
+        addressed_by_sender = true;
+        break;
+      case wire::FrameType::kAck:
+        src = f.ack.src_incarnation;
+        dst = f.ack.dst_incarnation;
+        break;
+      case wire::FrameType::kCtrl:
+        src = f.ctrl.src_incarnation;
+        dst = f.ctrl.dst_incarnation;
+        addressed_by_sender = f.ctrl.type == wire::CtrlType::kSync ||
+                              f.ctrl.type == wire::CtrlType::kProbe;
+        break;
+    }
+    if (addressed_by_sender) {
+      if (dst != 0 && dst != cfg_.incarnation) {
+        // Meant for an earlier life of ours: tell the sender once.
+        ++drops_.stale_incarnation;
+        if (stale_replies_.size() < kMaxStaleReplies &&
+            (stale_replies_.empty() || stale_replies_.back().to != from)) {
+          stale_replies_.push_back({from, src});
+        }
+        continue;
+      }
+    } else if (dst != cfg_.incarnation) {
+      ++drops_.stale_incarnation;
+      continue;
+    }
+    if (peer == nullptr) {
+      peer = addressed_by_sender ? FindOrCreatePeer(now, from) : peers_.Find(from);
+      if (peer == nullptr) {
+        if (addressed_by_sender) {
+          ++drops_.no_peer_slot;
+        } else {
+          ++drops_.stale_incarnation;  // reply from a peer we no longer know
+        }
+        return;
+      }
+    }
+    const uint64_t before = peer->peer_incarnation();
+    if (!peer->CheckIncarnation(now, src, &drops_)) continue;
+    if (before != 0 && before != peer->peer_incarnation()) ++peer_restarts_;
+    switch (f.type) {
+      case wire::FrameType::kData:
+        peer->OnData(now, f.data, f.payload, ce, &drops_);
+        break;
+      case wire::FrameType::kAck:
+        peer->OnAck(now, f.ack, f.sack, &drops_);
+        break;
+      case wire::FrameType::kCtrl:
+        peer->OnCtrl(now, f.ctrl, &drops_);
+        break;
+    }
+  }
+  if (reader.error() != wire::ParseError::kNone) CountParseError(reader.error());
+}
+
+void EndpointCore::OnTimer(TimeNs now) {
+  for (const auto& p : peers_.all()) {
+    if (p->NextWake() <= now) p->OnTimer(now);
+  }
+}
+
+bool EndpointCore::WantsToSend(TimeNs now) const {
+  if (!stale_replies_.empty()) return true;
+  for (const auto& p : peers_.all()) {
+    if (p->WantsToSend(now)) return true;
+  }
+  return false;
+}
+
+size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
+  size_t n = 0;
+  while (!stale_replies_.empty() && !batch->full()) {
+    const StaleReply r = stale_replies_.back();
+    stale_replies_.pop_back();
+    wire::CtrlFrame c;
+    c.type = wire::CtrlType::kStale;
+    c.src_incarnation = cfg_.incarnation;
+    c.dst_incarnation = r.their_incarnation;
+    const size_t len = wire::WriteCtrl(c, batch->next_slot());
+    batch->Commit(r.to, 0, static_cast<uint32_t>(len), false);
+    ++n;
+  }
+  // Round-robin over peers, a few datagrams each per turn, so one busy peer
+  // cannot starve the others within a burst.
+  constexpr int kPerTurn = 4;
+  const auto& all = peers_.all();
+  size_t idle_turns = 0;
+  while (!batch->full() && !all.empty() && idle_turns < all.size()) {
+    if (rr_next_ >= all.size()) rr_next_ = 0;
+    Peer* p = all[rr_next_].get();
+    int sent = 0;
+    while (sent < kPerTurn && !batch->full()) {
+      wire::Entropy e = 0;
+      const size_t len = p->BuildDatagram(now, batch->next_slot(), &e);
+      if (len == 0) break;
+      batch->Commit(p->addr(), e, static_cast<uint32_t>(len), true);
+      ++sent;
+    }
+    n += sent;
+    idle_turns = sent == 0 ? idle_turns + 1 : 0;
+    ++rr_next_;
+  }
+  for (size_t i = batch->size() - n; i < batch->size(); ++i) {
+    ++datagrams_sent_;
+    bytes_sent_ += batch->packets()[i].len;
+  }
+  return n;
+}
+
+TimeNs EndpointCore::NextWake() const {
+  TimeNs t = TimeNs::Infinite();
+  for (const auto& p : peers_.all()) t = Min(t, p->NextWake());
+  return t;
+}
+
+void EndpointCore::Complete(Completion&& c) {
+  if (c.type == CompletionType::kRecv) {
+    unpolled_bytes_ += c.data.size();
+  } else if (pending_sends_ > 0) {
+    --pending_sends_;
+  }
+  completions_.push_back(std::move(c));
+}
+
+bool EndpointCore::ReceiveQueueFull() const {
+  return unpolled_bytes_ >= cfg_.proto.receive_queue_bytes;
+}
+
+size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
+  const bool full_before = ReceiveQueueFull();
+  size_t n = 0;
+  while (n < max && !completions_.empty()) {
+    Completion& c = completions_.front();
+    if (c.type == CompletionType::kRecv) unpolled_bytes_ -= c.data.size();
+    out->push_back(std::move(c));
+    completions_.pop_front();
+    ++n;
+  }
+  if (full_before && !ReceiveQueueFull()) {
+    for (const auto& p : peers_.all()) p->OnReceiveSpaceFreed();
+  }
+  return n;
+}
+
+void EndpointCore::Close(TimeNs now) {
+  if (closed_) return;
+  for (const auto& p : peers_.all()) p->FailAll(FailureCause::kClosed, now);
+  closed_ = true;
+}
+
+std::vector<PeerStats> EndpointCore::peer_stats(bool with_paths) const {
+  std::vector<PeerStats> v;
+  v.reserve(peers_.size());
+  for (const auto& p : peers_.all()) {
+    v.emplace_back();
+    p->FillStats(&v.back(), with_paths);
+  }
+  return v;
+}
+
+EndpointStats EndpointCore::stats() const {
+  PeerStats sum = peers_.retired();
+  for (const auto& p : peers_.all()) {
+    PeerStats s;
+    p->FillStats(&s, false);
+    AccumulatePeerCounters(s, &sum);
+  }
+  EndpointStats e;
+  e.incarnation = cfg_.incarnation;
+  e.datagrams_sent = datagrams_sent_;
+  e.datagrams_received = datagrams_received_;
+  e.packets_sent = sum.packets_sent;
+  e.packets_received = sum.packets_received;
+  e.bytes_sent = bytes_sent_;
+  e.bytes_received = bytes_received_;
+  e.messages_sent = sum.messages_sent;
+  e.messages_failed = sum.messages_failed;
+  e.messages_received = sum.messages_received;
+  e.acks_sent = sum.acks_sent;
+  e.acks_received = sum.acks_received;
+  e.ecn_marks_received = sum.ecn_marks_received;
+  e.peers = peers_.size();
+  e.peers_created = peers_.created();
+  e.peers_evicted = peers_.evicted();
+  e.peer_restarts = peer_restarts_;
+  e.penalties = sum.penalties;
+  e.recycles = sum.recycles;
+  e.reliability = sum.reliability;
+  e.drops = drops_;
+  return e;
+}
+
+}  // namespace braid::endpoint

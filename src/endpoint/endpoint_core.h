@@ -1,0 +1,106 @@
+// EndpointCore: the whole I/O-free endpoint — the peer table, inbound
+// datagram dispatch, outbound datagram assembly, timers and the completion
+// queue. A driver (the simulator, or Endpoint over a real backend) calls it
+// with `now`; it never reads a clock, opens a socket or starts a thread.
+#ifndef BRAID_ENDPOINT_ENDPOINT_CORE_H_
+#define BRAID_ENDPOINT_ENDPOINT_CORE_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "base/rng.h"
+#include "braid/completion.h"
+#include "braid/options.h"
+#include "braid/stats.h"
+#include "endpoint/out_message.h"
+#include "endpoint/peer.h"
+#include "endpoint/peer_table.h"
+#include "endpoint/tx_batch.h"
+#include "reorder/buffer_pool.h"
+
+namespace braid::endpoint {
+
+struct CoreConfig {
+  ProtocolOptions proto;
+  uint64_t incarnation = 0;  // non-zero; random per open
+  uint64_t seed = 1;         // path choices
+  uint32_t entropy_count = 16384;
+  uint32_t max_datagram = 1472;
+};
+
+class EndpointCore final : public PeerHost {
+ public:
+  explicit EndpointCore(const CoreConfig& cfg);
+  ~EndpointCore() override;
+
+  // Accepts a message for `to`. Errors: FailedPrecondition (closed),
+  // InvalidArgument (bad address, too large), ResourceExhausted (send queue
+  // or peer table full; retry after polling completions).
+  absl::Status Send(TimeNs now, const NetAddr& to, OutMessage&& m);
+
+  // One received datagram. Malformed or stale frames are dropped and counted.
+  void OnDatagram(TimeNs now, const NetAddr& from,
+                  absl::Span<const uint8_t> bytes, bool ce);
+  // Runs every timer that is due at `now`.
+  void OnTimer(TimeNs now);
+  // Appends datagrams to `batch` until it is full or nothing is left to send
+  // now. Returns the number appended.
+  size_t PollTx(TimeNs now, TxBatch* batch);
+  // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
+  // ready now is signalled by WantsToSend.)
+  TimeNs NextWake() const;
+  bool WantsToSend(TimeNs now) const;
+
+  // Moves up to `max` completions to `out` (appending). Returns the count.
+  size_t PollCompletions(std::vector<Completion>* out, size_t max);
+  bool HasCompletions() const { return !completions_.empty(); }
+
+  // Fails every pending send with kClosed; later Sends fail.
+  void Close(TimeNs now);
+  bool closed() const { return closed_; }
+
+  uint64_t incarnation() const { return cfg_.incarnation; }
+  uint32_t mss() const { return peer_cfg_.mss; }
+  EndpointStats stats() const;
+  std::vector<PeerStats> peer_stats(bool with_paths) const;
+  const DropStats& drops() const { return drops_; }
+
+  // PeerHost
+  void Complete(Completion&& c) override;
+  bool ReceiveQueueFull() const override;
+  reorder::BufferPool* buffer_pool() override { return &pool_; }
+
+ private:
+  struct StaleReply {
+    NetAddr to;
+    uint64_t their_incarnation;
+  };
+  Peer* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
+  void CountParseError(wire::ParseError e);
+
+  CoreConfig cfg_;
+  PeerConfig peer_cfg_;
+  Rng rng_;
+  reorder::BufferPool pool_;
+  PeerTable peers_;
+  std::deque<Completion> completions_;
+  uint64_t unpolled_bytes_ = 0;
+  bool was_full_ = false;
+  uint64_t pending_sends_ = 0;
+  bool closed_ = false;
+  std::vector<StaleReply> stale_replies_;
+  size_t rr_next_ = 0;
+  DropStats drops_;
+  // Endpoint totals.
+  uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
+  uint64_t bytes_sent_ = 0, bytes_received_ = 0;
+  uint64_t peer_restarts_ = 0;
+};
+
+}  // namespace braid::endpoint
+
+#endif  // BRAID_ENDPOINT_ENDPOINT_CORE_H_

@@ -1,0 +1,82 @@
+#include "endpoint/options_check.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace braid {
+
+absl::StatusOr<Mode> ParseMode(absl::string_view s) {
+  if (s == "spray") return Mode::kSpray;
+  if (s == "gbn") return Mode::kGoBackN;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mode '", s, "' (expected spray or gbn)"));
+}
+
+absl::StatusOr<CcAlgorithm> ParseCc(absl::string_view s) {
+  if (s == "swift") return CcAlgorithm::kSwift;
+  if (s == "none") return CcAlgorithm::kNone;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown congestion control '", s, "' (expected swift or none)"));
+}
+
+const char* ModeName(Mode m) { return m == Mode::kSpray ? "spray" : "gbn"; }
+const char* CcName(CcAlgorithm c) {
+  return c == CcAlgorithm::kSwift ? "swift" : "none";
+}
+
+const char* FailureCauseName(FailureCause c) {
+  switch (c) {
+    case FailureCause::kNone: return "none";
+    case FailureCause::kPeerUnreachable: return "peer_unreachable";
+    case FailureCause::kPeerRestarted: return "peer_restarted";
+    case FailureCause::kClosed: return "closed";
+    case FailureCause::kPeerEvicted: return "peer_evicted";
+  }
+  return "unknown";
+}
+
+namespace endpoint {
+namespace {
+
+absl::Status Bad(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+}  // namespace
+
+absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
+  if (p.paths < 1 || p.paths > 256) return Bad("paths", "must be in 1..256");
+  if (p.max_message_bytes > (1u << 30)) {
+    return Bad("max_message_bytes", "must be at most 1 GiB");
+  }
+  if (p.max_peers < 1) return Bad("max_peers", "must be at least 1");
+  if (p.max_pending_sends < 1) return Bad("max_pending_sends", "must be at least 1");
+  if (p.receive_budget_bytes < 65536) {
+    return Bad("receive_budget_bytes", "must be at least 64 KiB");
+  }
+  if (p.peer_timeout <= DurationNs::Zero()) {
+    return Bad("peer_timeout", "must be positive");
+  }
+  if (p.min_rto <= DurationNs::Zero() || p.max_rto < p.min_rto) {
+    return Bad("min_rto/max_rto", "need 0 < min_rto <= max_rto");
+  }
+  if (p.ack_every_packets < 1) return Bad("ack_every_packets", "must be at least 1");
+  if (p.initial_cwnd_bytes < 1 || p.max_cwnd_bytes < p.initial_cwnd_bytes) {
+    return Bad("initial_cwnd_bytes/max_cwnd_bytes",
+               "need 0 < initial_cwnd_bytes <= max_cwnd_bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEndpointOptions(const EndpointOptions& o) {
+  if (absl::Status s = CheckProtocolOptions(o.protocol); !s.ok()) return s;
+  if (o.mtu < 576 || o.mtu > 65535) return Bad("mtu", "must be in 576..65535");
+  auto prob = [](double p) { return p >= 0 && p <= 1; };
+  if (!prob(o.impair.drop) || !prob(o.impair.duplicate) ||
+      !prob(o.impair.reorder) || !prob(o.impair.corrupt)) {
+    return Bad("impair", "probabilities must be in [0, 1]");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace endpoint
+}  // namespace braid

@@ -1,0 +1,262 @@
+// Peer: construction, incarnations, datagram assembly, timers, stats.
+// Send-side logic is in peer_send.cc, receive-side logic in peer_receive.cc.
+#include "endpoint/peer.h"
+
+#include <algorithm>
+
+namespace braid::endpoint {
+namespace {
+
+multipath::PathSetOptions PathOptions(const PeerConfig& cfg) {
+  multipath::PathSetOptions o;
+  o.num_paths = cfg.proto.mode == Mode::kGoBackN
+                    ? 1
+                    : std::clamp<uint16_t>(cfg.proto.paths, 1, 256);
+  o.entropy_space = cfg.entropy_count;
+  return o;
+}
+
+retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
+  retransmit::RetransmitOptions o;
+  o.min_rto = cfg.proto.min_rto;
+  o.max_rto = cfg.proto.max_rto;
+  o.initial_rtt = cfg.proto.initial_rtt;
+  o.go_back_n = cfg.proto.mode == Mode::kGoBackN;
+  o.tail_probe = cfg.proto.mode != Mode::kGoBackN;
+  return o;
+}
+
+cc::CcOptions CongestionOptions(const PeerConfig& cfg) {
+  cc::CcOptions o;
+  o.algorithm = cfg.proto.cc == CcAlgorithm::kNone ? cc::CcOptions::Algorithm::kNone
+                                                   : cc::CcOptions::Algorithm::kSwift;
+  o.mss = cfg.mss;
+  o.initial_cwnd_bytes = cfg.proto.initial_cwnd_bytes;
+  o.min_cwnd_bytes = cfg.mss;
+  o.max_cwnd_bytes = cfg.proto.max_cwnd_bytes;
+  o.base_target = cfg.proto.cc_target_delay;
+  return o;
+}
+
+reorder::AckOptions AckOpts(const PeerConfig& cfg) {
+  reorder::AckOptions o;
+  o.ack_every_packets = cfg.proto.ack_every_packets;
+  o.ack_delay = cfg.proto.ack_delay;
+  return o;
+}
+
+reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg, PeerHost* host) {
+  reorder::ReassemblerOptions o;
+  o.max_bytes = cfg.proto.receive_budget_bytes;
+  o.pool = host->buffer_pool();
+  return o;
+}
+
+// The PSN window the receiver tracks; credit never exceeds it.
+constexpr uint32_t kWindowPackets = 1u << 16;
+
+}  // namespace
+
+Peer::Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
+           PeerHost* host, TimeNs now)
+    : cfg_(cfg),
+      addr_(addr),
+      host_(host),
+      last_activity_(now),
+      paths_(PathOptions(cfg), seed),
+      sent_(RtxOptions(cfg)),
+      cc_(cc::MakeCongestionControl(CongestionOptions(cfg))),
+      last_ack_progress_(now),
+      next_probe_(TimeNs::Infinite()),
+      window_(kWindowPackets),
+      acks_(AckOpts(cfg)),
+      reassembler_(ReasmOptions(cfg, host)) {
+  session_base_ = sent_.next_psn();
+  credit_limit_ = session_base_ + wire::kInitialCreditPackets;
+  granted_ = window_.cum() + wire::kInitialCreditPackets;
+}
+
+Peer::~Peer() = default;
+
+bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, DropStats* drops) {
+  if (src_inc == peer_inc_) return true;
+  if (peer_inc_ == 0) {
+    peer_inc_ = src_inc;
+    return true;
+  }
+  for (uint64_t r : retired_incs_) {
+    if (r == src_inc) {
+      ++drops->stale_incarnation;
+      return false;
+    }
+  }
+  // The peer restarted: everything we knew about it is void.
+  retired_incs_[retired_next_++ % retired_incs_.size()] = peer_inc_;
+  peer_inc_ = src_inc;
+  ResetReceiveSide(0, window_.cum());
+  rx_synced_ = false;
+  RestartSession(FailureCause::kPeerRestarted, now);
+  return true;
+}
+
+bool Peer::WantsToSend(TimeNs now) const {
+  if (AckWanted(now) || need_sync_reply_ || probe_due_) return true;
+  return HasSendable();
+}
+
+size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
+                           wire::Entropy* entropy) {
+  size_t pos = 0;
+  const bool sendable = HasSendable();
+  wire::PathId path = 0;
+  bool have_path = false;
+  if (sendable) {
+    int avoid = -1;
+    wire::Psn psn;
+    uint64_t tag;
+    uint32_t bytes;
+    wire::PathId last;
+    if (sent_.PeekRetransmit(&psn, &tag, &bytes, &last)) avoid = last;
+    path = paths_.Pick(now, avoid);
+    have_path = true;
+  }
+  // Control first: SYNC must precede the data it announces.
+  if (sendable && !session_confirmed_) {
+    wire::CtrlFrame c;
+    c.type = wire::CtrlType::kSync;
+    c.src_incarnation = cfg_.local_incarnation;
+    c.dst_incarnation = peer_inc_;
+    c.session = session_;
+    c.value = session_base_.value();
+    pos += wire::WriteCtrl(c, out.subspan(pos));
+  }
+  if (need_sync_reply_) {
+    wire::CtrlFrame c;
+    c.type = wire::CtrlType::kNeedSync;
+    c.src_incarnation = cfg_.local_incarnation;
+    c.dst_incarnation = peer_inc_;
+    pos += wire::WriteCtrl(c, out.subspan(pos));
+    need_sync_reply_ = false;
+  }
+  if (probe_due_) {
+    wire::CtrlFrame c;
+    c.type = wire::CtrlType::kProbe;
+    c.src_incarnation = cfg_.local_incarnation;
+    c.dst_incarnation = peer_inc_;
+    c.session = session_;
+    pos += wire::WriteCtrl(c, out.subspan(pos));
+    probe_due_ = false;
+  }
+  // Piggyback a pending ack on anything we send; send it alone when due.
+  // An ack that is due goes now; one that is merely pending rides along only
+  // if it leaves room for a full data frame.
+  if (AckWanted(now)) {
+    pos += WriteAck(now, out.subspan(pos));
+  } else if (sendable && acks_.pending() &&
+             out.size() - pos >= wire::AckFrameSize(wire::kMaxSackWords) +
+                                     wire::kDataHeaderSize + cfg_.mss) {
+    pos += WriteAck(now, out.subspan(pos));
+  }
+  if (sendable) pos += WriteDataFrames(now, out.subspan(pos), path);
+  if (pos == 0) return 0;
+  if (!have_path) path = paths_.Pick(now, -1);
+  *entropy = paths_.entropy(path);
+  last_activity_ = now;
+  return pos;
+}
+
+void Peer::OnTimer(TimeNs now) {
+  event_now_ = now;
+  sent_.OnTimer(now, *this);
+  paths_.OnTimer(now);
+  FlushCcEvents(now);
+  const bool busy = sent_.HasUnacked() || !queued_.empty();
+  if (busy && now - last_ack_progress_ >= cfg_.proto.peer_timeout) {
+    // The peer answered nothing for peer_timeout: fail what it holds up.
+    FailAll(FailureCause::kPeerUnreachable, now);
+    return;
+  }
+  // Credit-blocked with nothing in flight: ask the receiver for an ack.
+  if (credit_blocked_ && sent_.packets_in_flight() == 0) {
+    if (next_probe_.IsInfinite()) {
+      next_probe_ = now + sent_.rto();
+    } else if (now >= next_probe_) {
+      probe_due_ = true;
+      next_probe_ = now + sent_.rto();
+    }
+  } else {
+    next_probe_ = TimeNs::Infinite();
+  }
+}
+
+TimeNs Peer::NextWake() const {
+  TimeNs t = sent_.NextTimerTime();
+  t = Min(t, paths_.NextTimerTime());
+  t = Min(t, acks_.NextAckTime());
+  t = Min(t, next_probe_);
+  if (sent_.HasUnacked() || !queued_.empty()) {
+    t = Min(t, last_ack_progress_ + cfg_.proto.peer_timeout);
+  }
+  if (credit_blocked_ && next_probe_.IsInfinite()) {
+    // Arm the probe timer on the next OnTimer.
+    t = Min(t, last_activity_ + sent_.rto());
+  }
+  return t;
+}
+
+bool Peer::Idle() const {
+  return queued_.empty() && inflight_count_ == 0 && !sent_.HasUnacked() &&
+         reassembler_.partial_messages() == 0 &&
+         ordered_.held_messages() == 0 && !acks_.pending();
+}
+
+void Peer::OnReceiveSpaceFreed() { window_update_ = true; }
+
+void Peer::FillStats(PeerStats* s, bool with_paths) const {
+  s->addr = addr_;
+  s->peer_incarnation = peer_inc_;
+  s->packets_sent = packets_sent_;
+  s->bytes_sent = bytes_sent_;
+  s->packets_received = packets_received_;
+  s->bytes_received = bytes_received_;
+  s->messages_sent = messages_sent_;
+  s->messages_failed = messages_failed_;
+  s->messages_received = messages_received_;
+  s->acks_sent = acks_sent_;
+  s->acks_received = acks_received_;
+  s->ecn_marks_received = ecn_marks_received_;
+  s->ecn_echoes = ecn_echoes_;
+  s->reliability = rel_;
+  s->srtt = sent_.srtt();
+  s->min_rtt = sent_.min_rtt();
+  s->rto = sent_.rto();
+  s->cwnd_bytes = cc_->cwnd_bytes();
+  s->bytes_in_flight = sent_.bytes_in_flight();
+  s->credit_blocked = credit_blocked_count_;
+  s->healthy_paths = paths_.healthy_paths();
+  s->penalties = paths_.total_penalties();
+  s->recycles = paths_.total_recycles();
+  s->paths.clear();
+  if (!with_paths) return;
+  for (size_t p = 0; p < paths_.size(); ++p) {
+    const multipath::PathStats& ps = paths_.stats(static_cast<wire::PathId>(p));
+    PathStats o;
+    o.entropy = ps.entropy;
+    o.health = ps.health == multipath::PathHealth::kHealthy     ? "healthy"
+               : ps.health == multipath::PathHealth::kPenalised ? "penalised"
+                                                                : "probing";
+    o.packets_sent = ps.packets_sent;
+    o.bytes_sent = ps.bytes_sent;
+    o.packets_acked = ps.packets_acked;
+    o.packets_lost = ps.packets_lost;
+    o.ecn_marks = ps.ecn_marks;
+    o.timeouts = ps.timeouts;
+    o.penalties = ps.penalties;
+    o.recycles = ps.recycles;
+    o.srtt = ps.srtt;
+    o.min_rtt = ps.min_rtt;
+    s->paths.push_back(o);
+  }
+}
+
+}  // namespace braid::endpoint

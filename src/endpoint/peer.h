@@ -1,0 +1,208 @@
+// The per-peer protocol core: everything braid keeps about one remote
+// endpoint, both directions. It joins retransmit/ (what we sent), reorder/
+// (what we received), multipath/ (the paths to the peer) and cc/ (how much
+// may be in flight). I/O-free: driven by frames, timers and "build the next
+// datagram", with `now` passed in.
+//
+// Sessions. A sender's packets to one peer form a session: a PSN space that
+// starts at `base` with stream sequence numbers starting at 0. Until the
+// receiver acknowledges the session, every datagram carries a SYNC frame
+// first. A session restarts (new number, base = the next unused PSN) when its
+// messages fail: the peer went silent, restarted, or lost our state. Only the
+// messages in flight at that moment fail; queued ones flow in the new one.
+#ifndef BRAID_ENDPOINT_PEER_H_
+#define BRAID_ENDPOINT_PEER_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "braid/address.h"
+#include "braid/completion.h"
+#include "braid/options.h"
+#include "braid/stats.h"
+#include "braid/time.h"
+#include "cc/congestion_control.h"
+#include "endpoint/out_message.h"
+#include "multipath/path_set.h"
+#include "reorder/ack_scheduler.h"
+#include "reorder/ordered_release.h"
+#include "reorder/reassembler.h"
+#include "reorder/receive_window.h"
+#include "retransmit/sent_packet_manager.h"
+#include "wire/frames.h"
+
+namespace braid::endpoint {
+
+// Where a peer reports completions and asks for endpoint-level services.
+class PeerHost {
+ public:
+  virtual ~PeerHost() = default;
+  // A send finished (done or failed) or a message arrived.
+  virtual void Complete(Completion&& c) = 0;
+  // Undelivered received bytes held for the application, over all peers.
+  virtual bool ReceiveQueueFull() const = 0;
+  virtual reorder::BufferPool* buffer_pool() = 0;
+};
+
+// Fixed settings of every peer of one endpoint.
+struct PeerConfig {
+  ProtocolOptions proto;
+  uint64_t local_incarnation = 0;
+  uint32_t max_datagram = 1472;  // bytes of one datagram
+  uint32_t mss = 1424;           // payload bytes of one data frame
+  uint32_t entropy_count = 16384;
+};
+
+class Peer : private retransmit::SenderEvents {
+ public:
+  Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
+       PeerHost* host, TimeNs now);
+  ~Peer() override;
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  const NetAddr& addr() const { return addr_; }
+
+  // --- Send side ---------------------------------------------------------
+  // Queues a message. The endpoint has already checked size and limits.
+  void Enqueue(OutMessage&& m, TimeNs now);
+  // Messages queued or in flight (not yet completed).
+  size_t pending_messages() const {
+    return queued_.size() + inflight_count_;
+  }
+
+  // --- Inbound frames (already parsed and validated by wire/) -------------
+  // `sync_seen` tells whether this datagram carried a SYNC we accepted.
+  void OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
+              bool ce, DropStats* drops);
+  void OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
+             DropStats* drops);
+  void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
+  // Checks a frame's incarnations against what we know of the peer. Returns
+  // false (and counts) if the frame is stale. A new incarnation of the peer
+  // resets both directions (sends in flight fail with kPeerRestarted).
+  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation,
+                        DropStats* drops);
+
+  // --- Output -------------------------------------------------------------
+  // True if BuildDatagram would produce bytes now.
+  bool WantsToSend(TimeNs now) const;
+  // Writes one datagram (frames for this peer) into `out`. Returns its size,
+  // 0 if nothing is to be sent. *entropy: the path's entropy value.
+  size_t BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
+                       wire::Entropy* entropy);
+
+  // --- Timers -------------------------------------------------------------
+  void OnTimer(TimeNs now);
+  // Earliest time this peer needs OnTimer; Infinite if none.
+  TimeNs NextWake() const;
+
+  // --- Lifecycle ----------------------------------------------------------
+  // Fails every queued and in-flight send with `cause`.
+  void FailAll(FailureCause cause, TimeNs now);
+  // Nothing queued, in flight, partially received or pending: safe to evict.
+  bool Idle() const;
+  TimeNs last_activity() const { return last_activity_; }
+  // Mark that the application freed receive space: send a window update.
+  void OnReceiveSpaceFreed();
+
+  void FillStats(PeerStats* s, bool with_paths) const;
+  const ReliabilityStats& reliability() const { return rel_; }
+  uint64_t peer_incarnation() const { return peer_inc_; }
+
+ private:
+  // retransmit::SenderEvents
+  void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                     wire::PathId last_path, bool was_retransmitted) override;
+  void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                    wire::PathId path, retransmit::LossCause cause) override;
+  void OnRttSample(wire::PathId path, DurationNs rtt) override;
+  void OnSpuriousRetransmit(wire::Psn psn) override;
+
+  // Send-side helpers (peer_send.cc).
+  bool CanSendNew() const;
+  bool HasSendable() const;
+  OutMessage* MessageForTag(uint64_t tag);
+  void StartMessage(OutMessage& m);
+  void CompleteMessage(OutMessage& m, TimeNs now);
+  void PopFinishedMessages();
+  void RestartSession(FailureCause cause, TimeNs now);
+  size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
+                         wire::PathId path);
+  void FlushCcEvents(TimeNs now);
+
+  // Receive-side helpers (peer_receive.cc).
+  void ResetReceiveSide(uint32_t session, wire::Psn base);
+  wire::Psn CreditLimit() const;
+  size_t WriteAck(TimeNs now, absl::Span<uint8_t> out);
+  bool AckWanted(TimeNs now) const;
+  void Deliver(reorder::CompletedMessage&& m);
+
+  PeerConfig cfg_;
+  NetAddr addr_;
+  PeerHost* host_;
+  uint64_t peer_inc_ = 0;  // 0 until the peer has spoken
+  std::array<uint64_t, 4> retired_incs_{};
+  size_t retired_next_ = 0;
+  TimeNs last_activity_;
+
+  // ---- Send side ----
+  multipath::PathSet paths_;
+  retransmit::SentPacketManager sent_;
+  std::unique_ptr<cc::CongestionControl> cc_;
+  std::deque<OutMessage> queued_;    // accepted, not started
+  std::deque<OutMessage> inflight_;  // started; front has msg_seq inflight_base_
+  uint32_t inflight_base_ = 0;       // msg_seq of inflight_.front()
+  size_t inflight_count_ = 0;        // not yet completed among inflight_
+  uint32_t next_msg_seq_ = 0;
+  std::vector<uint32_t> stream_next_seq_;  // per stream id, this session
+  uint32_t session_ = 1;
+  wire::Psn session_base_;
+  bool session_confirmed_ = false;
+  wire::Psn credit_limit_;   // peer lets us send PSN < this
+  uint32_t last_ce_count_ = 0;
+  TimeNs last_ack_progress_;  // for the peer_timeout deadline
+  TimeNs next_probe_;
+  bool probe_due_ = false;
+  bool credit_blocked_ = false;
+  // Aggregated per ack for the congestion controller.
+  cc::AckEvent pending_ack_event_{};
+  cc::LossEvent pending_loss_event_{};
+  bool have_ack_event_ = false;
+  bool have_loss_event_ = false;
+  TimeNs event_now_;
+
+  // ---- Receive side ----
+  bool rx_synced_ = false;
+  uint32_t rx_session_ = 0;
+  reorder::ReceiveWindow window_;
+  reorder::AckScheduler acks_;
+  reorder::Reassembler reassembler_;
+  reorder::OrderedRelease ordered_;
+  std::vector<reorder::CompletedMessage> released_;  // scratch
+  wire::Psn granted_;        // credit limit we advertised
+  bool nak_pending_ = false;  // go-back-N: out-of-order seen at cum
+  bool nak_sent_for_cum_ = false;
+  bool need_sync_reply_ = false;
+  bool window_update_ = false;
+  // Next expected per-path sequence from the peer: a jump is a loss on that
+  // path, which the sender learns fastest from an immediate ack.
+  std::array<uint32_t, 256> rx_path_next_{};
+  std::array<bool, 256> rx_path_seen_{};
+
+  // ---- Counters ----
+  ReliabilityStats rel_;
+  uint64_t packets_sent_ = 0, bytes_sent_ = 0;
+  uint64_t packets_received_ = 0, bytes_received_ = 0;
+  uint64_t messages_sent_ = 0, messages_failed_ = 0, messages_received_ = 0;
+  uint64_t acks_sent_ = 0, acks_received_ = 0;
+  uint64_t ecn_marks_received_ = 0, ecn_echoes_ = 0;
+  uint64_t credit_blocked_count_ = 0;
+};
+
+}  // namespace braid::endpoint
+
+#endif  // BRAID_ENDPOINT_PEER_H_

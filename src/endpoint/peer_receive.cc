@@ -1,0 +1,172 @@
+// Peer, receive side: data in, duplicates out, reassembly, ordered release,
+// acks and credit out; control frames.
+#include <algorithm>
+
+#include "endpoint/peer.h"
+
+namespace braid::endpoint {
+
+void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
+  window_.Reset(base);
+  reassembler_.Clear();
+  ordered_.Reset();
+  rx_session_ = session;
+  granted_ = base + wire::kInitialCreditPackets;
+  nak_pending_ = false;
+  nak_sent_for_cum_ = false;
+  rx_path_seen_.fill(false);
+}
+
+void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
+                  bool ce, DropStats* drops) {
+  last_activity_ = now;
+  if (!rx_synced_) {
+    // We hold no session for this sender (e.g. we evicted it): ask for one.
+    ++drops->unsynced;
+    need_sync_reply_ = true;
+    return;
+  }
+  ++packets_received_;
+  if (ce) ++ecn_marks_received_;
+  const wire::Psn cum = window_.cum();
+  const bool ack_now = (h.flags & wire::kDataFlagAckNow) != 0;
+  if (h.psn < cum || window_.Contains(h.psn)) {
+    ++drops->duplicates;
+    acks_.OnData(now, h.path_id, h.path_seq, ce, ack_now, false, true);
+    return;
+  }
+  if (h.psn >= granted_) {
+    ++drops->beyond_window;
+    return;
+  }
+  if (cfg_.proto.mode == Mode::kGoBackN && h.psn != cum) {
+    // RoCE-style receiver: only the next PSN is accepted; one NAK per gap.
+    ++drops->out_of_order_discarded;
+    if (!nak_sent_for_cum_) nak_pending_ = true;
+    return;
+  }
+  reorder::CompletedMessage done;
+  reorder::Fragment f;
+  f.msg = h.msg_seq;
+  f.stream_id = h.stream_id;
+  f.stream_seq = h.stream_seq;
+  f.msg_len = h.msg_len;
+  f.offset = h.frag_offset;
+  f.payload = absl::MakeConstSpan(payload, h.payload_len);
+  const reorder::FragResult r = reassembler_.OnFragment(f, &done);
+  if (r == reorder::FragResult::kMalformed) {
+    ++drops->inconsistent_fragment;
+    return;
+  }
+  if (r == reorder::FragResult::kNoMemory) {
+    ++drops->no_memory;  // not recorded: the sender will send it again
+    return;
+  }
+  window_.OnPacket(h.psn);
+  nak_sent_for_cum_ = false;
+  bytes_received_ += h.payload_len;
+  // A jump in the sender's per-path sequence is a loss on that path.
+  bool path_gap = false;
+  const uint8_t p = h.path_id;
+  if (rx_path_seen_[p] && h.path_seq.value() != rx_path_next_[p] &&
+      static_cast<int32_t>(h.path_seq.value() - rx_path_next_[p]) > 0) {
+    path_gap = true;
+  }
+  if (!rx_path_seen_[p] ||
+      static_cast<int32_t>(h.path_seq.value() - rx_path_next_[p]) >= 0) {
+    rx_path_next_[p] = h.path_seq.value() + 1;
+    rx_path_seen_[p] = true;
+  }
+  acks_.OnData(now, h.path_id, h.path_seq, ce, ack_now, path_gap, false);
+  if (r == reorder::FragResult::kComplete) {
+    released_.clear();
+    ordered_.Push(std::move(done), &released_);
+    for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
+    released_.clear();
+  }
+}
+
+void Peer::Deliver(reorder::CompletedMessage&& m) {
+  ++messages_received_;
+  Completion c;
+  c.type = CompletionType::kRecv;
+  c.peer = addr_;
+  c.stream = m.stream_id;
+  c.data = std::move(m.data);
+  host_->Complete(std::move(c));
+}
+
+wire::Psn Peer::CreditLimit() const {
+  if (host_->ReceiveQueueFull()) return granted_;
+  const uint64_t held = reassembler_.bytes_buffered() + ordered_.held_bytes();
+  const uint64_t budget = cfg_.proto.receive_budget_bytes;
+  const uint64_t avail = budget > held ? (budget - held) / cfg_.mss : 0;
+  const uint32_t pkts =
+      static_cast<uint32_t>(std::min<uint64_t>(avail, (1u << 16) - 1));
+  return wire::Max(granted_, window_.cum() + pkts);
+}
+
+bool Peer::AckWanted(TimeNs now) const {
+  if (!rx_synced_) return false;
+  return nak_pending_ || window_update_ || acks_.AckDue(now);
+}
+
+size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
+  if (!rx_synced_) return 0;
+  if (out.size() < wire::AckFrameSize(0)) return 0;
+  uint64_t words[wire::kMaxSackWords];
+  const size_t room_words =
+      std::min<size_t>(wire::kMaxSackWords, (out.size() - wire::kAckHeaderSize) / 8);
+  const size_t n = window_.FillSack(absl::MakeSpan(words, room_words));
+  const reorder::AckScheduler::Echo echo = acks_.OnAckSent(now);
+  wire::AckHeader h;
+  h.flags = (nak_pending_ ? wire::kAckFlagNak : 0) |
+            (echo.ce ? wire::kAckFlagEchoCe : 0);
+  h.echo_path_id = echo.path;
+  h.src_incarnation = cfg_.local_incarnation;
+  h.dst_incarnation = peer_inc_;
+  h.cum_psn = window_.cum();
+  h.echo_path_seq = echo.seq;
+  h.ack_delay_ns = static_cast<uint32_t>(
+      std::clamp<int64_t>(echo.ack_delay.ns(), 0, 0xffffffffLL));
+  granted_ = CreditLimit();
+  h.credit_psn = granted_;
+  h.ce_count = echo.ce_count;
+  h.session = rx_session_;
+  const size_t size = wire::WriteAck(h, absl::MakeConstSpan(words, n), out);
+  if (size == 0) return 0;
+  ++acks_sent_;
+  window_update_ = false;
+  if (nak_pending_) {
+    nak_pending_ = false;
+    nak_sent_for_cum_ = true;
+  }
+  return size;
+}
+
+void Peer::OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops) {
+  last_activity_ = now;
+  switch (c.type) {
+    case wire::CtrlType::kSync: {
+      const int32_t age = static_cast<int32_t>(c.session - rx_session_);
+      if (rx_synced_ && age <= 0) return;  // this session, or an older one
+      ResetReceiveSide(c.session, wire::Psn(c.value));
+      rx_synced_ = true;
+      return;
+    }
+    case wire::CtrlType::kProbe:
+      if (rx_synced_ && c.session == rx_session_) window_update_ = true;
+      return;
+    case wire::CtrlType::kNeedSync:
+      // The peer lost our session. If it had confirmed it, what was in flight
+      // is gone with it; otherwise our SYNCs are already on their way.
+      if (session_confirmed_) RestartSession(FailureCause::kPeerEvicted, now);
+      return;
+    case wire::CtrlType::kStale:
+      // Handled by CheckIncarnation (the frame carries the peer's new
+      // incarnation); nothing more to do.
+      return;
+  }
+}
+
+}  // namespace braid::endpoint

@@ -1,0 +1,336 @@
+// Peer, send side: segmentation, data frames, acks in, completions out,
+// sessions.
+#include <algorithm>
+
+#include "endpoint/peer.h"
+
+namespace braid::endpoint {
+namespace {
+
+constexpr uint64_t TagOf(uint32_t msg_seq, uint32_t frag) {
+  return (uint64_t{msg_seq} << 32) | frag;
+}
+constexpr uint32_t MsgOf(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
+constexpr uint32_t FragOf(uint64_t tag) { return static_cast<uint32_t>(tag); }
+
+}  // namespace
+
+void Peer::Enqueue(OutMessage&& m, TimeNs now) {
+  if (!sent_.HasUnacked() && queued_.empty() && inflight_count_ == 0) {
+    // Idle → busy: the silence deadline counts from now.
+    last_ack_progress_ = now;
+  }
+  queued_.push_back(std::move(m));
+}
+
+bool Peer::CanSendNew() const {
+  if (sent_.packets_in_flight() > 0 &&
+      sent_.bytes_in_flight() + cfg_.mss + wire::kDataHeaderSize >
+          cc_->cwnd_bytes()) {
+    return false;
+  }
+  return sent_.next_psn() < credit_limit_;
+}
+
+bool Peer::HasSendable() const {
+  if (sent_.HasRetransmit()) return true;
+  const bool have_new =
+      !queued_.empty() ||
+      (!inflight_.empty() && inflight_.back().next_frag < inflight_.back().frags_total);
+  return have_new && CanSendNew();
+}
+
+OutMessage* Peer::MessageForTag(uint64_t tag) {
+  const uint32_t idx = MsgOf(tag) - inflight_base_;
+  if (idx >= inflight_.size()) return nullptr;
+  return &inflight_[idx];
+}
+
+void Peer::StartMessage(OutMessage& m) {
+  m.msg_seq = next_msg_seq_++;
+  if (m.stream != 0) {
+    if (stream_next_seq_.size() <= m.stream) stream_next_seq_.resize(m.stream + 1u, 0);
+    m.stream_seq = stream_next_seq_[m.stream]++;
+  }
+  m.frags_total = m.len == 0 ? 1 : (m.len + cfg_.mss - 1) / cfg_.mss;
+  m.frags_acked = 0;
+  m.next_frag = 0;
+  ++inflight_count_;
+}
+
+void Peer::CompleteMessage(OutMessage& m, TimeNs now) {
+  m.done = true;
+  --inflight_count_;
+  ++messages_sent_;
+  Completion c;
+  c.type = CompletionType::kSendDone;
+  c.peer = addr_;
+  c.stream = m.stream;
+  c.cookie = m.cookie;
+  host_->Complete(std::move(c));
+  std::vector<uint8_t>().swap(m.owned);  // release the copy now
+  m.data = nullptr;
+}
+
+void Peer::PopFinishedMessages() {
+  while (!inflight_.empty() && inflight_.front().done) {
+    inflight_.pop_front();
+    ++inflight_base_;
+  }
+}
+
+void Peer::RestartSession(FailureCause cause, TimeNs now) {
+  for (OutMessage& m : inflight_) {
+    if (m.done) continue;
+    ++messages_failed_;
+    Completion c;
+    c.type = CompletionType::kSendFailed;
+    c.cause = cause;
+    c.peer = addr_;
+    c.stream = m.stream;
+    c.cookie = m.cookie;
+    host_->Complete(std::move(c));
+  }
+  inflight_.clear();
+  inflight_count_ = 0;
+  inflight_base_ = next_msg_seq_;
+  const wire::Psn base = sent_.next_psn();
+  sent_.Reset(base);
+  paths_.Reset();
+  cc_->Reset();
+  ++session_;
+  session_base_ = base;
+  session_confirmed_ = false;
+  credit_limit_ = base + wire::kInitialCreditPackets;
+  stream_next_seq_.clear();
+  credit_blocked_ = false;
+  probe_due_ = false;
+  next_probe_ = TimeNs::Infinite();
+  have_ack_event_ = have_loss_event_ = false;
+  last_ack_progress_ = now;
+}
+
+void Peer::FailAll(FailureCause cause, TimeNs now) {
+  RestartSession(cause, now);
+  while (!queued_.empty()) {
+    OutMessage& m = queued_.front();
+    ++messages_failed_;
+    Completion c;
+    c.type = CompletionType::kSendFailed;
+    c.cause = cause;
+    c.peer = addr_;
+    c.stream = m.stream;
+    c.cookie = m.cookie;
+    host_->Complete(std::move(c));
+    queued_.pop_front();
+  }
+}
+
+size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
+                             wire::PathId path) {
+  size_t pos = 0;
+  size_t last_frame = SIZE_MAX;
+  int frames = 0;
+  const bool multipath = paths_.size() > 1;
+  for (;;) {
+    const size_t room = out.size() - pos;
+    if (room < wire::kDataHeaderSize) break;
+    wire::DataHeader h;
+    h.path_id = path;
+    h.src_incarnation = cfg_.local_incarnation;
+    h.dst_incarnation = peer_inc_;
+    wire::Psn psn;
+    uint64_t tag;
+    uint32_t bytes;
+    wire::PathId last_path;
+    if (sent_.PeekRetransmit(&psn, &tag, &bytes, &last_path)) {
+      // A retransmission goes on another path than its last one; if this
+      // datagram's path is that one, it waits for the next datagram.
+      if (frames > 0 && multipath && last_path == path) break;
+      OutMessage* m = MessageForTag(tag);
+      if (m == nullptr || m->done) {
+        sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);  // stale entry
+        continue;
+      }
+      const uint32_t offset = FragOf(tag) * cfg_.mss;
+      const uint32_t plen = std::min(cfg_.mss, m->len - offset);
+      if (wire::kDataHeaderSize + plen > room) break;
+      sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
+      h.flags = wire::kDataFlagRetransmit | wire::kDataFlagAckNow;
+      h.stream_id = m->stream;
+      h.psn = psn;
+      h.path_seq = paths_.OnSent(path, bytes, now);
+      h.msg_seq = wire::MsgSeq(m->msg_seq);
+      h.stream_seq = m->stream_seq;
+      h.msg_len = m->len;
+      h.frag_offset = offset;
+      last_frame = pos;
+      pos += wire::WriteData(h, absl::MakeConstSpan(m->data + offset, plen),
+                             out.subspan(pos));
+      sent_.OnRetransmitted(psn, path, h.path_seq, now);
+      ++rel_.retransmits;
+      ++packets_sent_;
+      ++frames;
+      continue;
+    }
+    if (!CanSendNew()) {
+      const bool have_new =
+          !queued_.empty() || (!inflight_.empty() && inflight_.back().next_frag <
+                                                         inflight_.back().frags_total);
+      if (have_new && sent_.next_psn() >= credit_limit_ && !credit_blocked_) {
+        credit_blocked_ = true;
+        ++credit_blocked_count_;
+      }
+      break;
+    }
+    OutMessage* m = nullptr;
+    if (!inflight_.empty() && inflight_.back().next_frag < inflight_.back().frags_total) {
+      m = &inflight_.back();
+    } else if (!queued_.empty()) {
+      const uint32_t plen0 = std::min(cfg_.mss, queued_.front().len);
+      if (wire::kDataHeaderSize + plen0 > room) break;
+      inflight_.push_back(std::move(queued_.front()));
+      queued_.pop_front();
+      if (inflight_.size() == 1) inflight_base_ = next_msg_seq_;
+      m = &inflight_.back();
+      StartMessage(*m);
+    } else {
+      break;
+    }
+    const uint32_t offset = m->next_frag * cfg_.mss;
+    const uint32_t plen = std::min(cfg_.mss, m->len - offset);
+    if (wire::kDataHeaderSize + plen > room) break;
+    bytes = static_cast<uint32_t>(wire::kDataHeaderSize + plen);
+    h.flags = 0;
+    h.stream_id = m->stream;
+    h.psn = sent_.next_psn();
+    h.path_seq = paths_.OnSent(path, bytes, now);
+    h.msg_seq = wire::MsgSeq(m->msg_seq);
+    h.stream_seq = m->stream_seq;
+    h.msg_len = m->len;
+    h.frag_offset = offset;
+    last_frame = pos;
+    pos += wire::WriteData(h, absl::MakeConstSpan(m->data + offset, plen),
+                           out.subspan(pos));
+    sent_.OnFirstSent(TagOf(m->msg_seq, m->next_frag), bytes, path, h.path_seq,
+                      now);
+    ++m->next_frag;
+    ++packets_sent_;
+    bytes_sent_ += plen;
+    ++frames;
+  }
+  // The last frame we can send for now asks for an immediate ack, so the
+  // tail of a burst is never held by ack coalescing.
+  if (last_frame != SIZE_MAX && !HasSendable()) {
+    out[last_frame + 2] |= wire::kDataFlagAckNow;
+  }
+  return pos;
+}
+
+void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
+                 DropStats* drops) {
+  if (h.dst_incarnation != cfg_.local_incarnation || h.session != session_) {
+    ++drops->stale_incarnation;  // an ack for an earlier life or session
+    return;
+  }
+  uint64_t words[wire::kMaxSackWords];
+  for (size_t i = 0; i < h.sack_words; ++i) words[i] = wire::SackWord(sack, i);
+  retransmit::AckInfo info;
+  info.cum = h.cum_psn;
+  info.sack = absl::MakeConstSpan(words, h.sack_words);
+  info.echo_path = h.echo_path_id;
+  info.echo_path_seq = h.echo_path_seq;
+  info.ack_delay = DurationNs(h.ack_delay_ns);
+  info.nak = (h.flags & wire::kAckFlagNak) != 0;
+  event_now_ = now;
+  if (!sent_.OnAck(info, now, *this)) {
+    ++drops->invalid_ack;
+    return;
+  }
+  ++acks_received_;
+  last_ack_progress_ = now;
+  last_activity_ = now;
+  session_confirmed_ = true;
+  // Credit only grows, and never past what a receive window can hold.
+  if (h.credit_psn > credit_limit_ && h.credit_psn - h.cum_psn <= (1 << 16)) {
+    credit_limit_ = h.credit_psn;
+  }
+  if (sent_.next_psn() < credit_limit_) credit_blocked_ = false;
+  const uint32_t ce_delta = h.ce_count - last_ce_count_;
+  last_ce_count_ = h.ce_count;
+  if (ce_delta > 0 && ce_delta < (1u << 20)) {
+    ecn_echoes_ += ce_delta;
+    pending_ack_event_.ce_packets += ce_delta;
+    have_ack_event_ = true;
+  }
+  if ((h.flags & wire::kAckFlagEchoCe) && h.echo_path_id < paths_.size()) {
+    paths_.OnEcn(h.echo_path_id, now);
+  }
+  PopFinishedMessages();
+  FlushCcEvents(now);
+}
+
+void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                         wire::PathId last_path, bool was_retransmitted) {
+  if (last_path < paths_.size()) paths_.OnAcked(last_path, bytes, event_now_);
+  pending_ack_event_.bytes_acked += bytes;
+  ++pending_ack_event_.packets_acked;
+  have_ack_event_ = true;
+  OutMessage* m = MessageForTag(tag);
+  if (m == nullptr || m->done) return;
+  if (++m->frags_acked == m->frags_total) CompleteMessage(*m, event_now_);
+}
+
+void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                        wire::PathId path, retransmit::LossCause cause) {
+  switch (cause) {
+    case retransmit::LossCause::kPathGap: ++rel_.retransmits_path_gap; break;
+    case retransmit::LossCause::kTime: ++rel_.retransmits_time; break;
+    case retransmit::LossCause::kRto: ++rel_.retransmits_rto; break;
+    case retransmit::LossCause::kTailProbe: ++rel_.retransmits_tail_probe; break;
+    case retransmit::LossCause::kNak: ++rel_.retransmits_nak; break;
+  }
+  if (path < paths_.size()) {
+    if (cause == retransmit::LossCause::kRto) {
+      paths_.OnTimeout(path, event_now_);
+    } else if (cause != retransmit::LossCause::kNak) {
+      paths_.OnLoss(path, event_now_);
+    }
+  }
+  pending_loss_event_.bytes_lost += bytes;
+  ++pending_loss_event_.packets_lost;
+  if (cause == retransmit::LossCause::kRto) {
+    if (!pending_loss_event_.rto) ++rel_.rtos;
+    pending_loss_event_.rto = true;
+  }
+  have_loss_event_ = true;
+}
+
+void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
+  if (path < paths_.size()) paths_.OnRttSample(path, rtt);
+  pending_ack_event_.rtt = rtt;
+  have_ack_event_ = true;
+}
+
+void Peer::OnSpuriousRetransmit(wire::Psn psn) { ++rel_.spurious_retransmits; }
+
+void Peer::FlushCcEvents(TimeNs now) {
+  if (have_loss_event_) {
+    pending_loss_event_.now = now;
+    pending_loss_event_.bytes_in_flight = sent_.bytes_in_flight();
+    cc_->OnLoss(pending_loss_event_);
+    pending_loss_event_ = {};
+    have_loss_event_ = false;
+  }
+  if (have_ack_event_) {
+    pending_ack_event_.now = now;
+    pending_ack_event_.min_rtt = sent_.min_rtt();
+    pending_ack_event_.srtt = sent_.srtt();
+    pending_ack_event_.bytes_in_flight = sent_.bytes_in_flight();
+    cc_->OnAck(pending_ack_event_);
+    pending_ack_event_ = {};
+    have_ack_event_ = false;
+  }
+}
+
+}  // namespace braid::endpoint

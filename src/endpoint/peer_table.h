@@ -1,0 +1,51 @@
+// The peer table: address → Peer, bounded. When full, the least recently
+// active idle peer is evicted; busy peers are never evicted. Counters of an
+// evicted peer are folded into `retired()` so endpoint totals stay monotonic.
+#ifndef BRAID_ENDPOINT_PEER_TABLE_H_
+#define BRAID_ENDPOINT_PEER_TABLE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "braid/address.h"
+#include "braid/stats.h"
+#include "endpoint/peer.h"
+
+namespace braid::endpoint {
+
+class PeerTable {
+ public:
+  explicit PeerTable(size_t max_peers) : max_peers_(max_peers) {}
+
+  Peer* Find(const NetAddr& addr) const {
+    auto it = map_.find(addr);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  // Inserts a new peer, evicting an idle one if the table is full. Returns
+  // nullptr (and inserts nothing) if the table is full of busy peers.
+  Peer* Insert(std::unique_ptr<Peer> peer);
+
+  size_t size() const { return peers_.size(); }
+  // Stable iteration order (insertion order, with swaps on eviction).
+  const std::vector<std::unique_ptr<Peer>>& all() const { return peers_; }
+  uint64_t created() const { return created_; }
+  uint64_t evicted() const { return evicted_; }
+  // Sum of the counters of evicted peers.
+  const PeerStats& retired() const { return retired_; }
+
+ private:
+  size_t max_peers_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  absl::flat_hash_map<NetAddr, Peer*> map_;
+  uint64_t created_ = 0;
+  uint64_t evicted_ = 0;
+  PeerStats retired_;
+};
+
+// Adds the counters of `s` into `acc` (not the gauges).
+void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc);
+
+}  // namespace braid::endpoint
+
+#endif  // BRAID_ENDPOINT_PEER_TABLE_H_

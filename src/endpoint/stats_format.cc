@@ -1,0 +1,171 @@
+// Text and JSON renderings of the stats structs. Each struct is flattened to
+// (name, value) pairs once, then printed either way, so the two never drift.
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "braid/stats.h"
+
+namespace braid {
+namespace {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+void AddReliability(const ReliabilityStats& r, Fields* f) {
+  f->push_back({"retransmits", absl::StrCat(r.retransmits)});
+  f->push_back({"retransmits_path_gap", absl::StrCat(r.retransmits_path_gap)});
+  f->push_back({"retransmits_time", absl::StrCat(r.retransmits_time)});
+  f->push_back({"retransmits_rto", absl::StrCat(r.retransmits_rto)});
+  f->push_back({"retransmits_tail_probe", absl::StrCat(r.retransmits_tail_probe)});
+  f->push_back({"retransmits_nak", absl::StrCat(r.retransmits_nak)});
+  f->push_back({"rtos", absl::StrCat(r.rtos)});
+  f->push_back({"spurious_retransmits", absl::StrCat(r.spurious_retransmits)});
+}
+
+void AddDrops(const DropStats& d, Fields* f) {
+  const std::pair<const char*, uint64_t> v[] = {
+      {"drop_truncated", d.truncated},
+      {"drop_bad_version", d.bad_version},
+      {"drop_bad_type", d.bad_type},
+      {"drop_bad_flags", d.bad_flags},
+      {"drop_reserved_nonzero", d.reserved_nonzero},
+      {"drop_zero_incarnation", d.zero_incarnation},
+      {"drop_fragment_bounds", d.fragment_bounds},
+      {"drop_empty_fragment", d.empty_fragment},
+      {"drop_sack_too_long", d.sack_too_long},
+      {"drop_bad_ctrl_type", d.bad_ctrl_type},
+      {"drop_inconsistent_fragment", d.inconsistent_fragment},
+      {"drop_invalid_ack", d.invalid_ack},
+      {"drop_stale_incarnation", d.stale_incarnation},
+      {"drop_beyond_window", d.beyond_window},
+      {"drop_duplicates", d.duplicates},
+      {"drop_no_peer_slot", d.no_peer_slot},
+      {"drop_no_memory", d.no_memory},
+      {"drop_unsynced", d.unsynced},
+      {"drop_out_of_order_discarded", d.out_of_order_discarded},
+      {"malformed_total", d.malformed()},
+  };
+  for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
+}
+
+Fields Flatten(const EndpointStats& s) {
+  Fields f;
+  f.push_back({"incarnation", absl::StrFormat("\"%016x\"", s.incarnation)});
+  const std::pair<const char*, uint64_t> v[] = {
+      {"datagrams_sent", s.datagrams_sent},
+      {"datagrams_received", s.datagrams_received},
+      {"packets_sent", s.packets_sent},
+      {"packets_received", s.packets_received},
+      {"bytes_sent", s.bytes_sent},
+      {"bytes_received", s.bytes_received},
+      {"messages_sent", s.messages_sent},
+      {"messages_failed", s.messages_failed},
+      {"messages_received", s.messages_received},
+      {"acks_sent", s.acks_sent},
+      {"acks_received", s.acks_received},
+      {"ecn_marks_received", s.ecn_marks_received},
+      {"peers", s.peers},
+      {"peers_created", s.peers_created},
+      {"peers_evicted", s.peers_evicted},
+      {"peer_restarts", s.peer_restarts},
+      {"path_penalties", s.penalties},
+      {"path_recycles", s.recycles},
+      {"tx_syscalls", s.tx_syscalls},
+      {"rx_syscalls", s.rx_syscalls},
+      {"tx_backpressure", s.tx_backpressure},
+  };
+  for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
+  AddReliability(s.reliability, &f);
+  AddDrops(s.drops, &f);
+  return f;
+}
+
+Fields Flatten(const PeerStats& s) {
+  Fields f;
+  f.push_back({"peer", absl::StrCat("\"", s.addr.ToString(), "\"")});
+  const std::pair<const char*, uint64_t> v[] = {
+      {"packets_sent", s.packets_sent},
+      {"bytes_sent", s.bytes_sent},
+      {"packets_received", s.packets_received},
+      {"bytes_received", s.bytes_received},
+      {"messages_sent", s.messages_sent},
+      {"messages_failed", s.messages_failed},
+      {"messages_received", s.messages_received},
+      {"acks_sent", s.acks_sent},
+      {"acks_received", s.acks_received},
+      {"ecn_marks_received", s.ecn_marks_received},
+      {"ecn_echoes", s.ecn_echoes},
+      {"cwnd_bytes", s.cwnd_bytes},
+      {"bytes_in_flight", s.bytes_in_flight},
+      {"credit_blocked", s.credit_blocked},
+      {"healthy_paths", s.healthy_paths},
+      {"path_penalties", s.penalties},
+      {"path_recycles", s.recycles},
+  };
+  for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
+  f.push_back({"srtt_us", absl::StrFormat("%.2f", s.srtt.us())});
+  f.push_back({"min_rtt_us", absl::StrFormat("%.2f", s.min_rtt.us())});
+  f.push_back({"rto_us", absl::StrFormat("%.2f", s.rto.us())});
+  AddReliability(s.reliability, &f);
+  return f;
+}
+
+std::string Table(const Fields& f) {
+  std::string out;
+  for (const auto& [k, v] : f) absl::StrAppendFormat(&out, "  %-30s %s\n", k, v);
+  return out;
+}
+
+std::string Json(const Fields& f, const std::string& extra = "") {
+  std::string out = "{";
+  for (size_t i = 0; i < f.size(); ++i) {
+    absl::StrAppend(&out, i ? "," : "", "\"", f[i].first, "\":", f[i].second);
+  }
+  absl::StrAppend(&out, extra, "}");
+  return out;
+}
+
+std::string PathsJson(const std::vector<PathStats>& paths) {
+  if (paths.empty()) return "";
+  std::string out = ",\"paths\":[";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const PathStats& p = paths[i];
+    absl::StrAppendFormat(
+        &out,
+        "%s{\"entropy\":%u,\"health\":\"%s\",\"packets_sent\":%u,"
+        "\"packets_acked\":%u,\"packets_lost\":%u,\"ecn_marks\":%u,"
+        "\"timeouts\":%u,\"penalties\":%u,\"recycles\":%u,\"srtt_us\":%.2f}",
+        i ? "," : "", p.entropy, p.health, p.packets_sent, p.packets_acked,
+        p.packets_lost, p.ecn_marks, p.timeouts, p.penalties, p.recycles,
+        p.srtt.us());
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string FormatStatsTable(const EndpointStats& s) { return Table(Flatten(s)); }
+std::string FormatStatsJson(const EndpointStats& s) { return Json(Flatten(s)); }
+
+std::string FormatPeerStatsTable(const PeerStats& s) {
+  std::string out = Table(Flatten(s));
+  if (!s.paths.empty()) {
+    absl::StrAppendFormat(&out, "  %-5s %-7s %-10s %10s %10s %8s %6s %7s %9s\n", "path",
+                          "entropy", "health", "sent", "acked", "lost", "ecn",
+                          "recycl", "srtt_us");
+    for (size_t i = 0; i < s.paths.size(); ++i) {
+      const PathStats& p = s.paths[i];
+      absl::StrAppendFormat(&out, "  %-5d %-7u %-10s %10u %10u %8u %6u %7u %9.1f\n",
+                            i, p.entropy, p.health, p.packets_sent, p.packets_acked,
+                            p.packets_lost, p.ecn_marks, p.recycles, p.srtt.us());
+    }
+  }
+  return out;
+}
+
+std::string FormatPeerStatsJson(const PeerStats& s) {
+  return Json(Flatten(s), PathsJson(s.paths));
+}
+
+}  // namespace braid

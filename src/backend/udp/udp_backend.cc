@@ -1,0 +1,40 @@
+#include "backend/udp/udp_backend.h"
+
+#include <utility>
+
+namespace braid::backend {
+
+absl::StatusOr<std::unique_ptr<UdpBackend>> UdpBackend::Open(
+    const UdpOptions& opts) {
+  absl::StatusOr<UdpSockets> sockets = OpenUdpSockets(opts);
+  if (!sockets.ok()) return sockets.status();
+  return std::unique_ptr<UdpBackend>(new UdpBackend(opts, std::move(*sockets)));
+}
+
+UdpBackend::UdpBackend(const UdpOptions& opts, UdpSockets sockets)
+    : opts_(opts),
+      sockets_(std::move(sockets)),
+      datapath_(sockets_.family, sockets_.rx_fd, sockets_.tx_fds, opts,
+                sockets_.gro_active) {}
+
+uint32_t UdpBackend::EntropyCount() const {
+  return static_cast<uint32_t>(sockets_.tx_fds.size());
+}
+
+NetAddr UdpBackend::LocalAddress() const { return sockets_.local; }
+
+uint32_t UdpBackend::MaxDatagram() const { return opts_.mtu_payload; }
+
+size_t UdpBackend::TxBurst(absl::Span<const TxPacket> pkts) {
+  return datapath_.TxBurst(pkts);
+}
+
+size_t UdpBackend::RxBurst(absl::Span<RxPacket> out) {
+  return datapath_.RxBurst(out);
+}
+
+int UdpBackend::WaitFd() const { return sockets_.rx_fd; }
+
+BackendCounters UdpBackend::counters() const { return datapath_.counters(); }
+
+}  // namespace braid::backend

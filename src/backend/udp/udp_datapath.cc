@@ -1,0 +1,303 @@
+#include "backend/udp/udp_datapath.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/udp/udp_sockaddr.h"
+
+namespace braid::backend {
+namespace {
+
+// Segments per GSO super-datagram: the kernel's UDP_MAX_SEGMENTS (64 on
+// older kernels, 128 on newer ones; we use the smaller).
+constexpr uint32_t kMaxGsoSegments = 64;
+// Payload bytes per GSO super-datagram (IPv4 total length limit).
+constexpr uint32_t kMaxGsoBytes = 65507;
+// Receive buffer per slot when GRO may coalesce datagrams.
+constexpr size_t kGroBufferSize = 65536;
+// Control space per message: UDP_SEGMENT (u16) + TOS/TCLASS (int) on send;
+// UDP_GRO (int) + TOS + TCLASS on receive, with room to spare.
+constexpr size_t kTxCtrl = 64;
+constexpr size_t kRxCtrl = 128;
+
+}  // namespace
+
+UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
+                         const UdpOptions& opts, bool gro_active)
+    : family_(family),
+      rx_fd_(rx_fd),
+      tx_fds_(std::move(tx_fds)),
+      mtu_(opts.mtu_payload),
+      burst_(static_cast<size_t>(std::max(1, opts.burst))),
+      ecn_(opts.ecn),
+      gro_(gro_active),
+      gso_(opts.gso),
+      tx_hdrs_(burst_),
+      tx_iov_(burst_),
+      tx_addr_(burst_),
+      tx_msgs_(burst_),
+      tx_ctrl_(burst_ * kTxCtrl),
+      rx_buf_size_(gro_active ? kGroBufferSize : opts.mtu_payload),
+      rx_data_(burst_ * rx_buf_size_),
+      rx_hdrs_(burst_),
+      rx_iov_(burst_),
+      rx_addr_(burst_),
+      rx_ctrl_(burst_ * kRxCtrl),
+      rx_meta_(burst_) {
+  std::memset(tx_hdrs_.data(), 0, tx_hdrs_.size() * sizeof(mmsghdr));
+  std::memset(rx_hdrs_.data(), 0, rx_hdrs_.size() * sizeof(mmsghdr));
+  for (size_t j = 0; j < burst_; ++j) {
+    rx_iov_[j].iov_base = &rx_data_[j * rx_buf_size_];
+    rx_iov_[j].iov_len = rx_buf_size_;
+    msghdr& h = rx_hdrs_[j].msg_hdr;
+    h.msg_name = &rx_addr_[j];
+    h.msg_iov = &rx_iov_[j];
+    h.msg_iovlen = 1;
+    h.msg_control = &rx_ctrl_[j * kRxCtrl];
+  }
+}
+
+bool UdpDatapath::TxValid(const TxPacket& p) const {
+  if (p.entropy >= tx_fds_.size() || p.len > mtu_) return false;
+  if (p.data == nullptr && p.len != 0) return false;
+  if (p.dst.family == NetAddr::Family::kIpv4) return true;
+  return p.dst.family == NetAddr::Family::kIpv6 && family_ == AF_INET6;
+}
+
+size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
+  const wire::Entropy e = pkts[i].entropy;
+  size_t nmsg = 0;
+  size_t npkt = 0;
+  for (; i < pkts.size() && npkt < burst_; ++i) {
+    const TxPacket& p = pkts[i];
+    if (p.entropy != e || !TxValid(p)) break;
+    const bool ect = ecn_ && p.ect;
+    tx_iov_[npkt].iov_base = const_cast<uint8_t*>(p.data);
+    tx_iov_[npkt].iov_len = p.len;
+    if (gso_ && nmsg > 0) {
+      TxMsg& cur = tx_msgs_[nmsg - 1];
+      if (!cur.closed && cur.ect == ect && p.len > 0 && p.len <= cur.seg &&
+          cur.count < kMaxGsoSegments && cur.bytes + p.len <= kMaxGsoBytes &&
+          p.dst == pkts[cur.first].dst) {
+        ++cur.count;
+        cur.bytes += p.len;
+        cur.closed = p.len < cur.seg;
+        tx_hdrs_[nmsg - 1].msg_hdr.msg_iovlen = cur.count;
+        ++npkt;
+        continue;
+      }
+    }
+    TxMsg& m = tx_msgs_[nmsg];
+    m.first = i;
+    m.count = 1;
+    m.bytes = p.len;
+    m.seg = p.len;
+    m.ect = ect;
+    m.closed = p.len == 0;
+    msghdr& h = tx_hdrs_[nmsg].msg_hdr;
+    h.msg_name = &tx_addr_[nmsg];
+    h.msg_namelen = ToSockaddr(p.dst, family_, &tx_addr_[nmsg]);
+    h.msg_iov = &tx_iov_[npkt];
+    h.msg_iovlen = 1;
+    h.msg_flags = 0;
+    ++nmsg;
+    ++npkt;
+  }
+  for (size_t m = 0; m < nmsg; ++m) FinishTxMsg(m, pkts[tx_msgs_[m].first]);
+  return nmsg;
+}
+
+void UdpDatapath::FinishTxMsg(size_t m, const TxPacket& first) {
+  const TxMsg& t = tx_msgs_[m];
+  msghdr& h = tx_hdrs_[m].msg_hdr;
+  uint8_t* ctrl = &tx_ctrl_[m * kTxCtrl];
+  size_t used = 0;
+  if (t.count > 1) {
+    auto* c = reinterpret_cast<cmsghdr*>(ctrl);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    const uint16_t seg = static_cast<uint16_t>(t.seg);
+    std::memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+    used += CMSG_SPACE(sizeof(uint16_t));
+  }
+  if (ecn_ && !t.ect) {
+    // The socket default is ECT(0); this datagram must go out Not-ECT.
+    auto* c = reinterpret_cast<cmsghdr*>(ctrl + used);
+    const bool v4 = first.dst.family == NetAddr::Family::kIpv4;
+    c->cmsg_level = v4 ? IPPROTO_IP : IPPROTO_IPV6;
+    c->cmsg_type = v4 ? IP_TOS : IPV6_TCLASS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    const int tos = 0;
+    std::memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+    used += CMSG_SPACE(sizeof(int));
+  }
+  h.msg_control = used == 0 ? nullptr : ctrl;
+  h.msg_controllen = used;
+}
+
+size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
+  const size_t n = pkts.size();
+  size_t i = 0;
+  while (i < n) {
+    if (!TxValid(pkts[i])) {
+      ++counters_.tx_dropped;
+      ++udp_.tx_invalid;
+      ++i;
+      continue;
+    }
+    const int fd = tx_fds_[pkts[i].entropy];
+    const size_t nmsg = BuildTxBatch(pkts, i);
+    const size_t batch_end =
+        tx_msgs_[nmsg - 1].first + tx_msgs_[nmsg - 1].count;
+    size_t m = 0;
+    bool rebuild = false;
+    while (m < nmsg) {
+      ++counters_.tx_syscalls;
+      const int r = sendmmsg(fd, &tx_hdrs_[m], static_cast<unsigned>(nmsg - m),
+                             MSG_DONTWAIT);
+      if (r > 0) {
+        for (size_t k = m; k < m + static_cast<size_t>(r); ++k) {
+          const TxMsg& t = tx_msgs_[k];
+          counters_.tx_packets += t.count;
+          counters_.tx_bytes += t.bytes;
+          if (t.count > 1) {
+            ++udp_.gso_sends;
+            udp_.gso_segments += t.count;
+          }
+        }
+        m += static_cast<size_t>(r);
+        continue;
+      }
+      const int err = r < 0 ? errno : EAGAIN;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        ++udp_.tx_eagain;
+        return tx_msgs_[m].first;
+      }
+      const TxMsg& t = tx_msgs_[m];
+      if (t.count > 1 && (err == EIO || err == EINVAL || err == EOPNOTSUPP ||
+                          err == ENOPROTOOPT)) {
+        // The kernel or device cannot segment: resend from here without GSO.
+        gso_ = false;
+        ++udp_.gso_fallbacks;
+        i = t.first;
+        rebuild = true;
+        break;
+      }
+      counters_.tx_dropped += t.count;
+      ++udp_.tx_errors;
+      ++m;
+    }
+    if (!rebuild) i = batch_end;
+  }
+  return n;
+}
+
+void UdpDatapath::DecodeRx(size_t j) {
+  RxMeta& m = rx_meta_[j];
+  m.valid = false;
+  m.seg = 0;
+  m.ce = false;
+  msghdr& h = rx_hdrs_[j].msg_hdr;
+  m.len = rx_hdrs_[j].msg_len;
+  if (h.msg_flags & MSG_TRUNC) {
+    ++counters_.rx_dropped;
+    ++udp_.rx_truncated;
+    return;
+  }
+  if (!FromSockaddr(rx_addr_[j], h.msg_namelen, &m.src)) {
+    ++counters_.rx_dropped;
+    ++udp_.rx_bad_addr;
+    return;
+  }
+  int tos = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      int seg = 0;
+      std::memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+      m.seg = seg > 0 ? static_cast<uint32_t>(seg) : 0;
+    } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+               c->cmsg_len >= CMSG_LEN(1)) {
+      uint8_t v = 0;
+      std::memcpy(&v, CMSG_DATA(c), 1);
+      tos = v;
+    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
+               c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      std::memcpy(&tos, CMSG_DATA(c), sizeof(tos));
+    }
+  }
+  m.ce = (tos & 0x3) == 0x3;
+  if (m.seg >= m.len) m.seg = 0;  // one datagram
+  if ((m.seg == 0 ? m.len : m.seg) > mtu_) {
+    ++counters_.rx_dropped;
+    ++udp_.rx_oversize;
+    return;
+  }
+  if (m.seg != 0) ++udp_.gro_buffers;
+  m.valid = true;
+}
+
+size_t UdpDatapath::DrainRx(absl::Span<RxPacket> out) {
+  size_t k = 0;
+  while (k < out.size() && rx_next_ < rx_count_) {
+    const RxMeta& m = rx_meta_[rx_next_];
+    if (!m.valid) {
+      ++rx_next_;
+      rx_off_ = 0;
+      continue;
+    }
+    uint8_t* base = &rx_data_[rx_next_ * rx_buf_size_];
+    const uint32_t piece =
+        m.seg == 0 ? m.len : std::min(m.seg, m.len - rx_off_);
+    RxPacket& p = out[k++];
+    p.src = m.src;
+    p.ce = m.ce;
+    p.data = base + rx_off_;
+    p.len = piece;
+    counters_.rx_packets += 1;
+    counters_.rx_bytes += piece;
+    if (m.ce) ++udp_.rx_ce;
+    rx_off_ += piece;
+    if (m.seg == 0 || rx_off_ >= m.len) {
+      ++rx_next_;
+      rx_off_ = 0;
+    }
+  }
+  return k;
+}
+
+size_t UdpDatapath::RxBurst(absl::Span<RxPacket> out) {
+  if (out.empty()) return 0;
+  if (RxPending()) return DrainRx(out);
+  const size_t vlen = std::min(burst_, out.size());
+  for (size_t j = 0; j < vlen; ++j) {
+    msghdr& h = rx_hdrs_[j].msg_hdr;
+    h.msg_namelen = sizeof(sockaddr_storage);
+    h.msg_controllen = kRxCtrl;
+    h.msg_flags = 0;
+  }
+  ++counters_.rx_syscalls;
+  const int r = recvmmsg(rx_fd_, rx_hdrs_.data(), static_cast<unsigned>(vlen),
+                         MSG_DONTWAIT, nullptr);
+  if (r <= 0) {
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      ++udp_.rx_errors;
+    }
+    return 0;
+  }
+  rx_count_ = static_cast<size_t>(r);
+  rx_next_ = 0;
+  rx_off_ = 0;
+  for (size_t j = 0; j < rx_count_; ++j) DecodeRx(j);
+  return DrainRx(out);
+}
+
+}  // namespace braid::backend

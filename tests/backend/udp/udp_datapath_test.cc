@@ -1,0 +1,400 @@
+#include "backend/udp/udp_datapath.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/backend/udp/udp_test_util.h"
+
+namespace braid::backend {
+namespace {
+
+using testing::Loopback4;
+using testing::Loopback6;
+using testing::LoopbackOptions;
+using testing::PlainSocket;
+using testing::Received;
+using testing::ReceiveN;
+
+std::unique_ptr<UdpBackend> OpenOrDie(const UdpOptions& o) {
+  absl::StatusOr<std::unique_ptr<UdpBackend>> b = UdpBackend::Open(o);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return b.ok() ? std::move(*b) : nullptr;
+}
+
+// Payload i: a 4-byte index then a pattern derived from it, so any
+// corruption, truncation or mix-up is caught.
+std::vector<uint8_t> Payload(uint32_t i, uint32_t len) {
+  std::vector<uint8_t> p(len);
+  for (uint32_t k = 0; k < len; ++k) {
+    p[k] = static_cast<uint8_t>((i * 131 + k * 7) ^ (k >> 8));
+  }
+  if (len >= 4) std::memcpy(p.data(), &i, 4);
+  return p;
+}
+
+// Sends every packet, receiving in between whenever the socket buffer
+// pushes back. Returns what arrived.
+std::vector<Received> SendAll(UdpBackend& tx, UdpBackend& rx,
+                              const std::vector<TxPacket>& pkts) {
+  std::vector<Received> got;
+  size_t sent = 0;
+  int stalls = 0;
+  while (sent < pkts.size() && stalls < 1000) {
+    size_t n = tx.TxBurst(absl::MakeConstSpan(pkts).subspan(
+        sent, std::min<size_t>(64, pkts.size() - sent)));
+    sent += n;
+    if (n == 0) ++stalls;
+    std::vector<RxPacket> r(64);
+    size_t m;
+    while ((m = rx.RxBurst(absl::MakeSpan(r))) > 0) {
+      for (size_t i = 0; i < m; ++i) {
+        got.push_back({r[i].src, r[i].ce,
+                       std::vector<uint8_t>(r[i].data, r[i].data + r[i].len)});
+      }
+    }
+  }
+  EXPECT_EQ(sent, pkts.size());
+  std::vector<Received> rest = ReceiveN(rx, pkts.size() - got.size());
+  got.insert(got.end(), rest.begin(), rest.end());
+  return got;
+}
+
+class ThousandDatagramsTest
+    : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+TEST_P(ThousandDatagramsTest, AllArriveByteExactExactlyOnce) {
+  const auto [gso, gro] = GetParam();
+  auto tx = OpenOrDie(LoopbackOptions(gso, gro));
+  auto rx = OpenOrDie(LoopbackOptions(gso, gro));
+  ASSERT_TRUE(tx && rx);
+  // Runs of equal sizes (GSO material) with short tails and odd sizes, over
+  // all entropies.
+  constexpr uint32_t kCount = 1000;
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<TxPacket> pkts;
+  for (uint32_t i = 0; i < kCount; ++i) {
+    uint32_t len = (i % 50 == 49) ? 100 + i % 7 : 1200 + (i / 50) % 3 * 100;
+    if (i % 97 == 0) len = 1472;
+    payloads.push_back(Payload(i, len));
+  }
+  for (uint32_t i = 0; i < kCount; ++i) {
+    TxPacket p;
+    p.dst = rx->LocalAddress();
+    p.entropy = static_cast<wire::Entropy>((i / 20) % tx->EntropyCount());
+    p.ect = true;
+    p.data = payloads[i].data();
+    p.len = static_cast<uint32_t>(payloads[i].size());
+    pkts.push_back(p);
+  }
+  std::vector<Received> got = SendAll(*tx, *rx, pkts);
+  ASSERT_EQ(got.size(), kCount);
+  std::set<uint32_t> seen;
+  for (const Received& r : got) {
+    ASSERT_GE(r.bytes.size(), 4u);
+    uint32_t idx;
+    std::memcpy(&idx, r.bytes.data(), 4);
+    ASSERT_LT(idx, kCount);
+    EXPECT_TRUE(seen.insert(idx).second) << "duplicate " << idx;
+    EXPECT_EQ(r.bytes, payloads[idx]) << "datagram " << idx;
+    EXPECT_EQ(r.src.port, tx->SourcePort(pkts[idx].entropy));
+    EXPECT_FALSE(r.ce);
+  }
+  EXPECT_EQ(tx->counters().tx_packets, kCount);
+  EXPECT_EQ(tx->counters().tx_dropped, 0u);
+  EXPECT_EQ(rx->counters().rx_packets, kCount);
+  EXPECT_EQ(rx->counters().rx_dropped, 0u);
+  if (gso && tx->gso_active()) {
+    EXPECT_GT(tx->udp_counters().gso_sends, 0u);
+  } else {
+    EXPECT_EQ(tx->udp_counters().gso_sends, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GsoGro, ThousandDatagramsTest,
+                         ::testing::Combine(::testing::Bool(),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return absl::StrCat(
+                               std::get<0>(info.param) ? "Gso" : "NoGso",
+                               std::get<1>(info.param) ? "Gro" : "NoGro");
+                         });
+
+TEST(UdpDatapathTest, EachEntropySendsFromItsOwnSourcePort) {
+  auto tx = OpenOrDie(LoopbackOptions());
+  auto rx = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(tx && rx);
+  // Byte 0 of each datagram names its entropy.
+  std::map<uint32_t, uint16_t> port_of_entropy;
+  for (uint32_t e = 0; e < tx->EntropyCount(); ++e) {
+    std::vector<uint8_t> one(8, static_cast<uint8_t>(e));
+    TxPacket p{rx->LocalAddress(), static_cast<wire::Entropy>(e), false,
+               one.data(), 8};
+    ASSERT_EQ(tx->TxBurst(absl::MakeConstSpan(&p, 1)), 1u);
+    std::vector<Received> got = ReceiveN(*rx, 1);
+    ASSERT_EQ(got.size(), 1u);
+    port_of_entropy[got[0].bytes[0]] = got[0].src.port;
+  }
+  std::set<uint16_t> ports;
+  for (const auto& [e, port] : port_of_entropy) {
+    EXPECT_EQ(port, tx->SourcePort(static_cast<wire::Entropy>(e)));
+    ports.insert(port);
+  }
+  EXPECT_EQ(ports.size(), tx->EntropyCount());
+  EXPECT_EQ(ports.count(tx->LocalAddress().port), 0u);
+}
+
+TEST(UdpDatapathTest, WorksOverIpv6Loopback) {
+  UdpOptions o = LoopbackOptions();
+  o.bind = Loopback6();
+  o.mtu_payload = 1452;
+  absl::StatusOr<std::unique_ptr<UdpBackend>> tx = UdpBackend::Open(o);
+  if (!tx.ok()) GTEST_SKIP() << "::1 unavailable: " << tx.status();
+  auto rx = OpenOrDie(o);
+  ASSERT_TRUE(rx);
+  EXPECT_EQ(rx->LocalAddress().family, NetAddr::Family::kIpv6);
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<TxPacket> pkts;
+  for (uint32_t i = 0; i < 200; ++i) payloads.push_back(Payload(i, 1452));
+  for (uint32_t i = 0; i < 200; ++i) {
+    pkts.push_back({rx->LocalAddress(),
+                    static_cast<wire::Entropy>(i % (*tx)->EntropyCount()), true,
+                    payloads[i].data(), 1452});
+  }
+  std::vector<Received> got = SendAll(**tx, *rx, pkts);
+  ASSERT_EQ(got.size(), 200u);
+  std::set<uint32_t> seen;
+  for (const Received& r : got) {
+    uint32_t idx;
+    std::memcpy(&idx, r.bytes.data(), 4);
+    ASSERT_LT(idx, 200u);
+    seen.insert(idx);
+    EXPECT_EQ(r.bytes, payloads[idx]);
+    EXPECT_EQ(r.src, ([&] {
+                NetAddr a = Loopback6((*tx)->SourcePort(pkts[idx].entropy));
+                return a;
+              })());
+  }
+  EXPECT_EQ(seen.size(), 200u);
+}
+
+// Sends one datagram from `b` and returns the TOS byte a plain socket saw.
+int TosOfSent(UdpBackend& b, PlainSocket& sink, const NetAddr& sink_addr,
+              bool ect) {
+  uint8_t byte = 1;
+  TxPacket p{sink_addr, 0, ect, &byte, 1};
+  if (b.TxBurst(absl::MakeConstSpan(&p, 1)) != 1) return -2;
+  int tos = -1;
+  std::string payload;
+  if (sink.RecvWithTos(&tos, &payload) != 1) return -3;
+  return tos;
+}
+
+TEST(UdpEcnTest, EctPacketsCarryEct0AndOthersDoNot) {
+  PlainSocket sink(AF_INET);
+  const int on = 1;
+  ASSERT_EQ(setsockopt(sink.fd(), IPPROTO_IP, IP_RECVTOS, &on, sizeof(on)), 0);
+  NetAddr sink_addr = sink.Bind(Loopback4());
+  ASSERT_TRUE(sink_addr.valid());
+  auto b = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(b);
+  EXPECT_EQ(TosOfSent(*b, sink, sink_addr, true) & 3, 2);   // ECT(0)
+  EXPECT_EQ(TosOfSent(*b, sink, sink_addr, false) & 3, 0);  // Not-ECT
+}
+
+TEST(UdpEcnTest, EcnOffNeverMarks) {
+  PlainSocket sink(AF_INET);
+  const int on = 1;
+  ASSERT_EQ(setsockopt(sink.fd(), IPPROTO_IP, IP_RECVTOS, &on, sizeof(on)), 0);
+  NetAddr sink_addr = sink.Bind(Loopback4());
+  UdpOptions o = LoopbackOptions();
+  o.ecn = false;
+  auto b = OpenOrDie(o);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(TosOfSent(*b, sink, sink_addr, true) & 3, 0);
+}
+
+TEST(UdpEcnTest, Ipv6EctPacketsCarryEct0) {
+  PlainSocket sink(AF_INET6);
+  const int on = 1;
+  ASSERT_EQ(
+      setsockopt(sink.fd(), IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof(on)), 0);
+  NetAddr sink_addr = sink.Bind(Loopback6());
+  if (!sink_addr.valid()) GTEST_SKIP() << "::1 unavailable";
+  UdpOptions o = LoopbackOptions();
+  o.bind = Loopback6();
+  auto b = OpenOrDie(o);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(TosOfSent(*b, sink, sink_addr, true) & 3, 2);
+  EXPECT_EQ(TosOfSent(*b, sink, sink_addr, false) & 3, 0);
+}
+
+TEST(UdpEcnTest, CeMarkedDatagramIsReportedAsCe) {
+  auto b = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(b);
+  PlainSocket marker(AF_INET);
+  const int ce = 3;
+  ASSERT_EQ(setsockopt(marker.fd(), IPPROTO_IP, IP_TOS, &ce, sizeof(ce)), 0);
+  PlainSocket plain(AF_INET);
+  ASSERT_TRUE(marker.SendTo(b->LocalAddress(), "ce"));
+  ASSERT_TRUE(plain.SendTo(b->LocalAddress(), "no"));
+  std::vector<Received> got = ReceiveN(*b, 2);
+  ASSERT_EQ(got.size(), 2u);
+  for (const Received& r : got) {
+    std::string s(r.bytes.begin(), r.bytes.end());
+    EXPECT_EQ(r.ce, s == "ce") << s;
+  }
+  EXPECT_EQ(b->udp_counters().rx_ce, 1u);
+}
+
+TEST(UdpEcnTest, Ipv6CeMarkedDatagramIsReportedAsCe) {
+  UdpOptions o = LoopbackOptions();
+  o.bind = Loopback6();
+  absl::StatusOr<std::unique_ptr<UdpBackend>> b = UdpBackend::Open(o);
+  if (!b.ok()) GTEST_SKIP() << "::1 unavailable: " << b.status();
+  PlainSocket marker(AF_INET6);
+  const int ce = 3;
+  ASSERT_EQ(setsockopt(marker.fd(), IPPROTO_IPV6, IPV6_TCLASS, &ce, sizeof(ce)),
+            0);
+  ASSERT_TRUE(marker.SendTo((*b)->LocalAddress(), "ce"));
+  std::vector<Received> got = ReceiveN(**b, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].ce);
+}
+
+TEST(UdpBatchingTest, OneBurstOnOneEntropyIsOneSendSyscall) {
+  for (bool gso : {false, true}) {
+    auto tx = OpenOrDie(LoopbackOptions(gso, true));
+    auto rx = OpenOrDie(LoopbackOptions(gso, true));
+    ASSERT_TRUE(tx && rx);
+    std::vector<uint8_t> data(1000, 7);
+    std::vector<TxPacket> pkts(
+        64, TxPacket{rx->LocalAddress(), 3, true, data.data(), 1000});
+    ASSERT_EQ(tx->TxBurst(pkts), 64u);
+    EXPECT_EQ(tx->counters().tx_syscalls, 1u) << "gso=" << gso;
+    if (gso && tx->gso_active()) {
+      EXPECT_EQ(tx->udp_counters().gso_sends, 1u);
+      EXPECT_EQ(tx->udp_counters().gso_segments, 64u);
+    }
+    EXPECT_EQ(ReceiveN(*rx, 64).size(), 64u);
+  }
+}
+
+TEST(UdpBatchingTest, RunsOnFourEntropiesAreFourSendSyscalls) {
+  auto tx = OpenOrDie(LoopbackOptions(false, false));
+  auto rx = OpenOrDie(LoopbackOptions(false, false));
+  ASSERT_TRUE(tx && rx);
+  std::vector<uint8_t> data(500, 1);
+  std::vector<TxPacket> pkts;
+  for (int i = 0; i < 64; ++i) {
+    pkts.push_back({rx->LocalAddress(), static_cast<wire::Entropy>(i / 16),
+                    false, data.data(), 500});
+  }
+  ASSERT_EQ(tx->TxBurst(pkts), 64u);
+  EXPECT_EQ(tx->counters().tx_syscalls, 4u);
+  EXPECT_EQ(ReceiveN(*rx, 64).size(), 64u);
+}
+
+TEST(UdpBatchingTest, QueuedDatagramsAreReadWithOneReceiveSyscall) {
+  auto tx = OpenOrDie(LoopbackOptions(false, false));
+  auto rx = OpenOrDie(LoopbackOptions(false, false));
+  ASSERT_TRUE(tx && rx);
+  std::vector<uint8_t> data(500, 1);
+  std::vector<TxPacket> pkts(
+      64, TxPacket{rx->LocalAddress(), 0, false, data.data(), 500});
+  ASSERT_EQ(tx->TxBurst(pkts), 64u);
+  // Loopback delivers synchronously within sendmmsg, so all 64 are queued.
+  std::vector<RxPacket> out(64);
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 64u);
+  EXPECT_EQ(rx->counters().rx_syscalls, 1u);
+}
+
+TEST(UdpGroTest, CoalescedBufferIsSplitAcrossSmallBursts) {
+  auto tx = OpenOrDie(LoopbackOptions(true, true));
+  auto rx = OpenOrDie(LoopbackOptions(true, true));
+  ASSERT_TRUE(tx && rx);
+  if (!tx->gso_active() || !rx->gro_active()) GTEST_SKIP() << "no GSO/GRO";
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<TxPacket> pkts;
+  for (uint32_t i = 0; i < 40; ++i) {
+    payloads.push_back(Payload(i, i == 39 ? 333 : 1000));
+  }
+  for (uint32_t i = 0; i < 40; ++i) {
+    pkts.push_back({rx->LocalAddress(), 0, true, payloads[i].data(),
+                    static_cast<uint32_t>(payloads[i].size())});
+  }
+  ASSERT_EQ(tx->TxBurst(pkts), 40u);
+  EXPECT_EQ(tx->udp_counters().gso_sends, 1u);
+  // Receive with bursts of 7: one recvmmsg, the rest drained from memory.
+  std::vector<Received> got = ReceiveN(*rx, 40, 7);
+  ASSERT_EQ(got.size(), 40u);
+  for (uint32_t i = 0; i < 40; ++i) {
+    EXPECT_EQ(got[i].bytes, payloads[i]) << i;  // one buffer keeps order
+  }
+  EXPECT_EQ(rx->udp_counters().gro_buffers, 1u);
+  EXPECT_EQ(rx->counters().rx_syscalls, 1u);
+  EXPECT_FALSE(rx->RxPending());
+}
+
+TEST(UdpTxValidationTest, InvalidPacketsAreTakenDroppedAndCounted) {
+  auto tx = OpenOrDie(LoopbackOptions());
+  auto rx = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(tx && rx);
+  std::vector<uint8_t> big(2000, 1);
+  std::vector<TxPacket> pkts = {
+      {rx->LocalAddress(), 0, false, big.data(), 100},    // ok
+      {rx->LocalAddress(), 999, false, big.data(), 100},  // bad entropy
+      {rx->LocalAddress(), 0, false, big.data(), 2000},   // > mtu
+      {Loopback6(rx->LocalAddress().port), 0, false, big.data(), 10},  // v6
+      {NetAddr{}, 0, false, big.data(), 10},            // no address
+      {rx->LocalAddress(), 0, false, nullptr, 10},      // no data
+      {rx->LocalAddress(), 1, false, big.data(), 200},  // ok
+  };
+  EXPECT_EQ(tx->TxBurst(pkts), pkts.size());
+  EXPECT_EQ(tx->counters().tx_packets, 2u);
+  EXPECT_EQ(tx->counters().tx_dropped, 5u);
+  EXPECT_EQ(tx->udp_counters().tx_invalid, 5u);
+  EXPECT_EQ(ReceiveN(*rx, 2).size(), 2u);
+}
+
+TEST(UdpRxValidationTest, DatagramLargerThanMtuIsDroppedAndCounted) {
+  for (bool gro : {false, true}) {
+    auto rx = OpenOrDie(LoopbackOptions(true, gro));
+    ASSERT_TRUE(rx);
+    PlainSocket peer(AF_INET);
+    ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), std::string(3000, 'x')));
+    ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), "fine"));
+    std::vector<Received> got = ReceiveN(*rx, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(std::string(got[0].bytes.begin(), got[0].bytes.end()), "fine");
+    EXPECT_EQ(rx->counters().rx_dropped, 1u) << "gro=" << gro;
+  }
+}
+
+TEST(UdpRxValidationTest, EmptyDatagramIsDeliveredAsEmpty) {
+  auto rx = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(rx);
+  PlainSocket peer(AF_INET);
+  ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), ""));
+  std::vector<Received> got = ReceiveN(*rx, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].bytes.empty());
+}
+
+TEST(UdpRxTest, NothingQueuedReturnsZero) {
+  auto rx = OpenOrDie(LoopbackOptions());
+  ASSERT_TRUE(rx);
+  std::vector<RxPacket> out(8);
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 0u);
+  EXPECT_EQ(rx->udp_counters().rx_errors, 0u);
+}
+
+}  // namespace
+}  // namespace braid::backend

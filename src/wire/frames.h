@@ -69,6 +69,7 @@ struct AckHeader {
   uint32_t ack_delay_ns = 0;  // time the acker held the echoed packet
   Psn credit_psn;             // sender may send PSNs < credit_psn
   uint32_t ce_count = 0;      // CE-marked data packets received, cumulative
+  uint32_t session = 0;       // data sender's send session being acked (echo)
 };
 
 struct CtrlFrame {

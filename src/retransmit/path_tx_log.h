@@ -1,0 +1,69 @@
+// The transmissions made on one path, in send order (= per-path sequence
+// order). Paths are FIFO, so this is what per-path gap loss detection, the
+// time-based loss rule and the RTO walk. The log has two regions:
+//   [oldest, head)  resolved history, kept only to answer Find() for RTT
+//                   samples and spurious-retransmit detection; overwritten
+//                   when room is needed;
+//   [head, tail)    unresolved transmissions, oldest first; never
+//                   overwritten: the ring doubles instead, so that at least
+//                   half of it stays available for history.
+// Appending, popping and (for consecutive seqs) Find() are O(1); no
+// allocation except when the ring grows.
+#ifndef BRAID_RETRANSMIT_PATH_TX_LOG_H_
+#define BRAID_RETRANSMIT_PATH_TX_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "braid/time.h"
+#include "wire/psn.h"
+
+namespace braid::retransmit {
+
+// One transmission of one packet on one path.
+struct TxRecord {
+  wire::PathSeq seq;
+  wire::Psn psn;
+  TimeNs sent;
+  uint64_t tx_index = 0;    // global send order of the manager
+  bool sampled = false;     // an RTT sample was taken from it
+  bool superseded = false;  // declared lost, then re-sent as a newer copy
+};
+
+class PathTxLog {
+ public:
+  // `initial_capacity` is rounded up to a power of two (at least 4).
+  explicit PathTxLog(uint32_t initial_capacity = 64);
+
+  // Appends a transmission at the tail. Seqs must increase; the caller
+  // checks. May overwrite the oldest history entry, or grow the ring.
+  void Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent, uint64_t tx_index);
+  // True if there is an unresolved transmission.
+  bool HasUnresolved() const { return head_ != tail_; }
+  // Number of unresolved transmissions.
+  size_t unresolved() const { return static_cast<size_t>(tail_ - head_); }
+  // The oldest unresolved transmission. Requires HasUnresolved().
+  TxRecord& Front() { return ring_[head_ & mask_]; }
+  // Moves the oldest unresolved transmission into the history.
+  void PopFront() { ++head_; }
+  // The transmission with `seq`, resolved or not; nullptr if it is not (or no
+  // longer) in the log.
+  TxRecord* Find(wire::PathSeq seq);
+  // Forgets everything, keeping the memory.
+  void Clear() { oldest_ = head_ = tail_ = 0; }
+  size_t capacity() const { return ring_.size(); }
+
+ private:
+  void Grow();
+
+  std::vector<TxRecord> ring_;
+  uint64_t mask_ = 0;
+  uint64_t oldest_ = 0;  // ring positions, monotonically increasing
+  uint64_t head_ = 0;
+  uint64_t tail_ = 0;
+};
+
+}  // namespace braid::retransmit
+
+#endif  // BRAID_RETRANSMIT_PATH_TX_LOG_H_

@@ -1,0 +1,145 @@
+// Vocabulary of the sender-side reliability module: options, the ack as the
+// retransmit logic sees it, loss causes, counters and the event callback
+// interface the per-peer core implements.
+#ifndef BRAID_RETRANSMIT_RETRANSMIT_TYPES_H_
+#define BRAID_RETRANSMIT_RETRANSMIT_TYPES_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "braid/time.h"
+#include "wire/psn.h"
+
+namespace braid::retransmit {
+
+// Tunables of a SentPacketManager. Defaults suit a datacenter fabric with
+// round trips of a few to a few hundred microseconds.
+struct RetransmitOptions {
+  // Floor of the retransmission timeout.
+  DurationNs min_rto = DurationNs::Micros(200);
+  // Ceiling of the retransmission timeout, also after exponential backoff.
+  DurationNs max_rto = DurationNs::Millis(100);
+  // RTT assumed (as srtt, with rttvar = initial_rtt / 2) before any sample.
+  DurationNs initial_rtt = DurationNs::Micros(100);
+  // Time-based loss: an in-flight transmission is lost if a transmission sent
+  // after it is known to have arrived and
+  //   now >= sent + path_srtt * (1 + tol/8) + min_reorder_window,
+  // where path_srtt is the srtt of the candidate's own path.
+  int reorder_tolerance_eighths = 2;
+  DurationNs min_reorder_window = DurationNs::Micros(5);
+  // Tail loss probe: after 2 * srtt + max_ack_delay without new data sent or
+  // new data acked, with data in flight, queue the newest in-flight packet
+  // for re-sending once (cause kTailProbe). Never fires after the RTO.
+  bool tail_probe = true;
+  // Longest time the receiver may hold an ack (coalescing); added to the
+  // tail-probe timeout because srtt samples exclude the receiver's hold time.
+  DurationNs max_ack_delay = DurationNs::Micros(10);
+  // Go-back-N baseline: a NAK declares every in-flight PSN >= cum lost; an
+  // RTO declares everything in flight lost.
+  bool go_back_n = false;
+  // Packets the PSN ring is sized for at construction; it doubles on demand.
+  uint32_t initial_window_packets = 256;
+  // Transmissions each path log holds at first use; doubles on demand.
+  uint32_t initial_path_log = 64;
+};
+
+// Why a packet was declared lost (or, for kTailProbe, re-sent as a probe).
+enum class LossCause : uint8_t {
+  kPathGap = 0,    // a later transmission on the same FIFO path arrived
+  kTime = 1,       // a later-sent packet arrived and the reorder window passed
+  kRto = 2,        // retransmission timeout
+  kTailProbe = 3,  // tail loss probe: queued for a re-send, not proven lost
+  kNak = 4,        // go-back-N NAK
+};
+inline constexpr int kNumLossCauses = 5;
+
+// Short lower-case name for logs and tool output ("path_gap", "time", ...).
+const char* LossCauseName(LossCause cause);
+
+// One acknowledgement, already parsed and authenticated by the core.
+struct AckInfo {
+  // Every PSN < cum was received.
+  wire::Psn cum;
+  // Bit i of word j set => PSN cum + 1 + 64 * j + i was received. PSN cum
+  // itself is missing whenever any bit is set. PSNs >= cum + 1 + 64 * size()
+  // are beyond the ack's reach: unknown, never inferred lost from this ack.
+  absl::Span<const uint64_t> sack;
+  // The data transmission that triggered this ack, and how long the receiver
+  // held it before acking (subtracted from the RTT sample).
+  wire::PathId echo_path = 0;
+  wire::PathSeq echo_path_seq;
+  DurationNs ack_delay;
+  // Go-back-N only: the receiver discarded an out-of-order PSN.
+  bool nak = false;
+};
+
+// Counters of one SentPacketManager; cumulative, survive Reset().
+struct SenderCounters {
+  uint64_t packets_sent = 0;  // first transmissions
+  uint64_t bytes_sent = 0;    // first transmissions
+  uint64_t retransmits = 0;   // every OnRetransmitted, probes included
+  // Indexed by LossCause: the cause of the loss each re-send repaired
+  // (kTailProbe for probes).
+  std::array<uint64_t, kNumLossCauses> retransmits_by_cause = {};
+  uint64_t packets_lost = 0;  // loss declarations (tail probes included)
+  std::array<uint64_t, kNumLossCauses> losses_by_cause = {};
+  uint64_t packets_acked = 0;
+  uint64_t bytes_acked = 0;
+  uint64_t rtos = 0;         // RTO expiries
+  uint64_t tail_probes = 0;  // probes scheduled
+  // An ack echoed a transmission we had already re-sent after declaring it
+  // lost.
+  uint64_t spurious_retransmits = 0;
+  // A packet declared lost was acked before it was re-sent.
+  uint64_t lost_then_acked = 0;
+  uint64_t acks_processed = 0;  // valid acks
+  uint64_t invalid_acks = 0;    // rejected: refer to PSNs never sent
+  uint64_t naks = 0;            // NAKs acted on
+  uint64_t naks_ignored = 0;    // duplicate NAKs, or NAKs outside GBN mode
+  uint64_t rtt_samples = 0;
+  uint64_t rtt_samples_rejected = 0;  // non-positive after ack_delay
+  uint64_t echo_unknown = 0;          // echoed (path, seq) not in the history
+  // Caller bugs, counted rather than asserted: OnRetransmitted for a PSN
+  // that is not outstanding, and per-path seqs that did not increase.
+  uint64_t bad_retransmit_calls = 0;
+  uint64_t path_seq_regressions = 0;
+};
+
+// Events a SentPacketManager reports while it processes an ack or a timer.
+// One virtual call per event (not per packet sent). Implementations must not
+// call back into the manager that is reporting: collect and act afterwards.
+class SenderEvents {
+ public:
+  virtual ~SenderEvents() = default;
+  // `psn` was acknowledged for the first time. `last_path` is the path of the
+  // copy believed to have arrived (the echoed one if the ack proves it, else
+  // the latest); `was_retransmitted` if it was sent more than once.
+  virtual void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                             wire::PathId last_path,
+                             bool was_retransmitted) = 0;
+  // `psn` was declared lost; it is now queued for PopRetransmit. `path` is
+  // the path of the lost transmission.
+  virtual void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
+                            wire::PathId path, LossCause cause) = 0;
+  // A new RTT sample (ack delay already subtracted) for `path`.
+  virtual void OnRttSample(wire::PathId path, DurationNs rtt) = 0;
+  // An ack echoed an earlier transmission of `psn`, which we had already
+  // re-sent because we had declared it lost.
+  virtual void OnSpuriousRetransmit(wire::Psn psn) = 0;
+};
+
+// A SenderEvents that ignores everything; handy for tests and benchmarks.
+class NullSenderEvents : public SenderEvents {
+ public:
+  void OnPacketAcked(wire::Psn, uint64_t, uint32_t, wire::PathId,
+                     bool) override {}
+  void OnPacketLost(wire::Psn, uint64_t, uint32_t, wire::PathId,
+                    LossCause) override {}
+  void OnRttSample(wire::PathId, DurationNs) override {}
+  void OnSpuriousRetransmit(wire::Psn) override {}
+};
+
+}  // namespace braid::retransmit
+
+#endif  // BRAID_RETRANSMIT_RETRANSMIT_TYPES_H_

@@ -1,0 +1,555 @@
+#include "retransmit/sent_packet_manager.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace braid::retransmit {
+
+namespace {
+
+// "No RTO cutoff" for ScanPaths.
+constexpr TimeNs kNoRtoCutoff = TimeNs(std::numeric_limits<int64_t>::min());
+constexpr int kMaxBackoff = 30;
+
+uint32_t RoundUpPow2(uint32_t n) {
+  uint32_t c = 16;
+  while (c < n && c < (1u << 30)) c <<= 1;
+  return c;
+}
+
+// Min-heap order on PSNs (wrap-aware; all queued PSNs lie in the window).
+struct PsnGreater {
+  bool operator()(wire::Psn a, wire::Psn b) const { return a > b; }
+};
+
+}  // namespace
+
+SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
+    : opts_(opts),
+      ring_(RoundUpPow2(opts.initial_window_packets)),
+      mask_(static_cast<uint32_t>(ring_.size() - 1)),
+      rtt_(opts.initial_rtt) {
+  heap_.reserve(ring_.size());
+  active_paths_.reserve(256);
+}
+
+void SentPacketManager::Reset(wire::Psn base) {
+  for (Packet& p : ring_) p = Packet{};
+  base_ = next_ = reach_ = base;
+  tx_counter_ = 0;
+  rack_tx_ = 0;
+  bytes_in_flight_ = 0;
+  packets_in_flight_ = 0;
+  lost_pending_ = 0;
+  heap_.clear();
+  for (PathState& ps : paths_) {
+    ps.log.Clear();
+    ps.rtt.Reset(opts_.initial_rtt);
+    ps.has_hwm = ps.has_last = ps.has_barrier = ps.has_pre_hwm = false;
+    ps.active = false;
+  }
+  active_paths_.clear();
+  rtt_.Reset(opts_.initial_rtt);
+  backoff_ = 0;
+  oldest_live_sent_ = TimeNs::Infinite();
+  time_loss_deadline_ = TimeNs::Infinite();
+  tlp_base_ = TimeNs::Infinite();
+  tlp_armed_ = false;
+  nak_active_ = false;
+  echo_active_ = false;
+}
+
+SentPacketManager::Packet* SentPacketManager::Get(wire::Psn psn) {
+  if (psn < base_ || psn >= next_) return nullptr;
+  return &ring_[psn.value() & mask_];
+}
+
+const SentPacketManager::Packet* SentPacketManager::Get(wire::Psn psn) const {
+  if (psn < base_ || psn >= next_) return nullptr;
+  return &ring_[psn.value() & mask_];
+}
+
+SentPacketManager::PathState& SentPacketManager::Path(wire::PathId p) {
+  while (paths_.size() <= p) paths_.emplace_back(opts_);
+  return paths_[p];
+}
+
+void SentPacketManager::Grow() {
+  std::vector<Packet> bigger(ring_.size() * 2);
+  const uint32_t new_mask = static_cast<uint32_t>(bigger.size() - 1);
+  for (wire::Psn p = base_; p != next_; ++p) {
+    bigger[p.value() & new_mask] = ring_[p.value() & mask_];
+  }
+  ring_.swap(bigger);
+  mask_ = new_mask;
+  heap_.reserve(ring_.size());
+}
+
+void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
+                                           wire::PathId path, wire::PathSeq seq,
+                                           TimeNs now) {
+  PathState& ps = Path(path);
+  if (ps.has_last && !(seq > ps.last_seq)) ++counters_.path_seq_regressions;
+  ps.last_seq = seq;
+  ps.has_last = true;
+  pkt.tx_index = ++tx_counter_;
+  pkt.sent = now;
+  pkt.seq = seq;
+  pkt.path = path;
+  if (pkt.tx_count < std::numeric_limits<uint16_t>::max()) ++pkt.tx_count;
+  ps.log.Append(seq, psn, now, pkt.tx_index);
+  if (!ps.active) {
+    ps.active = true;
+    active_paths_.push_back(path);
+  }
+  if (oldest_live_sent_.IsInfinite()) oldest_live_sent_ = now;
+}
+
+void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
+                                    wire::PathId path, wire::PathSeq seq,
+                                    TimeNs now) {
+  if (static_cast<uint32_t>(next_ - base_) >= ring_.size()) Grow();
+  Packet& pkt = ring_[next_.value() & mask_];
+  pkt = Packet{};
+  pkt.tag = tag;
+  pkt.bytes = bytes;
+  pkt.state = State::kInFlight;
+  RecordTransmission(pkt, next_, path, seq, now);
+  bytes_in_flight_ += bytes;
+  ++packets_in_flight_;
+  ++counters_.packets_sent;
+  counters_.bytes_sent += bytes;
+  ++next_;
+  if (opts_.tail_probe) {
+    tlp_base_ = now;
+    tlp_armed_ = true;
+  }
+}
+
+void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
+                                        wire::PathSeq seq, TimeNs now) {
+  Packet* pkt = Get(psn);
+  if (pkt == nullptr ||
+      (pkt->state != State::kLost && pkt->state != State::kInFlight)) {
+    ++counters_.bad_retransmit_calls;
+    return;
+  }
+  ++counters_.retransmits;
+  if (pkt->state == State::kLost) {
+    if (pkt->in_queue) {
+      pkt->in_queue = false;
+      --lost_pending_;
+    }
+    ++counters_.retransmits_by_cause[static_cast<int>(pkt->last_loss)];
+    // A tail probe's original copy was not known to be lost: either copy may
+    // be the one that arrives.
+    if (pkt->last_loss == LossCause::kTailProbe) pkt->ambiguous = true;
+    // The copy declared lost is now superseded: if an ack echoes it later,
+    // this re-send was spurious.
+    TxRecord* old = paths_[pkt->path].log.Find(pkt->seq);
+    if (old != nullptr && old->tx_index == pkt->tx_index) {
+      old->superseded = true;
+    }
+    pkt->state = State::kInFlight;
+    bytes_in_flight_ += pkt->bytes;
+    ++packets_in_flight_;
+  } else {
+    // A probe of a packet still in flight: either copy may arrive first.
+    ++counters_.retransmits_by_cause[static_cast<int>(LossCause::kTailProbe)];
+    pkt->ambiguous = true;
+  }
+  RecordTransmission(*pkt, psn, path, seq, now);
+  if (lost_pending_ == 0) heap_.clear();
+}
+
+void SentPacketManager::NoteArrival(wire::PathId p, wire::PathSeq seq,
+                                    uint64_t tx_index) {
+  PathState& ps = Path(p);
+  if (!ps.has_hwm || seq > ps.hwm) {
+    ps.hwm = seq;
+    ps.has_hwm = true;
+  }
+  if (ps.has_barrier && seq < ps.barrier &&
+      (!ps.has_pre_hwm || seq > ps.pre_hwm)) {
+    ps.pre_hwm = seq;
+    ps.has_pre_hwm = true;
+  }
+  rack_tx_ = std::max(rack_tx_, tx_index);
+}
+
+void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
+                                      DurationNs ack_delay, TimeNs now,
+                                      SenderEvents& ev) {
+  if (rec.sampled) return;  // one sample per transmission (duplicate acks)
+  rec.sampled = true;
+  const DurationNs delay = Max(ack_delay, DurationNs::Zero());
+  const DurationNs sample = (now - rec.sent) - delay;
+  if (sample <= DurationNs::Zero()) {
+    ++counters_.rtt_samples_rejected;
+    return;
+  }
+  rtt_.AddSample(sample);
+  paths_[p].rtt.AddSample(sample);
+  ++counters_.rtt_samples;
+  ev.OnRttSample(p, sample);
+}
+
+void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn,
+                                  SenderEvents& ev) {
+  wire::PathId arrived_path = pkt.path;
+  if (echo_active_ && psn == echo_psn_) {
+    arrived_path = echo_path_;  // arrival already noted from the echo
+  } else if (!pkt.ambiguous) {
+    NoteArrival(pkt.path, pkt.seq, pkt.tx_index);  // assume the latest copy
+  }
+  if (pkt.state == State::kInFlight) {
+    bytes_in_flight_ -= pkt.bytes;
+    --packets_in_flight_;
+  } else if (pkt.state == State::kLost) {
+    ++counters_.lost_then_acked;
+    if (pkt.in_queue) {
+      pkt.in_queue = false;
+      --lost_pending_;
+    }
+  }
+  pkt.state = State::kAcked;
+  ++counters_.packets_acked;
+  counters_.bytes_acked += pkt.bytes;
+  ev.OnPacketAcked(psn, pkt.tag, pkt.bytes, arrived_path, pkt.tx_count > 1);
+}
+
+bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
+                              SenderEvents& ev) {
+  // Validate before touching anything: nothing may refer to PSNs not sent.
+  if (ack.cum > next_) {
+    ++counters_.invalid_acks;
+    return false;
+  }
+  const uint64_t span = static_cast<uint32_t>(next_ - ack.cum);
+  const size_t words = ack.sack.size();
+  for (size_t j = words; j-- > 0;) {
+    const uint64_t w = ack.sack[j];
+    if (w == 0) continue;
+    const uint64_t highest = 1 + 64 * static_cast<uint64_t>(j) +
+                             (63 - static_cast<uint64_t>(__builtin_clzll(w)));
+    if (highest >= span) {
+      ++counters_.invalid_acks;
+      return false;
+    }
+    break;
+  }
+  ++counters_.acks_processed;
+  const uint64_t reach_off =
+      std::min<uint64_t>(1 + 64 * static_cast<uint64_t>(words), span);
+  reach_ = wire::Max(reach_, ack.cum + static_cast<int64_t>(reach_off));
+
+  // The echoed transmission: RTT sample, proof of arrival, spurious check.
+  echo_active_ = false;
+  TxRecord* rec = ack.echo_path < paths_.size()
+                      ? paths_[ack.echo_path].log.Find(ack.echo_path_seq)
+                      : nullptr;
+  if (rec == nullptr) {
+    ++counters_.echo_unknown;
+  } else {
+    TakeRttSample(ack.echo_path, *rec, ack.ack_delay, now, ev);
+    NoteArrival(ack.echo_path, rec->seq, rec->tx_index);
+    Packet* pkt = Get(rec->psn);
+    if (rec->superseded) {
+      rec->superseded = false;
+      if (pkt == nullptr || !pkt->spurious_reported) {
+        if (pkt != nullptr) pkt->spurious_reported = true;
+        ++counters_.spurious_retransmits;
+        ev.OnSpuriousRetransmit(rec->psn);
+      }
+    }
+    if (pkt != nullptr && pkt->state != State::kAcked) {
+      echo_active_ = true;
+      echo_psn_ = rec->psn;
+      echo_path_ = ack.echo_path;
+    }
+  }
+
+  // Newly acknowledged packets.
+  const uint64_t acked_before = counters_.packets_acked;
+  for (wire::Psn p = base_; p < ack.cum; ++p) {
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state != State::kAcked) MarkAcked(pkt, p, ev);
+  }
+  for (size_t j = 0; j < words; ++j) {
+    uint64_t w = ack.sack[j];
+    if (w == 0) continue;
+    const wire::Psn word_base =
+        ack.cum + static_cast<int64_t>(1 + 64 * static_cast<uint64_t>(j));
+    if (word_base + 63 < base_) continue;  // entirely acked already
+    while (w != 0) {
+      const int b = __builtin_ctzll(w);
+      w &= w - 1;
+      const wire::Psn p = word_base + b;
+      if (p < base_) continue;
+      Packet& pkt = ring_[p.value() & mask_];
+      if (pkt.state != State::kAcked) MarkAcked(pkt, p, ev);
+    }
+  }
+  echo_active_ = false;
+  while (base_ != next_ &&
+         ring_[base_.value() & mask_].state == State::kAcked) {
+    ring_[base_.value() & mask_].state = State::kEmpty;
+    ++base_;
+  }
+  if (counters_.packets_acked != acked_before) {
+    backoff_ = 0;
+    if (opts_.tail_probe) {
+      tlp_base_ = now;
+      tlp_armed_ = true;
+    }
+  }
+
+  if (ack.nak) {
+    if (opts_.go_back_n) {
+      ProcessNak(ack.cum, ev);
+    } else {
+      ++counters_.naks_ignored;
+    }
+  }
+  ScanPaths(now, kNoRtoCutoff, ev);
+  if (lost_pending_ == 0) heap_.clear();
+  return true;
+}
+
+bool SentPacketManager::IsGapLost(const PathState& ps,
+                                  const TxRecord& rec) const {
+  if (ps.has_barrier && rec.seq < ps.barrier) {
+    return ps.has_pre_hwm && rec.seq < ps.pre_hwm;
+  }
+  return ps.has_hwm && rec.seq < ps.hwm;
+}
+
+void SentPacketManager::ScanPaths(TimeNs now, TimeNs rto_cutoff,
+                                  SenderEvents& ev) {
+  time_loss_deadline_ = TimeNs::Infinite();
+  oldest_live_sent_ = TimeNs::Infinite();
+  for (size_t i = 0; i < active_paths_.size();) {
+    const wire::PathId path = active_paths_[i];
+    PathState& ps = paths_[path];
+    while (ps.log.HasUnresolved()) {
+      TxRecord& f = ps.log.Front();
+      Packet* pkt = Get(f.psn);
+      if (pkt == nullptr || pkt->state != State::kInFlight ||
+          pkt->tx_index != f.tx_index) {
+        ps.log.PopFront();  // acked, declared lost, or superseded
+        continue;
+      }
+      // PSNs the receiver could not yet report are unknown, never lost.
+      const bool reportable = f.psn < reach_;
+      if (reportable && IsGapLost(ps, f)) {
+        DeclareLost(*pkt, f.psn, LossCause::kPathGap, ev);
+        ps.log.PopFront();
+        continue;
+      }
+      if (f.sent <= rto_cutoff) {
+        DeclareLost(*pkt, f.psn, LossCause::kRto, ev);
+        ps.log.PopFront();
+        continue;
+      }
+      if (reportable && f.tx_index < rack_tx_) {
+        const TimeNs deadline = f.sent + ReorderWindow(path);
+        if (now >= deadline) {
+          DeclareLost(*pkt, f.psn, LossCause::kTime, ev);
+          ps.log.PopFront();
+          continue;
+        }
+        time_loss_deadline_ = Min(time_loss_deadline_, deadline);
+      }
+      oldest_live_sent_ = Min(oldest_live_sent_, f.sent);
+      break;
+    }
+    if (ps.has_barrier &&
+        (!ps.log.HasUnresolved() || ps.log.Front().seq >= ps.barrier)) {
+      ps.has_barrier = false;  // nothing from before the reroute is left
+      ps.has_pre_hwm = false;
+    }
+    if (!ps.log.HasUnresolved()) {
+      ps.active = false;
+      active_paths_[i] = active_paths_.back();
+      active_paths_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
+                                    SenderEvents& ev) {
+  pkt.state = State::kLost;
+  bytes_in_flight_ -= pkt.bytes;
+  --packets_in_flight_;
+  pkt.last_loss = cause;
+  pkt.in_queue = true;
+  ++lost_pending_;
+  PushRetransmit(psn);
+  ++counters_.packets_lost;
+  ++counters_.losses_by_cause[static_cast<int>(cause)];
+  ev.OnPacketLost(psn, pkt.tag, pkt.bytes, pkt.path, cause);
+}
+
+void SentPacketManager::PushRetransmit(wire::Psn psn) {
+  heap_.push_back(psn);
+  std::push_heap(heap_.begin(), heap_.end(), PsnGreater());
+}
+
+void SentPacketManager::DeclareAllLost(wire::Psn from, LossCause cause,
+                                       SenderEvents& ev) {
+  for (wire::Psn p = wire::Max(from, base_); p < next_; ++p) {
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state == State::kInFlight) DeclareLost(pkt, p, cause, ev);
+  }
+}
+
+void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
+  const Packet* pkt = Get(cum);
+  if (pkt == nullptr || pkt->state == State::kAcked) {
+    ++counters_.naks_ignored;
+    return;
+  }
+  // A NAK for the same hole after we re-sent it was most likely generated
+  // before the re-send arrived: going back again would only duplicate.
+  if (nak_active_ && nak_cum_ == cum && pkt->tx_index > nak_tx_mark_) {
+    ++counters_.naks_ignored;
+    return;
+  }
+  nak_active_ = true;
+  nak_cum_ = cum;
+  nak_tx_mark_ = tx_counter_;
+  ++counters_.naks;
+  DeclareAllLost(cum, LossCause::kNak, ev);
+}
+
+void SentPacketManager::OnTimer(TimeNs now, SenderEvents& ev) {
+  ScanPaths(now, kNoRtoCutoff, ev);
+  if (packets_in_flight_ > 0 && !oldest_live_sent_.IsInfinite() &&
+      oldest_live_sent_ + current_rto() <= now) {
+    FireRto(now, ev);
+  } else {
+    MaybeScheduleProbe(now, ev);
+  }
+  if (lost_pending_ == 0) heap_.clear();
+}
+
+void SentPacketManager::FireRto(TimeNs now, SenderEvents& ev) {
+  ++counters_.rtos;
+  if (opts_.go_back_n) {
+    DeclareAllLost(base_, LossCause::kRto, ev);
+    ScanPaths(now, kNoRtoCutoff, ev);
+  } else {
+    ScanPaths(now, now - current_rto(), ev);
+  }
+  if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
+  tlp_armed_ = false;  // no probe until new data or an ack with progress
+}
+
+void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
+  if (!opts_.tail_probe || !tlp_armed_ || packets_in_flight_ == 0 ||
+      lost_pending_ > 0) {
+    return;
+  }
+  if (tlp_base_ + Pto() > now) return;
+  for (wire::Psn p = next_; p != base_;) {
+    p = p - 1;
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state == State::kInFlight) {
+      tlp_armed_ = false;
+      ++counters_.tail_probes;
+      DeclareLost(pkt, p, LossCause::kTailProbe, ev);
+      return;
+    }
+  }
+}
+
+bool SentPacketManager::PeekRetransmit(wire::Psn* psn, uint64_t* tag,
+                                       uint32_t* bytes,
+                                       wire::PathId* last_path) {
+  while (!heap_.empty()) {
+    const wire::Psn p = heap_.front();
+    const Packet* pkt = Get(p);
+    if (pkt == nullptr || pkt->state != State::kLost || !pkt->in_queue) {
+      std::pop_heap(heap_.begin(), heap_.end(), PsnGreater());
+      heap_.pop_back();  // stale: acked or re-sent meanwhile
+      continue;
+    }
+    *psn = p;
+    *tag = pkt->tag;
+    *bytes = pkt->bytes;
+    *last_path = pkt->path;
+    return true;
+  }
+  return false;
+}
+
+bool SentPacketManager::PopRetransmit(wire::Psn* psn, uint64_t* tag,
+                                      uint32_t* bytes,
+                                      wire::PathId* last_path) {
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), PsnGreater());
+    const wire::Psn p = heap_.back();
+    heap_.pop_back();
+    Packet* pkt = Get(p);
+    if (pkt == nullptr || pkt->state != State::kLost || !pkt->in_queue) {
+      continue;  // stale: acked or re-sent meanwhile
+    }
+    pkt->in_queue = false;
+    --lost_pending_;
+    if (lost_pending_ == 0) heap_.clear();
+    *psn = p;
+    *tag = pkt->tag;
+    *bytes = pkt->bytes;
+    *last_path = pkt->path;
+    return true;
+  }
+  return false;
+}
+
+TimeNs SentPacketManager::NextTimerTime() const {
+  if (packets_in_flight_ == 0) return TimeNs::Infinite();
+  TimeNs t = time_loss_deadline_;
+  if (!oldest_live_sent_.IsInfinite()) {
+    t = Min(t, oldest_live_sent_ + current_rto());
+  }
+  if (opts_.tail_probe && tlp_armed_ && lost_pending_ == 0) {
+    t = Min(t, tlp_base_ + Pto());
+  }
+  return t;
+}
+
+DurationNs SentPacketManager::current_rto() const {
+  DurationNs d = rto();
+  for (int i = 0; i < backoff_ && d < opts_.max_rto; ++i) d = d * 2;
+  return Min(d, opts_.max_rto);
+}
+
+DurationNs SentPacketManager::path_srtt(wire::PathId p) const {
+  if (p < paths_.size() && paths_[p].rtt.has_sample()) {
+    return paths_[p].rtt.srtt();
+  }
+  return rtt_.srtt();
+}
+
+DurationNs SentPacketManager::ReorderWindow(wire::PathId p) const {
+  const int64_t tol = std::max(0, opts_.reorder_tolerance_eighths);
+  return path_srtt(p) * (8 + tol) / 8 + opts_.min_reorder_window;
+}
+
+DurationNs SentPacketManager::Pto() const {
+  return rtt_.srtt() * 2 + opts_.max_ack_delay;
+}
+
+void SentPacketManager::OnPathRerouted(wire::PathId p) {
+  PathState& ps = Path(p);
+  if (!ps.log.HasUnresolved()) return;
+  // Seqs from here on are not ordered with the ones already in flight.
+  ps.barrier = ps.has_last ? ps.last_seq + 1 : wire::PathSeq(0);
+  ps.has_barrier = true;
+  ps.has_pre_hwm = ps.has_hwm;
+  ps.pre_hwm = ps.hwm;
+}
+
+}  // namespace braid::retransmit

@@ -1,0 +1,251 @@
+// Sender-side reliability for one peer pair: which PSNs are in flight, what
+// an ack acknowledges, what is lost, what to re-send, and when to wake up.
+// I/O-free and clock-free: every entry point takes `now`.
+//
+// Model. Every packet gets a PSN, consecutive at first transmission. Every
+// transmission (first or re-send) goes on a path p with the next per-path
+// seq of p. Paths are FIFO, so a gap in one path's seqs is a loss, while
+// disorder across paths is normal.
+//
+// Loss detection, in order of speed:
+//  * Per-path gap (kPathGap). When transmission (p, s) is known to have
+//    arrived, every earlier transmission on p that is still the live copy of
+//    an unacked packet is lost. A transmission is known to have arrived if
+//    the ack echoes it, or if its packet is newly acked by cum/SACK and it is
+//    that packet's latest copy. (For cum/SACK we cannot tell which copy
+//    arrived, so we assume the latest one did -- unless the packet was
+//    re-sent as a tail probe while the earlier copy was still in flight; then
+//    the arrival is ambiguous and nothing is inferred from it.) An old copy
+//    superseded by a newer transmission is dead: it is never declared lost.
+//  * Time (kTime, RACK-like). A live transmission sent before some
+//    transmission known to have arrived is lost once
+//      now >= sent + path_srtt(its path) * (1 + tol/8) + min_reorder_window.
+//    Using the candidate's own path srtt keeps paths with very different
+//    delays from causing spurious losses.
+//  * RTO (kRto). Every live transmission sent >= rto ago is lost when the
+//    timer fires (oldest live send + backed-off rto); rto then doubles, up to
+//    max_rto; the backoff resets when an ack newly acknowledges something.
+//    In go-back-N mode everything in flight is declared lost.
+//  * NAK (kNak, go-back-N only). Every in-flight PSN >= cum is lost. A repeat
+//    NAK for the same cum after that PSN was re-sent is ignored.
+// A PSN at or beyond the highest ack reach seen (cum + 1 + 64 * words) is
+// "unknown" to the receiver's report and is never declared lost by the gap
+// or time rules (only by RTO or NAK).
+//
+// Tail loss probe: after 2 * srtt + max_ack_delay without new data sent and
+// without an ack that newly acknowledged data, with packets in flight and no
+// retransmission pending, the newest in-flight packet is put into the
+// retransmit queue once, reported through OnPacketLost with cause
+// kTailProbe (congestion control should not treat that cause as a loss).
+// Since the probe's original copy may still arrive, a probed packet's
+// arrival via cum/SACK is treated as ambiguous (see above). One probe per
+// episode: the next needs new data sent or an ack with progress.
+//
+// RTT. Each path keeps a log of its recent transmissions (seq -> send time,
+// PSN), so an echoed (path, seq) names exactly one transmission: samples are
+// unambiguous even for re-sent packets (no Karn problem). Sample =
+// now - sent - ack_delay; taken at most once per transmission; rejected if
+// not positive. srtt/rttvar per RFC 6298, for the peer and for each path.
+// RTO = clamp(srtt + 4 * rttvar, min_rto, max_rto) of the peer estimate.
+//
+// Costs. OnFirstSent/OnRetransmitted are O(1) amortized. OnAck is
+// O(newly acked + newly lost + bitmap words + active paths); OnTimer is
+// O(active paths + newly lost) (go-back-N NAK/RTO and choosing the probe
+// packet are O(window), rare events). Memory grows only when the window or a
+// path's log grows; there is no allocation per packet in steady state.
+//
+// Reentrancy: SenderEvents callbacks must not call back into the manager.
+#ifndef BRAID_RETRANSMIT_SENT_PACKET_MANAGER_H_
+#define BRAID_RETRANSMIT_SENT_PACKET_MANAGER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "braid/time.h"
+#include "retransmit/path_tx_log.h"
+#include "retransmit/retransmit_types.h"
+#include "retransmit/rtt_estimator.h"
+#include "wire/psn.h"
+
+namespace braid::retransmit {
+
+class SentPacketManager {
+ public:
+  explicit SentPacketManager(const RetransmitOptions& opts = {});
+
+  // PSN the next new packet must use.
+  wire::Psn next_psn() const { return next_; }
+  // Forgets all packets, paths and RTT state; next_psn() = base. Counters
+  // are kept.
+  void Reset(wire::Psn base);
+
+  // Records the first transmission of next_psn() (which then advances).
+  // `tag` is opaque (the core encodes message and fragment in it).
+  void OnFirstSent(uint64_t tag, uint32_t bytes, wire::PathId path,
+                   wire::PathSeq seq, TimeNs now);
+  // Records a re-send of `psn`: of a packet declared lost (normally just
+  // popped with PopRetransmit), or of one still in flight (the caller's own
+  // probe; counted as kTailProbe and treated as ambiguous). Ignored and
+  // counted if `psn` is not outstanding.
+  void OnRetransmitted(wire::Psn psn, wire::PathId path, wire::PathSeq seq,
+                       TimeNs now);
+
+  // Applies an ack: reports newly acked packets, the RTT sample, spurious
+  // retransmissions and losses (path gap, time, NAK). Returns false and
+  // changes nothing if the ack refers to PSNs never sent (cum or a SACK bit
+  // beyond next_psn()).
+  bool OnAck(const AckInfo& ack, TimeNs now, SenderEvents& ev);
+  // Timer: time-based losses, then RTO (with backoff) or the tail probe
+  // (which is queued for PopRetransmit).
+  // Safe to call at any time; does nothing that is not due.
+  void OnTimer(TimeNs now, SenderEvents& ev);
+  // When OnTimer next has work; TimeNs::Infinite() if nothing is in flight.
+  TimeNs NextTimerTime() const;
+
+  // Pops the lowest lost PSN waiting to be re-sent (tail probes included);
+  // false if none. The caller should re-send it now and call
+  // OnRetransmitted; a popped packet that is never re-sent stays
+  // outstanding until acked or failed via ForEachUnacked/Reset.
+  bool PopRetransmit(wire::Psn* psn, uint64_t* tag, uint32_t* bytes,
+                     wire::PathId* last_path);
+  // Like PopRetransmit but leaves the packet queued. (Drops stale queue
+  // entries, hence not const.)
+  bool PeekRetransmit(wire::Psn* psn, uint64_t* tag, uint32_t* bytes,
+                      wire::PathId* last_path);
+  // True if a lost packet waits to be re-sent.
+  bool HasRetransmit() const { return lost_pending_ > 0; }
+
+  // Bytes / packets sent and neither acked nor declared lost.
+  uint64_t bytes_in_flight() const { return bytes_in_flight_; }
+  uint32_t packets_in_flight() const { return packets_in_flight_; }
+  // True if anything sent is not acked yet (lost-not-resent included).
+  bool HasUnacked() const { return base_ != next_; }
+  // Lowest PSN not yet acked; next_psn() if none.
+  wire::Psn lowest_unacked() const { return base_; }
+
+  // Peer-wide RTT estimate (all paths).
+  DurationNs srtt() const { return rtt_.srtt(); }
+  DurationNs min_rtt() const { return rtt_.min_rtt(); }
+  DurationNs rttvar() const { return rtt_.rttvar(); }
+  // clamp(srtt + 4 * rttvar, min_rto, max_rto), without backoff.
+  DurationNs rto() const { return rtt_.Rto(opts_.min_rto, opts_.max_rto); }
+  // rto() with the current exponential backoff applied (<= max_rto).
+  DurationNs current_rto() const;
+  // srtt of `p`; the peer srtt if the path has no sample yet.
+  DurationNs path_srtt(wire::PathId p) const;
+  // Time-based loss threshold of path `p` (see class comment).
+  DurationNs ReorderWindow(wire::PathId p) const;
+
+  // Tells the manager that path `p` now takes a different route (its entropy
+  // was recycled): transmissions made on p before this call are no longer
+  // FIFO-ordered with later ones, so arrivals after the change do not
+  // declare them lost by gap (time and RTO still apply).
+  void OnPathRerouted(wire::PathId p);
+
+  // Calls fn(wire::Psn psn, uint64_t tag, uint32_t bytes) for every packet
+  // sent and not acked (in flight or lost), lowest PSN first. Use before
+  // Reset() to fail the messages of a dead peer.
+  template <class Fn>
+  void ForEachUnacked(Fn fn) const {
+    for (wire::Psn p = base_; p != next_; ++p) {
+      const Packet& pkt = ring_[p.value() & mask_];
+      if (pkt.state == State::kInFlight || pkt.state == State::kLost) {
+        fn(p, pkt.tag, pkt.bytes);
+      }
+    }
+  }
+
+  const SenderCounters& counters() const { return counters_; }
+  const RetransmitOptions& options() const { return opts_; }
+
+ private:
+  enum class State : uint8_t { kEmpty, kInFlight, kLost, kAcked };
+  struct Packet {
+    uint64_t tag = 0;
+    uint64_t tx_index = 0;  // global send index of the latest transmission
+    TimeNs sent;            // latest transmission
+    wire::PathSeq seq;      // latest transmission
+    uint32_t bytes = 0;
+    uint16_t tx_count = 0;
+    wire::PathId path = 0;  // latest transmission
+    State state = State::kEmpty;
+    LossCause last_loss = LossCause::kPathGap;
+    bool in_queue = false;   // waiting in the retransmit heap
+    bool ambiguous = false;  // re-sent while an earlier copy may arrive
+    bool spurious_reported = false;
+  };
+  struct PathState {
+    explicit PathState(const RetransmitOptions& o)
+        : log(o.initial_path_log), rtt(o.initial_rtt) {}
+    PathTxLog log;
+    RttEstimator rtt;
+    wire::PathSeq hwm;  // highest seq known to have arrived
+    wire::PathSeq last_seq;
+    wire::PathSeq barrier;  // first seq after the last reroute
+    wire::PathSeq pre_hwm;  // highest arrived seq before the barrier
+    bool has_pre_hwm = false;
+    bool has_hwm = false;
+    bool has_last = false;
+    bool has_barrier = false;
+    bool active = false;  // listed in active_paths_
+  };
+
+  Packet* Get(wire::Psn psn);
+  const Packet* Get(wire::Psn psn) const;
+  PathState& Path(wire::PathId p);
+  void Grow();
+  void RecordTransmission(Packet& pkt, wire::Psn psn, wire::PathId path,
+                          wire::PathSeq seq, TimeNs now);
+  // Notes that (p, seq) with global index tx_index arrived.
+  void NoteArrival(wire::PathId p, wire::PathSeq seq, uint64_t tx_index);
+  void TakeRttSample(wire::PathId p, TxRecord& rec, DurationNs ack_delay,
+                     TimeNs now, SenderEvents& ev);
+  void MarkAcked(Packet& pkt, wire::Psn psn, SenderEvents& ev);
+  void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
+                   SenderEvents& ev);
+  // Walks each active path's unresolved transmissions from the oldest:
+  // drops dead ones, declares gap / time losses and (sent <= rto_cutoff)
+  // RTO losses; recomputes time_loss_deadline_ and oldest_live_sent_.
+  void ScanPaths(TimeNs now, TimeNs rto_cutoff, SenderEvents& ev);
+  bool IsGapLost(const PathState& ps, const TxRecord& rec) const;
+  // Declares every in-flight packet with PSN >= from lost.
+  void DeclareAllLost(wire::Psn from, LossCause cause, SenderEvents& ev);
+  void ProcessNak(wire::Psn cum, SenderEvents& ev);
+  void FireRto(TimeNs now, SenderEvents& ev);
+  void MaybeScheduleProbe(TimeNs now, SenderEvents& ev);
+  DurationNs Pto() const;
+  void PushRetransmit(wire::Psn psn);
+
+  RetransmitOptions opts_;
+  std::vector<Packet> ring_;  // indexed by psn & mask_
+  uint32_t mask_ = 0;
+  wire::Psn base_;   // lowest unacked
+  wire::Psn next_;   // next PSN to assign
+  wire::Psn reach_;  // PSNs below were reportable by some ack
+  uint64_t tx_counter_ = 0;
+  uint64_t rack_tx_ = 0;  // highest tx_index known to have arrived
+  uint64_t bytes_in_flight_ = 0;
+  uint32_t packets_in_flight_ = 0;
+  uint32_t lost_pending_ = 0;
+  std::vector<wire::Psn> heap_;  // min-heap of lost PSNs (lazy deletion)
+  std::vector<PathState> paths_;
+  std::vector<wire::PathId> active_paths_;
+  RttEstimator rtt_;
+  int backoff_ = 0;
+  TimeNs oldest_live_sent_ = TimeNs::Infinite();
+  TimeNs time_loss_deadline_ = TimeNs::Infinite();
+  TimeNs tlp_base_ = TimeNs::Infinite();  // last new send / ack progress
+  bool tlp_armed_ = false;
+  bool nak_active_ = false;  // last NAK's cum and the send index then
+  wire::Psn nak_cum_;
+  uint64_t nak_tx_mark_ = 0;
+  // Scratch of the ack being processed: the packet whose copy was echoed.
+  bool echo_active_ = false;
+  wire::Psn echo_psn_;
+  wire::PathId echo_path_ = 0;
+  SenderCounters counters_;
+};
+
+}  // namespace braid::retransmit
+
+#endif  // BRAID_RETRANSMIT_SENT_PACKET_MANAGER_H_

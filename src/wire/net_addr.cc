@@ -1,5 +1,6 @@
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/hash/hash.h"
@@ -29,6 +30,10 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
   std::string host;
   absl::string_view port_text;
   bool v6 = false;
+  // inet_pton sees a C string: a NUL would hide whatever follows it.
+  if (text.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError("bad address: contains a NUL byte");
+  }
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
     if (close == absl::string_view::npos || close + 1 >= text.size() ||
@@ -49,7 +54,12 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
     port_text = text.substr(colon + 1);
   }
   uint32_t port = 0;
-  if (!absl::SimpleAtoi(port_text, &port) || port == 0 || port > 65535) {
+  // Digits only: SimpleAtoi alone would also take a sign and whitespace.
+  const bool digits = !port_text.empty() &&
+                      std::all_of(port_text.begin(), port_text.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || !absl::SimpleAtoi(port_text, &port) || port == 0 ||
+      port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad address '", text, "': port must be a number in 1..65535"));
   }

@@ -1,0 +1,764 @@
+// Tests for the v1 frame format: exact byte layout, round trips with extreme
+// field values, one crafted input per ParseError reason, multi-frame
+// datagrams and the writers' size checks. Every parse runs over an
+// exactly-sized heap copy so that an ASan build catches any overread.
+#include "wire/frames.h"
+
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace braid::wire {
+
+// Lets gtest print ParseError by name.
+void PrintTo(ParseError e, std::ostream* os) { *os << ParseErrorName(e); }
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// Field offsets as the format documents them (docs/wire-format.md), written
+// out independently of frames.cc so a layout change fails here.
+constexpr size_t kOffVersion = 0;
+constexpr size_t kOffType = 1;
+constexpr size_t kOffFlags = 2;  // ctrl: ctrl type
+constexpr size_t kOffDataPayloadLen = 6;
+constexpr size_t kOffAckSackWords = 4;
+constexpr size_t kOffSrcIncarnation = 8;
+
+void Put16(Bytes& b, size_t off, uint16_t v) {
+  b[off] = static_cast<uint8_t>(v >> 8);
+  b[off + 1] = static_cast<uint8_t>(v);
+}
+void Put64(Bytes& b, size_t off, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    b[off + i] = static_cast<uint8_t>(v >> (56 - 8 * i));
+}
+
+// The result of reading a whole datagram. Owns the exactly-sized buffer the
+// frames' payload/sack pointers alias.
+struct Parsed {
+  std::unique_ptr<uint8_t[]> buf;
+  size_t size = 0;
+  std::vector<Frame> frames;
+  ParseError error = ParseError::kNone;
+  bool next_after_end = false;  // what one more Next() returned
+};
+
+Parsed ParseAll(const Bytes& in) {
+  Parsed r;
+  r.size = in.size();
+  r.buf.reset(new uint8_t[in.size()]);
+  if (!in.empty()) std::memcpy(r.buf.get(), in.data(), in.size());
+  FrameReader reader(absl::MakeConstSpan(r.buf.get(), in.size()));
+  Frame f;
+  while (reader.Next(&f)) {
+    r.frames.push_back(f);
+    if (r.frames.size() > in.size()) break;  // would be an endless loop
+  }
+  r.error = reader.error();
+  r.next_after_end = reader.Next(&f);
+  return r;
+}
+
+ParseError ErrorOf(const Bytes& in) {
+  Parsed p = ParseAll(in);
+  EXPECT_TRUE(p.frames.empty());
+  return p.error;
+}
+
+DataHeader SampleData() {
+  DataHeader h;
+  h.flags = kDataFlagAckNow;
+  h.path_id = 7;
+  h.stream_id = 3;
+  h.src_incarnation = 0x1111222233334444ULL;
+  h.dst_incarnation = 0x5555666677778888ULL;
+  h.psn = Psn(100);
+  h.path_seq = PathSeq(5);
+  h.msg_seq = MsgSeq(9);
+  h.stream_seq = 2;
+  h.msg_len = 1000;
+  h.frag_offset = 0;
+  return h;
+}
+
+AckHeader SampleAck() {
+  AckHeader h;
+  h.flags = kAckFlagEchoCe;
+  h.echo_path_id = 4;
+  h.src_incarnation = 0x5555666677778888ULL;
+  h.dst_incarnation = 0x1111222233334444ULL;
+  h.cum_psn = Psn(90);
+  h.echo_path_seq = PathSeq(5);
+  h.ack_delay_ns = 2500;
+  h.credit_psn = Psn(4090);
+  h.ce_count = 3;
+  h.session = 12;
+  return h;
+}
+
+CtrlFrame SampleCtrl() {
+  CtrlFrame c;
+  c.type = CtrlType::kSync;
+  c.src_incarnation = 0x0123456789abcdefULL;
+  c.dst_incarnation = 0xfedcba9876543210ULL;
+  c.session = 12;
+  c.value = 77;
+  return c;
+}
+
+Bytes Pattern(size_t n, uint8_t seed = 0) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(seed + i * 31);
+  return b;
+}
+
+Bytes EncodeData(const DataHeader& h, const Bytes& payload) {
+  Bytes out(kDataHeaderSize + payload.size());
+  EXPECT_EQ(WriteData(h, payload, absl::MakeSpan(out)), out.size());
+  return out;
+}
+
+Bytes EncodeAck(const AckHeader& h, const std::vector<uint64_t>& sack) {
+  Bytes out(AckFrameSize(sack.size()));
+  EXPECT_EQ(WriteAck(h, sack, absl::MakeSpan(out)), out.size());
+  return out;
+}
+
+Bytes EncodeCtrl(const CtrlFrame& c) {
+  Bytes out(kCtrlFrameSize);
+  EXPECT_EQ(WriteCtrl(c, absl::MakeSpan(out)), out.size());
+  return out;
+}
+
+Bytes Concat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+void ExpectDataEq(const DataHeader& want, const DataHeader& got) {
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.path_id, want.path_id);
+  EXPECT_EQ(got.stream_id, want.stream_id);
+  EXPECT_EQ(got.src_incarnation, want.src_incarnation);
+  EXPECT_EQ(got.dst_incarnation, want.dst_incarnation);
+  EXPECT_EQ(got.psn, want.psn);
+  EXPECT_EQ(got.path_seq, want.path_seq);
+  EXPECT_EQ(got.msg_seq, want.msg_seq);
+  EXPECT_EQ(got.stream_seq, want.stream_seq);
+  EXPECT_EQ(got.msg_len, want.msg_len);
+  EXPECT_EQ(got.frag_offset, want.frag_offset);
+}
+
+void ExpectAckEq(const AckHeader& want, const AckHeader& got) {
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.echo_path_id, want.echo_path_id);
+  EXPECT_EQ(got.src_incarnation, want.src_incarnation);
+  EXPECT_EQ(got.dst_incarnation, want.dst_incarnation);
+  EXPECT_EQ(got.cum_psn, want.cum_psn);
+  EXPECT_EQ(got.echo_path_seq, want.echo_path_seq);
+  EXPECT_EQ(got.ack_delay_ns, want.ack_delay_ns);
+  EXPECT_EQ(got.credit_psn, want.credit_psn);
+  EXPECT_EQ(got.ce_count, want.ce_count);
+  EXPECT_EQ(got.session, want.session);
+}
+
+// ---------------------------------------------------------------- layout
+
+static_assert(kDataHeaderSize == 48);
+static_assert(kAckHeaderSize == 48);
+static_assert(kCtrlFrameSize == 32);
+static_assert(kMaxSackWords == 16);
+static_assert(AckFrameSize(0) == 48);
+static_assert(AckFrameSize(kMaxSackWords) == 176);
+static_assert(kVersion == 1);
+static_assert(static_cast<uint8_t>(FrameType::kData) == 1);
+static_assert(static_cast<uint8_t>(FrameType::kAck) == 2);
+static_assert(static_cast<uint8_t>(FrameType::kCtrl) == 3);
+
+TEST(FrameLayoutTest, DataFrameBytesAreBigEndianAtDocumentedOffsets) {
+  DataHeader h;
+  h.flags = 0x03;
+  h.path_id = 0x04;
+  h.stream_id = 0x0506;
+  h.src_incarnation = 0x0102030405060708ULL;
+  h.dst_incarnation = 0x1112131415161718ULL;
+  h.psn = Psn(0x21222324);
+  h.path_seq = PathSeq(0x25262728);
+  h.msg_seq = MsgSeq(0x31323334);
+  h.stream_seq = 0x35363738;
+  h.msg_len = 0x10;
+  h.frag_offset = 0x0e;
+  const Bytes want = {
+      0x01, 0x01, 0x03, 0x04, 0x05, 0x06, 0x00, 0x02,  // ver type flg path
+      0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // src incarnation
+      0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // dst incarnation
+      0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,  // psn, path seq
+      0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38,  // msg seq, stream seq
+      0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x0e,  // msg len, frag offset
+      0xaa, 0xbb};                                     // payload
+  EXPECT_EQ(EncodeData(h, {0xaa, 0xbb}), want);
+}
+
+TEST(FrameLayoutTest, AckFrameBytesAreBigEndianAtDocumentedOffsets) {
+  AckHeader h;
+  h.flags = 0x03;
+  h.echo_path_id = 0x09;
+  h.src_incarnation = 0x0102030405060708ULL;
+  h.dst_incarnation = 0x1112131415161718ULL;
+  h.cum_psn = Psn(0x21222324);
+  h.echo_path_seq = PathSeq(0x25262728);
+  h.ack_delay_ns = 0x31323334;
+  h.credit_psn = Psn(0x35363738);
+  h.ce_count = 0x393a3b3c;
+  h.session = 0x3d3e3f40;
+  const Bytes want = {0x01, 0x02, 0x03, 0x09,
+                      0x00, 0x01, 0x00, 0x00,  // ver type flg path words
+                      0x01, 0x02, 0x03, 0x04,
+                      0x05, 0x06, 0x07, 0x08,  // src incarnation
+                      0x11, 0x12, 0x13, 0x14,
+                      0x15, 0x16, 0x17, 0x18,  // dst incarnation
+                      0x21, 0x22, 0x23, 0x24,
+                      0x25, 0x26, 0x27, 0x28,  // cum psn, echo path seq
+                      0x31, 0x32, 0x33, 0x34,
+                      0x35, 0x36, 0x37, 0x38,  // ack delay, credit psn
+                      0x39, 0x3a, 0x3b, 0x3c,
+                      0x3d, 0x3e, 0x3f, 0x40,  // ce count, session
+                      0x41, 0x42, 0x43, 0x44,
+                      0x45, 0x46, 0x47, 0x48};  // sack word 0
+  EXPECT_EQ(EncodeAck(h, {0x4142434445464748ULL}), want);
+}
+
+TEST(FrameLayoutTest, CtrlFrameBytesAreBigEndianAtDocumentedOffsets) {
+  CtrlFrame c;
+  c.type = CtrlType::kStale;
+  c.src_incarnation = 0x0102030405060708ULL;
+  c.dst_incarnation = 0x1112131415161718ULL;
+  c.session = 0x31323334;
+  c.value = 0x21222324;
+  const Bytes want = {
+      0x01, 0x03, 0x02, 0x00, 0x31, 0x32, 0x33, 0x34,   // ver type ctrl - sess
+      0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,   // src incarnation
+      0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,   // dst incarnation
+      0x21, 0x22, 0x23, 0x24, 0x00, 0x00, 0x00, 0x00};  // value, reserved
+  EXPECT_EQ(EncodeCtrl(c), want);
+}
+
+// ------------------------------------------------------------ round trips
+
+TEST(FrameRoundTripTest, DataFrameWithMinimalFieldsRoundTrips) {
+  DataHeader h;  // everything zero except the mandatory incarnation
+  h.src_incarnation = 1;
+  Parsed p = ParseAll(EncodeData(h, {}));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.frames[0].type, FrameType::kData);
+  ExpectDataEq(h, p.frames[0].data);
+  EXPECT_EQ(p.frames[0].data.payload_len, 0);
+}
+
+TEST(FrameRoundTripTest, DataFrameWithMaximalFieldsRoundTrips) {
+  DataHeader h;
+  h.flags = kDataFlagsKnown;
+  h.path_id = 0xff;
+  h.stream_id = 0xffff;
+  h.src_incarnation = ~uint64_t{0};
+  h.dst_incarnation = ~uint64_t{0};
+  h.psn = Psn(0xffffffff);
+  h.path_seq = PathSeq(0xffffffff);
+  h.msg_seq = MsgSeq(0xffffffff);
+  h.stream_seq = 0xffffffff;
+  h.msg_len = 0xffffffff;
+  h.frag_offset = 0xffffffff - 0xffff;  // the last 65535 bytes
+  const Bytes payload = Pattern(0xffff, 5);
+  Parsed p = ParseAll(EncodeData(h, payload));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  ExpectDataEq(h, p.frames[0].data);
+  ASSERT_EQ(p.frames[0].data.payload_len, 0xffff);
+  EXPECT_EQ(p.frames[0].payload, p.buf.get() + kDataHeaderSize);
+  EXPECT_EQ(0, std::memcmp(p.frames[0].payload, payload.data(), 0xffff));
+}
+
+TEST(FrameRoundTripTest, DataFrameEveryKnownFlagCombinationRoundTrips) {
+  for (uint8_t flags = 0; flags <= kDataFlagsKnown; ++flags) {
+    DataHeader h = SampleData();
+    h.flags = flags;
+    Parsed p = ParseAll(EncodeData(h, Pattern(10)));
+    ASSERT_EQ(p.error, ParseError::kNone) << int{flags};
+    ASSERT_EQ(p.frames.size(), 1u);
+    EXPECT_EQ(p.frames[0].data.flags, flags);
+  }
+}
+
+TEST(FrameRoundTripTest, SingleByteFragmentAtTheEndOfAMessageRoundTrips) {
+  DataHeader h = SampleData();
+  h.msg_len = 1000;
+  h.frag_offset = 999;
+  Parsed p = ParseAll(EncodeData(h, {0x5a}));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  ExpectDataEq(h, p.frames[0].data);
+  EXPECT_EQ(p.frames[0].payload[0], 0x5a);
+}
+
+TEST(FrameRoundTripTest, WriteDataTakesPayloadLenFromThePayloadSpan) {
+  DataHeader h = SampleData();
+  h.payload_len = 999;  // ignored by the writer
+  Parsed p = ParseAll(EncodeData(h, Pattern(3)));
+  ASSERT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.frames[0].data.payload_len, 3);
+}
+
+TEST(FrameRoundTripTest, AckFrameWithoutSackRoundTrips) {
+  AckHeader h;
+  h.src_incarnation = 1;
+  Parsed p = ParseAll(EncodeAck(h, {}));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.frames[0].type, FrameType::kAck);
+  ExpectAckEq(h, p.frames[0].ack);
+  EXPECT_EQ(p.frames[0].ack.sack_words, 0);
+}
+
+TEST(FrameRoundTripTest, AckFrameWithMaximalFieldsAndFullSackRoundTrips) {
+  AckHeader h;
+  h.flags = kAckFlagsKnown;
+  h.echo_path_id = 0xff;
+  h.src_incarnation = ~uint64_t{0};
+  h.dst_incarnation = ~uint64_t{0};
+  h.cum_psn = Psn(0xffffffff);
+  h.echo_path_seq = PathSeq(0xffffffff);
+  h.ack_delay_ns = 0xffffffff;
+  h.credit_psn = Psn(0xffffffff);
+  h.ce_count = 0xffffffff;
+  h.session = 0xffffffff;
+  std::vector<uint64_t> sack(kMaxSackWords);
+  for (size_t i = 0; i < sack.size(); ++i) {
+    sack[i] = i % 4 == 0   ? ~uint64_t{0}
+              : i % 4 == 1 ? 0
+              : i % 4 == 2 ? 0xaaaaaaaaaaaaaaaaULL
+                           : 0x8000000000000001ULL;
+  }
+  Parsed p = ParseAll(EncodeAck(h, sack));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  ExpectAckEq(h, p.frames[0].ack);
+  ASSERT_EQ(p.frames[0].ack.sack_words, kMaxSackWords);
+  EXPECT_EQ(p.frames[0].sack, p.buf.get() + kAckHeaderSize);
+  for (size_t i = 0; i < sack.size(); ++i) {
+    EXPECT_EQ(SackWord(p.frames[0].sack, i), sack[i]) << i;
+  }
+}
+
+TEST(FrameRoundTripTest, AckEveryKnownFlagCombinationRoundTrips) {
+  for (uint8_t flags = 0; flags <= kAckFlagsKnown; ++flags) {
+    AckHeader h = SampleAck();
+    h.flags = flags;
+    Parsed p = ParseAll(EncodeAck(h, {1, 2}));
+    ASSERT_EQ(p.error, ParseError::kNone) << int{flags};
+    ASSERT_EQ(p.frames.size(), 1u);
+    EXPECT_EQ(p.frames[0].ack.flags, flags);
+  }
+}
+
+TEST(FrameRoundTripTest, WriteAckTakesSackWordsFromTheSackSpan) {
+  AckHeader h = SampleAck();
+  h.sack_words = 9;  // ignored by the writer
+  Parsed p = ParseAll(EncodeAck(h, {7, 8}));
+  ASSERT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.frames[0].ack.sack_words, 2);
+}
+
+TEST(FrameRoundTripTest, SackWordDecodesBigEndianWords) {
+  const uint8_t sack[16] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                            0x80, 0,    0,    0,    0,    0,    0,    0x01};
+  EXPECT_EQ(SackWord(sack, 0), 0x0102030405060708ULL);
+  EXPECT_EQ(SackWord(sack, 1), 0x8000000000000001ULL);
+}
+
+TEST(FrameRoundTripTest, CtrlFrameEveryTypeWithExtremeValuesRoundTrips) {
+  for (CtrlType t : {CtrlType::kProbe, CtrlType::kStale, CtrlType::kSync,
+                     CtrlType::kNeedSync}) {
+    for (uint32_t value : {0u, 1u, 0xffffffffu}) {
+      for (uint64_t dst : {uint64_t{0}, ~uint64_t{0}}) {
+        CtrlFrame c;
+        c.type = t;
+        c.src_incarnation = ~uint64_t{0};
+        c.dst_incarnation = dst;
+        c.session = ~value;
+        c.value = value;
+        Parsed p = ParseAll(EncodeCtrl(c));
+        ASSERT_EQ(p.error, ParseError::kNone);
+        ASSERT_EQ(p.frames.size(), 1u);
+        EXPECT_EQ(p.frames[0].type, FrameType::kCtrl);
+        EXPECT_EQ(p.frames[0].ctrl.type, t);
+        EXPECT_EQ(p.frames[0].ctrl.src_incarnation, ~uint64_t{0});
+        EXPECT_EQ(p.frames[0].ctrl.dst_incarnation, dst);
+        EXPECT_EQ(p.frames[0].ctrl.session, ~value);
+        EXPECT_EQ(p.frames[0].ctrl.value, value);
+      }
+    }
+  }
+}
+
+TEST(FrameRoundTripTest, UnknownDestinationIncarnationZeroIsAccepted) {
+  DataHeader d = SampleData();
+  d.dst_incarnation = 0;
+  AckHeader a = SampleAck();
+  a.dst_incarnation = 0;
+  CtrlFrame c = SampleCtrl();
+  c.dst_incarnation = 0;
+  Parsed p = ParseAll(
+      Concat({EncodeData(d, Pattern(4)), EncodeAck(a, {}), EncodeCtrl(c)}));
+  EXPECT_EQ(p.error, ParseError::kNone);
+  EXPECT_EQ(p.frames.size(), 3u);
+}
+
+// ------------------------------------------------------- datagram framing
+
+TEST(FrameReaderTest, EmptyDatagramYieldsNoFrameAndNoError) {
+  Parsed p = ParseAll({});
+  EXPECT_TRUE(p.frames.empty());
+  EXPECT_EQ(p.error, ParseError::kNone);
+  EXPECT_FALSE(p.next_after_end);
+}
+
+TEST(FrameReaderTest, SeveralFramesInOneDatagramParseInOrder) {
+  DataHeader d1 = SampleData();
+  DataHeader d2 = SampleData();
+  d2.psn = Psn(101);
+  d2.msg_len = 0;  // an empty message: no payload at all
+  d2.frag_offset = 0;
+  AckHeader a = SampleAck();
+  CtrlFrame c = SampleCtrl();
+  const Bytes f1 = EncodeData(d1, Pattern(100, 1));
+  const Bytes f2 = EncodeAck(a, {0xf0f0, 0x0f0f, 3});
+  const Bytes f3 = EncodeCtrl(c);
+  const Bytes f4 = EncodeData(d2, {});
+  Parsed p = ParseAll(Concat({f1, f2, f3, f4}));
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 4u);
+  EXPECT_FALSE(p.next_after_end);
+
+  EXPECT_EQ(p.frames[0].type, FrameType::kData);
+  ExpectDataEq(d1, p.frames[0].data);
+  EXPECT_EQ(p.frames[0].payload, p.buf.get() + kDataHeaderSize);
+  EXPECT_EQ(0, std::memcmp(p.frames[0].payload, Pattern(100, 1).data(), 100));
+
+  EXPECT_EQ(p.frames[1].type, FrameType::kAck);
+  ExpectAckEq(a, p.frames[1].ack);
+  EXPECT_EQ(p.frames[1].sack, p.buf.get() + f1.size() + kAckHeaderSize);
+  EXPECT_EQ(SackWord(p.frames[1].sack, 0), 0xf0f0u);
+  EXPECT_EQ(SackWord(p.frames[1].sack, 2), 3u);
+
+  EXPECT_EQ(p.frames[2].type, FrameType::kCtrl);
+  EXPECT_EQ(p.frames[2].ctrl.type, CtrlType::kSync);
+  EXPECT_EQ(p.frames[2].ctrl.value, 77u);
+
+  EXPECT_EQ(p.frames[3].type, FrameType::kData);
+  ExpectDataEq(d2, p.frames[3].data);
+  EXPECT_EQ(p.frames[3].data.payload_len, 0);
+}
+
+TEST(FrameReaderTest, BadFrameAfterGoodOneStopsTheReaderWithError) {
+  Bytes bad_ack = EncodeAck(SampleAck(), {});
+  bad_ack[kOffFlags] = 0x80;
+  Parsed p = ParseAll(Concat({EncodeData(SampleData(), Pattern(8)), bad_ack,
+                              EncodeCtrl(SampleCtrl())}));
+  ASSERT_EQ(p.frames.size(), 1u);  // the ctrl frame after the bad one is lost
+  EXPECT_EQ(p.frames[0].type, FrameType::kData);
+  EXPECT_EQ(p.error, ParseError::kBadFlags);
+  EXPECT_FALSE(p.next_after_end);  // the error is sticky
+}
+
+TEST(FrameReaderTest, TrailingPartialFrameIsTruncated) {
+  Parsed p = ParseAll(Concat({EncodeCtrl(SampleCtrl()), {kVersion}}));
+  EXPECT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.error, ParseError::kTruncated);
+}
+
+TEST(FrameReaderTest, ZeroPaddingAfterTheLastFrameIsRejected) {
+  Parsed p = ParseAll(Concat({EncodeCtrl(SampleCtrl()), Bytes(4, 0)}));
+  EXPECT_EQ(p.frames.size(), 1u);
+  EXPECT_EQ(p.error, ParseError::kBadVersion);
+}
+
+// ---------------------------------------------- one test per ParseError
+
+TEST(FrameParseErrorTest, EveryTruncationOfEveryFrameTypeIsTruncated) {
+  const Bytes frames[] = {EncodeData(SampleData(), Pattern(5)),
+                          EncodeData(SampleData(), Pattern(300)),
+                          EncodeAck(SampleAck(), {1, 2, 3}),
+                          EncodeAck(SampleAck(), {}), EncodeCtrl(SampleCtrl())};
+  for (const Bytes& full : frames) {
+    ASSERT_EQ(ParseAll(full).error, ParseError::kNone);
+    for (size_t len = 1; len < full.size(); ++len) {
+      const Bytes cut(full.begin(), full.begin() + len);
+      ASSERT_EQ(ErrorOf(cut), ParseError::kTruncated)
+          << "type " << int{full[kOffType]} << " cut to " << len << " of "
+          << full.size();
+    }
+  }
+}
+
+TEST(FrameParseErrorTest, DeclaredPayloadLongerThanDatagramIsTruncated) {
+  Bytes b = EncodeData(SampleData(), Pattern(10));
+  Put16(b, kOffDataPayloadLen, 11);
+  EXPECT_EQ(ErrorOf(b), ParseError::kTruncated);
+}
+
+TEST(FrameParseErrorTest, DeclaredSackLongerThanDatagramIsTruncated) {
+  Bytes b = EncodeAck(SampleAck(), {1, 2});
+  Put16(b, kOffAckSackWords, 3);
+  EXPECT_EQ(ErrorOf(b), ParseError::kTruncated);
+}
+
+TEST(FrameParseErrorTest, AnyOtherVersionIsBadVersion) {
+  const Bytes frames[] = {EncodeData(SampleData(), Pattern(5)),
+                          EncodeAck(SampleAck(), {1}),
+                          EncodeCtrl(SampleCtrl())};
+  for (const Bytes& good : frames) {
+    for (int v : {0x00, 0x02, 0x11, 0x80, 0xff}) {
+      Bytes b = good;
+      b[kOffVersion] = static_cast<uint8_t>(v);
+      EXPECT_EQ(ErrorOf(b), ParseError::kBadVersion) << v;
+    }
+  }
+}
+
+TEST(FrameParseErrorTest, UnknownFrameTypeIsBadType) {
+  for (int t : {0x00, 0x04, 0x05, 0x7f, 0x80, 0xff}) {
+    Bytes b = EncodeData(SampleData(), Pattern(5));
+    b[kOffType] = static_cast<uint8_t>(t);
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadType) << t;
+  }
+}
+
+TEST(FrameParseErrorTest, TypeIsJudgedFromTheFirstTwoBytesAlone) {
+  EXPECT_EQ(ErrorOf({kVersion, 0x09}), ParseError::kBadType);
+  EXPECT_EQ(ErrorOf({0x07, 0x01}), ParseError::kBadVersion);
+  EXPECT_EQ(ErrorOf({0x07}), ParseError::kTruncated);
+}
+
+TEST(FrameParseErrorTest, UnknownDataFlagBitsAreBadFlags) {
+  for (int bit = 0; bit < 8; ++bit) {
+    const uint8_t flag = static_cast<uint8_t>(1u << bit);
+    if (flag & kDataFlagsKnown) continue;
+    Bytes b = EncodeData(SampleData(), Pattern(5));
+    b[kOffFlags] = static_cast<uint8_t>(flag | kDataFlagAckNow);
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadFlags) << bit;
+  }
+}
+
+TEST(FrameParseErrorTest, UnknownAckFlagBitsAreBadFlags) {
+  for (int bit = 0; bit < 8; ++bit) {
+    const uint8_t flag = static_cast<uint8_t>(1u << bit);
+    if (flag & kAckFlagsKnown) continue;
+    Bytes b = EncodeAck(SampleAck(), {});
+    b[kOffFlags] = flag;
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadFlags) << bit;
+  }
+}
+
+TEST(FrameParseErrorTest, NonZeroAckReservedByteIsReservedNonZero) {
+  for (size_t off : {6, 7}) {
+    for (uint8_t v : {0x01, 0x80}) {
+      Bytes b = EncodeAck(SampleAck(), {5});
+      b[off] = v;
+      EXPECT_EQ(ErrorOf(b), ParseError::kReservedNonZero) << off;
+    }
+  }
+}
+
+TEST(FrameParseErrorTest, NonZeroCtrlReservedByteIsReservedNonZero) {
+  for (size_t off : {3, 28, 29, 30, 31}) {
+    for (uint8_t v : {0x01, 0x80}) {
+      Bytes b = EncodeCtrl(SampleCtrl());
+      b[off] = v;
+      EXPECT_EQ(ErrorOf(b), ParseError::kReservedNonZero) << off;
+    }
+  }
+}
+
+TEST(FrameParseErrorTest, ZeroSourceIncarnationIsRejectedInEveryFrameType) {
+  DataHeader d = SampleData();
+  d.src_incarnation = 0;
+  AckHeader a = SampleAck();
+  a.src_incarnation = 0;
+  CtrlFrame c = SampleCtrl();
+  c.src_incarnation = 0;
+  EXPECT_EQ(ErrorOf(EncodeData(d, Pattern(5))), ParseError::kZeroIncarnation);
+  EXPECT_EQ(ErrorOf(EncodeAck(a, {1})), ParseError::kZeroIncarnation);
+  EXPECT_EQ(ErrorOf(EncodeCtrl(c)), ParseError::kZeroIncarnation);
+}
+
+TEST(FrameParseErrorTest, SourceIncarnationWithOnlyTheLowBitSetIsAccepted) {
+  Bytes b = EncodeCtrl(SampleCtrl());
+  Put64(b, kOffSrcIncarnation, 1);
+  EXPECT_EQ(ParseAll(b).error, ParseError::kNone);
+}
+
+TEST(FrameParseErrorTest, FragmentEndingPastTheMessageIsFragmentBounds) {
+  DataHeader h = SampleData();
+  h.msg_len = 100;
+  h.frag_offset = 91;  // 91 + 10 = 101
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(10))), ParseError::kFragmentBounds);
+  h.frag_offset = 100;  // starts at the end
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(1))), ParseError::kFragmentBounds);
+  h.frag_offset = 90;  // ends exactly at the end: fine
+  EXPECT_EQ(ParseAll(EncodeData(h, Pattern(10))).error, ParseError::kNone);
+}
+
+TEST(FrameParseErrorTest, FragmentWhoseEndOverflows32BitsIsFragmentBounds) {
+  // In 32-bit arithmetic 0xfffffff0 + 0x20 wraps to 0x10 <= msg_len.
+  DataHeader h = SampleData();
+  h.msg_len = 0xffffffff;
+  h.frag_offset = 0xfffffff0;
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(0x20))), ParseError::kFragmentBounds);
+  h.frag_offset = 0xffffffff;
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(1))), ParseError::kFragmentBounds);
+  h.msg_len = 0x10;
+  h.frag_offset = 0xffffffff;  // wraps to exactly 0x10 with 0x11 bytes
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(0x11))), ParseError::kFragmentBounds);
+}
+
+TEST(FrameParseErrorTest, EmptyFragmentOfANonEmptyMessageIsEmptyFragment) {
+  DataHeader h = SampleData();
+  h.msg_len = 1;
+  h.frag_offset = 0;
+  EXPECT_EQ(ErrorOf(EncodeData(h, {})), ParseError::kEmptyFragment);
+  h.msg_len = 0xffffffff;
+  h.frag_offset = 0xffffffff;
+  EXPECT_EQ(ErrorOf(EncodeData(h, {})), ParseError::kEmptyFragment);
+}
+
+TEST(FrameParseErrorTest, EmptyMessageMustHaveOffsetZero) {
+  DataHeader h = SampleData();
+  h.msg_len = 0;
+  h.frag_offset = 0;
+  EXPECT_EQ(ParseAll(EncodeData(h, {})).error, ParseError::kNone);
+  h.frag_offset = 5;
+  EXPECT_EQ(ErrorOf(EncodeData(h, {})), ParseError::kFragmentBounds);
+}
+
+TEST(FrameParseErrorTest, MoreThanSixteenSackWordsIsSackTooLong) {
+  // 17 words, all present in the datagram.
+  Bytes b = EncodeAck(SampleAck(), std::vector<uint64_t>(kMaxSackWords, 1));
+  b.resize(AckFrameSize(kMaxSackWords + 1), 0xff);
+  Put16(b, kOffAckSackWords, kMaxSackWords + 1);
+  EXPECT_EQ(ErrorOf(b), ParseError::kSackTooLong);
+  // A huge count is rejected before the length is looked at.
+  Bytes h = EncodeAck(SampleAck(), {});
+  Put16(h, kOffAckSackWords, 0xffff);
+  EXPECT_EQ(ErrorOf(h), ParseError::kSackTooLong);
+}
+
+TEST(FrameParseErrorTest, UnknownCtrlTypeIsBadCtrlType) {
+  for (int t : {0x00, 0x05, 0x7f, 0xff}) {
+    Bytes b = EncodeCtrl(SampleCtrl());
+    b[kOffFlags] = static_cast<uint8_t>(t);
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadCtrlType) << t;
+  }
+}
+
+TEST(FrameParseErrorTest, EveryReasonHasADistinctStableName) {
+  const char* const want[] = {"none",
+                              "truncated",
+                              "bad_version",
+                              "bad_type",
+                              "bad_flags",
+                              "reserved_nonzero",
+                              "zero_incarnation",
+                              "fragment_bounds",
+                              "empty_fragment",
+                              "sack_too_long",
+                              "bad_ctrl_type"};
+  ASSERT_EQ(std::size(want), static_cast<size_t>(ParseError::kCount));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < std::size(want); ++i) {
+    const std::string name = ParseErrorName(static_cast<ParseError>(i));
+    EXPECT_EQ(name, want[i]);
+    EXPECT_TRUE(seen.insert(name).second) << name;
+  }
+  EXPECT_STREQ(ParseErrorName(ParseError::kCount), "unknown");
+}
+
+// --------------------------------------------------------------- writers
+
+// Checks that `write(out)` returns 0 and touches nothing for every buffer
+// shorter than `need`, and writes exactly `need` bytes into a larger one.
+template <typename WriteFn>
+void ExpectWriterNeedsExactly(size_t need, WriteFn write) {
+  for (size_t size = 0; size < need; ++size) {
+    Bytes out(size, 0xee);
+    ASSERT_EQ(write(absl::MakeSpan(out)), 0u) << "size " << size;
+    ASSERT_EQ(out, Bytes(size, 0xee)) << "size " << size;
+  }
+  Bytes out(need + 8, 0xee);
+  ASSERT_EQ(write(absl::MakeSpan(out)), need);
+  EXPECT_EQ(Bytes(out.begin() + need, out.end()), Bytes(8, 0xee));
+}
+
+TEST(FrameWriterTest, WriteDataReturnsZeroWhenBufferIsTooSmall) {
+  const Bytes payload = Pattern(20);
+  ExpectWriterNeedsExactly(kDataHeaderSize + 20, [&](absl::Span<uint8_t> out) {
+    return WriteData(SampleData(), payload, out);
+  });
+}
+
+TEST(FrameWriterTest, WriteAckReturnsZeroWhenBufferIsTooSmall) {
+  const std::vector<uint64_t> sack = {1, 2, 3};
+  ExpectWriterNeedsExactly(AckFrameSize(3), [&](absl::Span<uint8_t> out) {
+    return WriteAck(SampleAck(), sack, out);
+  });
+}
+
+TEST(FrameWriterTest, WriteCtrlReturnsZeroWhenBufferIsTooSmall) {
+  ExpectWriterNeedsExactly(kCtrlFrameSize, [&](absl::Span<uint8_t> out) {
+    return WriteCtrl(SampleCtrl(), out);
+  });
+}
+
+TEST(FrameWriterTest, WriteDataRejectsPayloadLongerThan65535) {
+  const Bytes payload(0x10000, 1);
+  Bytes out(kDataHeaderSize + payload.size() + 16);
+  EXPECT_EQ(WriteData(SampleData(), payload, absl::MakeSpan(out)), 0u);
+}
+
+TEST(FrameWriterTest, WriteAckRejectsMoreThanSixteenSackWords) {
+  const std::vector<uint64_t> sack(kMaxSackWords + 1, 1);
+  Bytes out(AckFrameSize(kMaxSackWords + 1) + 16);
+  EXPECT_EQ(WriteAck(SampleAck(), sack, absl::MakeSpan(out)), 0u);
+}
+
+TEST(FrameWriterTest, WritersAppendFramesBackToBack) {
+  Bytes out(512);
+  absl::Span<uint8_t> rest = absl::MakeSpan(out);
+  size_t n = WriteData(SampleData(), Pattern(7), rest);
+  ASSERT_EQ(n, kDataHeaderSize + 7);
+  rest.remove_prefix(n);
+  n = WriteAck(SampleAck(), std::vector<uint64_t>{9}, rest);
+  ASSERT_EQ(n, AckFrameSize(1));
+  rest.remove_prefix(n);
+  n = WriteCtrl(SampleCtrl(), rest);
+  ASSERT_EQ(n, kCtrlFrameSize);
+  rest.remove_prefix(n);
+  out.resize(out.size() - rest.size());
+  Parsed p = ParseAll(out);
+  EXPECT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 3u);
+  EXPECT_EQ(p.frames[0].type, FrameType::kData);
+  EXPECT_EQ(p.frames[1].type, FrameType::kAck);
+  EXPECT_EQ(p.frames[2].type, FrameType::kCtrl);
+}
+
+}  // namespace
+}  // namespace braid::wire

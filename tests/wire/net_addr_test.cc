@@ -1,0 +1,190 @@
+// Tests for braid::NetAddr: parsing, printing and hashing.
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/status/status.h"
+#include "base/rng.h"
+#include "braid/address.h"
+#include "gtest/gtest.h"
+
+namespace braid {
+namespace {
+
+TEST(NetAddrTest, DefaultIsInvalidAndPrintsAsNone) {
+  NetAddr a;
+  EXPECT_FALSE(a.valid());
+  EXPECT_EQ(a.ToString(), "(none)");
+}
+
+TEST(NetAddrTest, ParsesIpv4WithPort) {
+  absl::StatusOr<NetAddr> a = NetAddr::Parse("10.1.2.3:4791");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->valid());
+  EXPECT_EQ(a->family, NetAddr::Family::kIpv4);
+  EXPECT_EQ(a->port, 4791);
+  EXPECT_EQ(a->ipv4(), 0x0a010203u);
+  EXPECT_EQ(a->ip[0], 10);
+  EXPECT_EQ(a->ip[3], 3);
+  for (size_t i = 4; i < a->ip.size(); ++i) EXPECT_EQ(a->ip[i], 0) << i;
+  EXPECT_EQ(*a, NetAddr::Ipv4(0x0a010203, 4791));
+}
+
+TEST(NetAddrTest, ParsesPortBounds) {
+  absl::StatusOr<NetAddr> low = NetAddr::Parse("0.0.0.0:1");
+  ASSERT_TRUE(low.ok()) << low.status();
+  EXPECT_EQ(low->port, 1);
+  absl::StatusOr<NetAddr> high = NetAddr::Parse("255.255.255.255:65535");
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_EQ(high->port, 65535);
+  EXPECT_EQ(high->ipv4(), 0xffffffffu);
+}
+
+TEST(NetAddrTest, ParsesBracketedIpv6WithPort) {
+  absl::StatusOr<NetAddr> a = NetAddr::Parse("[::1]:80");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->family, NetAddr::Family::kIpv6);
+  EXPECT_EQ(a->port, 80);
+  for (size_t i = 0; i < 15; ++i) EXPECT_EQ(a->ip[i], 0) << i;
+  EXPECT_EQ(a->ip[15], 1);
+
+  absl::StatusOr<NetAddr> b = NetAddr::Parse("[2001:db8::a:b]:65535");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->ip[0], 0x20);
+  EXPECT_EQ(b->ip[1], 0x01);
+  EXPECT_EQ(b->ip[2], 0x0d);
+  EXPECT_EQ(b->ip[3], 0xb8);
+  EXPECT_EQ(b->ip[13], 0x0a);
+  EXPECT_EQ(b->ip[15], 0x0b);
+  EXPECT_EQ(b->port, 65535);
+}
+
+TEST(NetAddrTest, ParsesIpv4MappedIpv6AsIpv6) {
+  absl::StatusOr<NetAddr> a = NetAddr::Parse("[::ffff:10.0.0.1]:9");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->family, NetAddr::Family::kIpv6);
+  EXPECT_NE(*a, NetAddr::Ipv4(0x0a000001, 9));
+}
+
+// Each malformed text is rejected with InvalidArgument and a message that
+// quotes the input.
+void ExpectRejected(const std::string& text) {
+  absl::StatusOr<NetAddr> a = NetAddr::Parse(text);
+  ASSERT_FALSE(a.ok()) << "accepted '" << text << "' as " << a->ToString();
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << text;
+  EXPECT_NE(a.status().message().find("bad address"), absl::string_view::npos)
+      << a.status();
+}
+
+TEST(NetAddrTest, RejectsMissingPort) {
+  for (const char* t : {"10.0.0.1", "[::1]", "[::1]80",
+                        "[::1]:", "10.0.0.1:", "", "[", "[::1"}) {
+    ExpectRejected(t);
+  }
+}
+
+TEST(NetAddrTest, RejectsPortZero) {
+  ExpectRejected("10.0.0.1:0");
+  ExpectRejected("[::1]:0");
+}
+
+TEST(NetAddrTest, RejectsPortAbove65535) {
+  for (const char* t :
+       {"10.0.0.1:65536", "[::1]:65536", "10.0.0.1:99999",
+        "10.0.0.1:4294967296", "10.0.0.1:18446744073709551616"}) {
+    ExpectRejected(t);
+  }
+}
+
+TEST(NetAddrTest, RejectsJunkInThePort) {
+  for (const char* t : {"10.0.0.1:abc", "10.0.0.1:80x", "10.0.0.1:0x50",
+                        "10.0.0.1:-1", "10.0.0.1:8.0", "10.0.0.1:80:80"}) {
+    ExpectRejected(t);
+  }
+}
+
+TEST(NetAddrTest, RejectsSignsAndWhitespaceInThePort) {
+  for (const char* t : {"10.0.0.1:+80", "10.0.0.1: 80", "10.0.0.1:80 ",
+                        "10.0.0.1:80\n", "[::1]:\t80"}) {
+    ExpectRejected(t);
+  }
+}
+
+TEST(NetAddrTest, RejectsJunkInTheAddress) {
+  for (const char* t :
+       {"host:80", "10.0.0.256:80", "10.0.0:80", "10.0.0.1.5:80", ":80",
+        "[]:80", "::1:80" /* unbracketed v6 */, "[10.0.0.1]:80", "[::1::2]:80",
+        "[fe80::1%lo]:80", " 10.0.0.1:80", "[::1] :80", "[[::1]]:80"}) {
+    ExpectRejected(t);
+  }
+}
+
+TEST(NetAddrTest, RejectsEmbeddedNul) {
+  ExpectRejected(std::string("10.0.0.1\0junk:80", 16));
+  ExpectRejected(std::string("[::1\0junk]:80", 13));
+  ExpectRejected(std::string("10.0.0.1:80\0", 12));
+}
+
+TEST(NetAddrTest, ToStringPrintsCanonicalForms) {
+  EXPECT_EQ(NetAddr::Ipv4(0x7f000001, 4791).ToString(), "127.0.0.1:4791");
+  EXPECT_EQ(NetAddr::Parse("[2001:0db8:0:0:0:0:0:1]:80")->ToString(),
+            "[2001:db8::1]:80");
+  EXPECT_EQ(NetAddr::Parse("[::]:1")->ToString(), "[::]:1");
+}
+
+TEST(NetAddrTest, ToStringRoundTripsThroughParse) {
+  Rng rng(77);
+  for (int i = 0; i < 2000; ++i) {
+    NetAddr a;
+    if (rng.Bernoulli(0.5)) {
+      a = NetAddr::Ipv4(static_cast<uint32_t>(rng.Next()),
+                        static_cast<uint16_t>(1 + rng.Uniform(65535)));
+    } else {
+      a.family = NetAddr::Family::kIpv6;
+      a.port = static_cast<uint16_t>(1 + rng.Uniform(65535));
+      for (auto& b : a.ip) {
+        // Many zero bytes so that "::" compression is exercised.
+        b = rng.Bernoulli(0.4) ? 0 : static_cast<uint8_t>(rng.Next());
+      }
+    }
+    const std::string text = a.ToString();
+    absl::StatusOr<NetAddr> back = NetAddr::Parse(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    ASSERT_EQ(*back, a) << text;
+    ASSERT_EQ(back->ToString(), text);
+  }
+}
+
+TEST(NetAddrTest, EqualAddressesHashEqual) {
+  const NetAddr a = *NetAddr::Parse("[2001:db8::1]:80");
+  const NetAddr b = *NetAddr::Parse("[2001:0db8::0:1]:80");
+  ASSERT_EQ(a, b);
+  EXPECT_EQ(NetAddrHash()(a), NetAddrHash()(b));
+  EXPECT_EQ(absl::Hash<NetAddr>()(a), absl::Hash<NetAddr>()(b));
+  const NetAddr c = *NetAddr::Parse("10.0.0.1:80");
+  EXPECT_EQ(NetAddrHash()(c), NetAddrHash()(NetAddr::Ipv4(0x0a000001, 80)));
+}
+
+TEST(NetAddrTest, AddressesDifferingInOneFieldAreDistinctKeys) {
+  const NetAddr base = NetAddr::Ipv4(0x0a000001, 80);
+  NetAddr other_port = base;
+  other_port.port = 81;
+  NetAddr other_ip = base;
+  other_ip.ip[3] = 2;
+  NetAddr other_family = base;  // same bytes, other family
+  other_family.family = NetAddr::Family::kIpv6;
+  EXPECT_NE(base, other_port);
+  EXPECT_NE(base, other_ip);
+  EXPECT_NE(base, other_family);
+
+  absl::flat_hash_set<NetAddr, NetAddrHash> set;
+  for (const NetAddr& a : {base, other_port, other_ip, other_family, base}) {
+    set.insert(a);
+  }
+  EXPECT_EQ(set.size(), 4u);
+  EXPECT_TRUE(set.contains(*NetAddr::Parse("10.0.0.1:80")));
+  EXPECT_FALSE(set.contains(*NetAddr::Parse("10.0.0.1:82")));
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,312 @@
+#include "tools/braid_sim/flags.h"
+
+#include <cstdint>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace braid::simtool {
+namespace {
+
+absl::Status Bad(absl::string_view flag, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", why));
+}
+
+template <typename T>
+absl::Status Int(absl::string_view flag, absl::string_view v, T lo, T hi, T* out) {
+  int64_t x;
+  if (!absl::SimpleAtoi(v, &x) || x < static_cast<int64_t>(lo) ||
+      x > static_cast<int64_t>(hi)) {
+    return Bad(flag, absl::StrCat("expected an integer in ", lo, "..", hi, ", got '",
+                                  v, "'"));
+  }
+  *out = static_cast<T>(x);
+  return absl::OkStatus();
+}
+
+absl::Status Real(absl::string_view flag, absl::string_view v, double lo, double hi,
+                  double* out) {
+  double x;
+  if (!absl::SimpleAtod(v, &x) || x < lo || x > hi) {
+    return Bad(flag, absl::StrCat("expected a number in ", lo, "..", hi, ", got '", v,
+                                  "'"));
+  }
+  *out = x;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* SimUsage() {
+  return R"(usage: braid-sim [flags]
+Runs one simulated scenario (deterministic for a given --seed) and prints a table.
+Topology
+  --hosts N            hosts, split evenly over 2 leaves (default 8; even, 2..512)
+  --spines N           spine switches (default 4)
+  --link-gbps R        fabric link rate (default 100)
+  --host-gbps R        host link rate (default 100)
+  --delay-us D         per-link propagation delay (default 1)
+  --spine-delays-us L  comma list, one delay per spine (e.g. 1,2,5,10)
+  --queue-kb Q         fabric link queue, KiB (default 512)
+  --mtu B              largest datagram in bytes (default 4096)
+Traffic
+  --traffic T          pairs | permutation | incast (default pairs)
+  --incast N           senders for incast (default 8)
+  --size S             message size in bytes (default 65536, min 16)
+  --size-range A:B     uniform sizes in [A, B]
+  --messages N         messages per sender (default 1000)
+  --window W           outstanding messages per sender (default 16)
+  --streams N          cycle messages over N ordered streams (default 0 = unordered)
+Protocol
+  --mode M             spray | gbn | both (default spray)
+  --paths N            entropies per peer (default 16)
+  --cc C               swift | none (default swift)
+  --peer-timeout-ms T  sends fail after T ms of peer silence (default 50)
+Impairments (repeatable)
+  --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
+                       keys: spine=K|all dir=up|down|both loss=P ge=PGB:PBG dup=P
+                       corrupt=P ecn_kb=K blackhole delay_us=D start_us=T stop_us=T
+  --loss P             shorthand: random loss P on every spine, both directions
+  --restart H@US       host H restarts (new incarnation) at time US microseconds
+Run
+  --seed X             RNG seed (default 1)
+  --time-limit-ms T    simulated time limit (default 2000)
+  --json               one JSON object instead of the table
+  --wall               also print wall-clock time (not deterministic)
+Exit status: 0 if every invariant held, 1 if not, 2 on bad flags.
+)";
+}
+
+absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
+  TimedImpairment t;
+  t.spine = 0;
+  for (absl::string_view kv : absl::StrSplit(spec, ',', absl::SkipEmpty())) {
+    std::vector<std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    const std::string& k = p[0];
+    const std::string v = p.size() > 1 ? p[1] : "";
+    absl::Status s;
+    if (k == "spine") {
+      if (v == "all") {
+        t.spine = -1;
+      } else {
+        s = Int<int>("--impair spine", v, 0, 4095, &t.spine);
+      }
+    } else if (k == "dir") {
+      if (v == "up") {
+        t.dir = sim::LeafSpine::Direction::kUp;
+      } else if (v == "down") {
+        t.dir = sim::LeafSpine::Direction::kDown;
+      } else if (v == "both") {
+        t.dir = sim::LeafSpine::Direction::kBoth;
+      } else {
+        return Bad("--impair dir", "expected up, down or both");
+      }
+    } else if (k == "loss") {
+      s = Real("--impair loss", v, 0, 1, &t.impairment.loss);
+    } else if (k == "ge") {
+      std::vector<std::string> g = absl::StrSplit(v, ':');
+      if (g.size() != 2) return Bad("--impair ge", "expected PGB:PBG");
+      s = Real("--impair ge", g[0], 0, 1, &t.impairment.ge_p_good_to_bad);
+      if (s.ok()) s = Real("--impair ge", g[1], 0, 1, &t.impairment.ge_p_bad_to_good);
+    } else if (k == "dup") {
+      s = Real("--impair dup", v, 0, 1, &t.impairment.duplicate);
+    } else if (k == "corrupt") {
+      s = Real("--impair corrupt", v, 0, 1, &t.impairment.corrupt);
+    } else if (k == "ecn_kb") {
+      uint32_t kb;
+      s = Int<uint32_t>("--impair ecn_kb", v, 1, 1u << 20, &kb);
+      t.impairment.ecn_threshold_bytes = kb * 1024;
+    } else if (k == "blackhole") {
+      t.impairment.blackhole = true;
+    } else if (k == "delay_us") {
+      int64_t d;
+      s = Int<int64_t>("--impair delay_us", v, 0, 1000000, &d);
+      t.impairment.extra_delay = DurationNs::Micros(d);
+    } else if (k == "start_us" || k == "stop_us") {
+      int64_t d;
+      s = Int<int64_t>("--impair " + k, v, 0, int64_t{1} << 40, &d);
+      (k == "start_us" ? t.start : t.stop) = TimeNs::Zero() + DurationNs::Micros(d);
+    } else {
+      return Bad("--impair", absl::StrCat("unknown key '", k, "'"));
+    }
+    if (!s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
+  SimFlags f;
+  ScenarioConfig& c = f.config;
+  c.topology.num_leaves = 2;
+  c.topology.hosts_per_leaf = 4;
+  c.topology.num_spines = 4;
+  c.topology.host_link.rate_bps = 100'000'000'000ULL;
+  c.topology.fabric_link.rate_bps = 100'000'000'000ULL;
+  c.topology.host_link.queue_bytes = 16u << 20;  // a deep NIC transmit queue
+  c.protocol.peer_timeout = DurationNs::Millis(50);
+  double link_gbps = 100, host_gbps = 100;
+  int64_t delay_us = 1, queue_kb = 512;
+  std::vector<int64_t> spine_delays;
+  for (int i = 1; i < argc; ++i) {
+    absl::StrAppend(&f.command_line, i > 1 ? " " : "", argv[i]);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      f.help = true;
+      return f;
+    }
+    if (flag == "--json") {
+      f.json = true;
+      continue;
+    }
+    if (flag == "--wall") {
+      f.wall = true;
+      continue;
+    }
+    if (i + 1 >= argc) return Bad(flag, "needs a value (or unknown flag)");
+    const std::string v = argv[++i];
+    absl::Status s;
+    if (flag == "--hosts") {
+      int h;
+      s = Int<int>(flag, v, 2, 512, &h);
+      if (s.ok() && h % 2) s = Bad(flag, "must be even (two leaves)");
+      c.topology.hosts_per_leaf = h / 2;
+    } else if (flag == "--spines") {
+      s = Int<int>(flag, v, 1, 64, &c.topology.num_spines);
+    } else if (flag == "--link-gbps") {
+      s = Real(flag, v, 0.001, 10000, &link_gbps);
+    } else if (flag == "--host-gbps") {
+      s = Real(flag, v, 0.001, 10000, &host_gbps);
+    } else if (flag == "--delay-us") {
+      s = Int<int64_t>(flag, v, 0, 1000000, &delay_us);
+    } else if (flag == "--spine-delays-us") {
+      for (absl::string_view d : absl::StrSplit(v, ',')) {
+        int64_t x;
+        s = Int<int64_t>(flag, d, 0, 1000000, &x);
+        if (!s.ok()) break;
+        spine_delays.push_back(x);
+      }
+    } else if (flag == "--queue-kb") {
+      s = Int<int64_t>(flag, v, 1, 1 << 20, &queue_kb);
+    } else if (flag == "--mtu") {
+      s = Int<uint32_t>(flag, v, 256, 9000, &c.mtu_payload);
+    } else if (flag == "--traffic") {
+      if (v == "pairs") {
+        c.traffic = Traffic::kPairs;
+      } else if (v == "permutation") {
+        c.traffic = Traffic::kPermutation;
+      } else if (v == "incast") {
+        c.traffic = Traffic::kIncast;
+      } else {
+        s = Bad(flag, "expected pairs, permutation or incast");
+      }
+    } else if (flag == "--incast") {
+      s = Int<int>(flag, v, 1, 511, &c.incast);
+    } else if (flag == "--size") {
+      s = Int<uint32_t>(flag, v, 16, 1u << 30, &c.sizes.min);
+      c.sizes.max = c.sizes.min;
+    } else if (flag == "--size-range") {
+      std::vector<std::string> r = absl::StrSplit(v, ':');
+      if (r.size() != 2) {
+        s = Bad(flag, "expected A:B");
+      } else {
+        s = Int<uint32_t>(flag, r[0], 16, 1u << 30, &c.sizes.min);
+        if (s.ok()) s = Int<uint32_t>(flag, r[1], c.sizes.min, 1u << 30, &c.sizes.max);
+      }
+    } else if (flag == "--messages") {
+      s = Int<uint32_t>(flag, v, 1, 10'000'000, &c.messages_per_sender);
+    } else if (flag == "--window") {
+      s = Int<uint32_t>(flag, v, 1, 100000, &c.window);
+    } else if (flag == "--streams") {
+      s = Int<uint16_t>(flag, v, 0, 4096, &c.streams);
+    } else if (flag == "--mode") {
+      if (v == "both") {
+        f.modes = {Mode::kSpray, Mode::kGoBackN};
+      } else {
+        absl::StatusOr<Mode> m = ParseMode(v);
+        if (m.ok()) {
+          f.modes = {*m};
+        } else {
+          s = Bad(flag, "expected spray, gbn or both");
+        }
+      }
+    } else if (flag == "--paths") {
+      s = Int<uint16_t>(flag, v, 1, 256, &c.protocol.paths);
+    } else if (flag == "--cc") {
+      absl::StatusOr<CcAlgorithm> a = ParseCc(v);
+      if (a.ok()) {
+        c.protocol.cc = *a;
+      } else {
+        s = Bad(flag, "expected swift or none");
+      }
+    } else if (flag == "--peer-timeout-ms") {
+      int64_t ms;
+      s = Int<int64_t>(flag, v, 1, 3600000, &ms);
+      c.protocol.peer_timeout = DurationNs::Millis(ms);
+    } else if (flag == "--impair") {
+      absl::StatusOr<TimedImpairment> t = ParseImpairment(v);
+      if (t.ok()) {
+        c.impairments.push_back(*t);
+      } else {
+        s = t.status();
+      }
+    } else if (flag == "--loss") {
+      TimedImpairment t;
+      t.spine = -1;
+      s = Real(flag, v, 0, 1, &t.impairment.loss);
+      c.impairments.push_back(t);
+    } else if (flag == "--restart") {
+      std::vector<std::string> r = absl::StrSplit(v, '@');
+      Restart rs;
+      int64_t us = 0;
+      if (r.size() != 2) {
+        s = Bad(flag, "expected HOST@MICROSECONDS");
+      } else {
+        s = Int<int>(flag, r[0], 0, 511, &rs.host);
+        if (s.ok()) s = Int<int64_t>(flag, r[1], 0, int64_t{1} << 40, &us);
+      }
+      rs.at = TimeNs::Zero() + DurationNs::Micros(us);
+      c.restarts.push_back(rs);
+    } else if (flag == "--seed") {
+      s = Int<uint64_t>(flag, v, 0, UINT32_MAX, &c.seed);
+    } else if (flag == "--time-limit-ms") {
+      int64_t ms;
+      s = Int<int64_t>(flag, v, 1, 3600000, &ms);
+      c.time_limit = DurationNs::Millis(ms);
+    } else {
+      return Bad(flag, "unknown flag");
+    }
+    if (!s.ok()) return s;
+  }
+  const int hosts = c.topology.hosts_per_leaf * 2;
+  if (c.traffic == Traffic::kIncast && c.incast >= hosts) {
+    return Bad("--incast", absl::StrCat("needs fewer senders than hosts (", hosts, ")"));
+  }
+  for (const TimedImpairment& t : c.impairments) {
+    if (t.spine >= c.topology.num_spines) {
+      return Bad("--impair", absl::StrCat("spine ", t.spine, " does not exist"));
+    }
+  }
+  for (const Restart& r : c.restarts) {
+    if (r.host >= hosts) return Bad("--restart", "no such host");
+  }
+  if (!spine_delays.empty() &&
+      spine_delays.size() != static_cast<size_t>(c.topology.num_spines)) {
+    return Bad("--spine-delays-us", "needs one delay per spine");
+  }
+  c.topology.fabric_link.rate_bps = static_cast<uint64_t>(link_gbps * 1e9);
+  c.topology.host_link.rate_bps = static_cast<uint64_t>(host_gbps * 1e9);
+  c.topology.fabric_link.delay = DurationNs::Micros(delay_us);
+  c.topology.host_link.delay = DurationNs::Micros(delay_us);
+  c.topology.fabric_link.queue_bytes = static_cast<uint32_t>(queue_kb * 1024);
+  for (int64_t d : spine_delays) {
+    sim::LinkOptions lo = c.topology.fabric_link;
+    lo.delay = DurationNs::Micros(d);
+    c.topology.per_spine_fabric_link.push_back(lo);
+  }
+  return f;
+}
+
+}  // namespace braid::simtool

@@ -1,0 +1,34 @@
+// Command-line flags of braid-sim. Parsing is strict: an unknown flag, a
+// malformed value or an out-of-range number is an error naming the flag.
+#ifndef BRAID_TOOLS_BRAID_SIM_FLAGS_H_
+#define BRAID_TOOLS_BRAID_SIM_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/braid_sim/scenario.h"
+
+namespace braid::simtool {
+
+struct SimFlags {
+  ScenarioConfig config;
+  std::vector<Mode> modes{Mode::kSpray};  // --mode both → spray then gbn
+  bool json = false;
+  bool wall = false;
+  bool help = false;
+  std::string command_line;  // echoed in the output
+};
+
+absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv);
+const char* SimUsage();
+
+// Parses one --impair spec, e.g.
+//   "spine=1,dir=up,loss=0.01,start_us=100,stop_us=900"
+// keys: spine (index or "all"), dir (up|down|both), loss, ge (p_gb:p_bg),
+// dup, corrupt, ecn_kb, blackhole, delay_us, start_us, stop_us.
+absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec);
+
+}  // namespace braid::simtool
+
+#endif  // BRAID_TOOLS_BRAID_SIM_FLAGS_H_

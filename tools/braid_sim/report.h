@@ -1,0 +1,21 @@
+// braid-sim output: a table for people, one JSON object for scripts.
+#ifndef BRAID_TOOLS_BRAID_SIM_REPORT_H_
+#define BRAID_TOOLS_BRAID_SIM_REPORT_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/braid_sim/flags.h"
+#include "tools/braid_sim/scenario.h"
+
+namespace braid::simtool {
+
+using Runs = std::vector<std::pair<std::string, ScenarioResult>>;
+
+std::string FormatTable(const SimFlags& flags, const Runs& runs);
+std::string FormatJson(const SimFlags& flags, const Runs& runs);
+
+}  // namespace braid::simtool
+
+#endif  // BRAID_TOOLS_BRAID_SIM_REPORT_H_

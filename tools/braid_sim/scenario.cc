@@ -1,0 +1,401 @@
+#include "tools/braid_sim/scenario.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "backend/sim/sim_backend.h"
+#include "base/rng.h"
+#include "endpoint/endpoint_core.h"
+#include "sim/host.h"
+#include "sim/simulator.h"
+
+namespace braid::simtool {
+namespace {
+
+constexpr size_t kBurst = 64;
+constexpr uint32_t kMagic = 0xb4a1d5e1;
+constexpr uint32_t kHeader = 16;  // sender, msg, len, magic
+
+uint8_t PatternByte(uint64_t seed, uint32_t sender, uint32_t msg, uint32_t i) {
+  uint64_t x = seed ^ (uint64_t{sender} << 40) ^ (uint64_t{msg} << 8) ^ (i >> 3);
+  x *= 0x9e3779b97f4a7c15ULL;
+  return static_cast<uint8_t>((x >> 56) + i);
+}
+
+void Put32(uint8_t* p, uint32_t v) {
+  p[0] = v >> 24;
+  p[1] = v >> 16;
+  p[2] = v >> 8;
+  p[3] = v;
+}
+uint32_t Get32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) |
+         p[3];
+}
+
+class Run;
+
+// One host: its sim backend, its protocol core, and the application.
+struct HostDriver {
+  Run* run = nullptr;
+  int index = 0;
+  sim::Host* host = nullptr;
+  std::unique_ptr<backend::SimBackend> backend;
+  std::unique_ptr<endpoint::EndpointCore> core;
+  std::unique_ptr<endpoint::TxBatch> batch;
+  std::vector<backend::RxPacket> rx;
+  std::vector<Completion> comps;
+  sim::Simulator::TimerId timer;
+  TimeNs timer_at = TimeNs::Infinite();
+  // Application (sender) state.
+  int dest = -1;
+  uint32_t next_msg = 0;
+  uint32_t outstanding = 0;
+  std::vector<TimeNs> send_time;     // per msg id
+  std::vector<uint8_t> completed;    // 0 none, 1 done, 2 failed, 3 abandoned
+  std::vector<uint8_t> delivered;    // at the receiver: times delivered
+  std::vector<int64_t> last_on_stream;  // receiver side, per (sender,stream)
+};
+
+class Run {
+ public:
+  explicit Run(const ScenarioConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {}
+
+  ScenarioResult Go();
+  void Service(HostDriver& d);
+
+ private:
+  void MakeCore(HostDriver& d);
+  void SendMore(HostDriver& d, TimeNs now);
+  void HandleCompletions(HostDriver& d, TimeNs now);
+  void OnRecv(HostDriver& d, const Completion& c, TimeNs now);
+  void Reschedule(HostDriver& d);
+  void FoldStats(const endpoint::EndpointCore& core);
+  bool AllDone() const;
+
+  ScenarioConfig cfg_;
+  Rng rng_;
+  sim::Simulator sim_;
+  std::unique_ptr<sim::LeafSpine> fabric_;
+  std::vector<std::unique_ptr<HostDriver>> hosts_;
+  ScenarioResult res_;
+  std::vector<DurationNs> mct_;
+  uint64_t pending_total_ = 0;  // sends without a completion
+  bool started_ = false;
+};
+
+void Run::MakeCore(HostDriver& d) {
+  endpoint::CoreConfig c;
+  c.proto = cfg_.protocol;
+  c.incarnation = rng_.Next() | 1;
+  c.seed = rng_.Next();
+  c.entropy_count = d.backend->EntropyCount();
+  c.max_datagram = d.backend->MaxDatagram();
+  d.core = std::make_unique<endpoint::EndpointCore>(c);
+}
+
+void Run::FoldStats(const endpoint::EndpointCore& core) {
+  const EndpointStats s = core.stats();
+  res_.retransmits += s.reliability.retransmits;
+  res_.spurious_retransmits += s.reliability.spurious_retransmits;
+  res_.rtos += s.reliability.rtos;
+  res_.retransmits_path_gap += s.reliability.retransmits_path_gap;
+  res_.retransmits_time += s.reliability.retransmits_time;
+  res_.path_penalties += s.penalties;
+  res_.path_recycles += s.recycles;
+  res_.malformed_dropped += s.drops.malformed();
+}
+
+void Run::SendMore(HostDriver& d, TimeNs now) {
+  if (d.dest < 0) return;
+  while (d.outstanding < cfg_.window && d.next_msg < cfg_.messages_per_sender) {
+    const uint32_t id = d.next_msg;
+    const uint32_t span = cfg_.sizes.max - cfg_.sizes.min;
+    const uint32_t len =
+        cfg_.sizes.min + (span ? static_cast<uint32_t>(rng_.Uniform(uint64_t{span} + 1)) : 0);
+    std::vector<uint8_t> buf(len);
+    Put32(buf.data(), static_cast<uint32_t>(d.index));
+    Put32(buf.data() + 4, id);
+    Put32(buf.data() + 8, len);
+    Put32(buf.data() + 12, kMagic);
+    for (uint32_t i = kHeader; i < len; ++i) {
+      buf[i] = PatternByte(cfg_.seed, d.index, id, i);
+    }
+    endpoint::OutMessage m;
+    m.owned = std::move(buf);
+    m.data = m.owned.data();
+    m.len = len;
+    m.cookie = id;
+    m.stream = cfg_.streams ? static_cast<uint16_t>(1 + id % cfg_.streams) : 0;
+    const absl::Status s =
+        d.core->Send(now, hosts_[d.dest]->host->address(), std::move(m));
+    if (!s.ok()) break;  // queue full: try again after completions
+    if (!started_) {
+      started_ = true;
+      res_.first_send = now;
+    }
+    d.send_time[id] = now;
+    ++d.next_msg;
+    ++d.outstanding;
+    ++pending_total_;
+    ++res_.messages_sent;
+  }
+}
+
+void Run::OnRecv(HostDriver& d, const Completion& c, TimeNs now) {
+  const std::vector<uint8_t>& b = c.data;
+  if (b.size() < kHeader || Get32(b.data() + 12) != kMagic) {
+    ++res_.byte_mismatches;
+    return;
+  }
+  const uint32_t sender = Get32(b.data());
+  const uint32_t id = Get32(b.data() + 4);
+  if (sender >= hosts_.size() || id >= cfg_.messages_per_sender ||
+      Get32(b.data() + 8) != b.size() ||
+      hosts_[sender]->host->address() != c.peer) {
+    ++res_.byte_mismatches;
+    return;
+  }
+  for (uint32_t i = kHeader; i < b.size(); ++i) {
+    if (b[i] != PatternByte(cfg_.seed, sender, id, i)) {
+      ++res_.byte_mismatches;
+      return;
+    }
+  }
+  HostDriver& s = *hosts_[sender];
+  if (s.delivered[id]++ > 0) {
+    ++res_.duplicates_delivered;
+    return;
+  }
+  if (c.stream != 0) {
+    const size_t key = size_t{sender} * 65536 + c.stream;
+    if (d.last_on_stream.size() <= key) d.last_on_stream.resize(key + 1, -1);
+    if (static_cast<int64_t>(id) < d.last_on_stream[key]) ++res_.order_violations;
+    d.last_on_stream[key] = id;
+  }
+  ++res_.messages_delivered;
+  res_.bytes_delivered += b.size();
+  res_.last_delivery = now;
+  const size_t bin = static_cast<size_t>(now.ns() / cfg_.goodput_bin.ns());
+  if (res_.timeline.size() <= bin) res_.timeline.resize(bin + 1, 0);
+  res_.timeline[bin] += b.size();
+}
+
+void Run::HandleCompletions(HostDriver& d, TimeNs now) {
+  d.comps.clear();
+  d.core->PollCompletions(&d.comps, SIZE_MAX);
+  for (const Completion& c : d.comps) {
+    if (c.type == CompletionType::kRecv) {
+      OnRecv(d, c, now);
+      continue;
+    }
+    const uint32_t id = static_cast<uint32_t>(c.cookie);
+    if (id >= d.completed.size() || d.completed[id] != 0) continue;
+    --d.outstanding;
+    --pending_total_;
+    if (c.type == CompletionType::kSendDone) {
+      d.completed[id] = 1;
+      ++res_.messages_done;
+      mct_.push_back(now - d.send_time[id]);
+    } else {
+      d.completed[id] = 2;
+      ++res_.messages_failed;
+      const std::string cause = FailureCauseName(c.cause);
+      if (std::find(res_.failure_causes.begin(), res_.failure_causes.end(), cause) ==
+          res_.failure_causes.end()) {
+        res_.failure_causes.push_back(cause);
+      }
+    }
+  }
+  SendMore(d, now);
+}
+
+void Run::Service(HostDriver& d) {
+  const TimeNs now = sim_.now();
+  for (;;) {
+    const size_t n = d.backend->RxBurst(absl::MakeSpan(d.rx));
+    for (size_t i = 0; i < n; ++i) {
+      d.core->OnDatagram(now, d.rx[i].src,
+                         absl::MakeConstSpan(d.rx[i].data, d.rx[i].len), d.rx[i].ce);
+    }
+    if (n < d.rx.size()) break;
+  }
+  if (d.core->NextWake() <= now) d.core->OnTimer(now);
+  HandleCompletions(d, now);
+  for (;;) {
+    d.batch->clear();
+    const size_t n = d.core->PollTx(now, d.batch.get());
+    if (n == 0) break;
+    d.backend->TxBurst(d.batch->packets());
+    if (n < d.batch->capacity()) break;
+  }
+  HandleCompletions(d, now);
+  Reschedule(d);
+}
+
+void Run::Reschedule(HostDriver& d) {
+  TimeNs next = d.core->NextWake();
+  if (next.IsInfinite()) return;
+  next = Max(next, sim_.now() + DurationNs(1));
+  if (next >= d.timer_at) return;
+  if (d.timer.valid()) sim_.Cancel(d.timer);
+  d.timer_at = next;
+  HostDriver* dp = &d;
+  d.timer = sim_.Schedule(next, [this, dp] {
+    dp->timer_at = TimeNs::Infinite();
+    dp->timer = {};
+    Service(*dp);
+  });
+}
+
+bool Run::AllDone() const { return pending_total_ == 0 && started_; }
+
+ScenarioResult Run::Go() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  sim::LeafSpineOptions topo = cfg_.topology;
+  auto fabric = sim::LeafSpine::Create(&sim_, topo);
+  if (!fabric.ok()) {
+    res_.failure_causes.push_back(std::string(fabric.status().message()));
+    res_.timed_out = true;
+    return res_;
+  }
+  fabric_ = std::move(*fabric);
+  const int n = fabric_->num_hosts();
+  for (int i = 0; i < n; ++i) {
+    auto d = std::make_unique<HostDriver>();
+    d->run = this;
+    d->index = i;
+    d->host = &fabric_->host(i);
+    backend::SimBackendOptions bo;
+    bo.mtu_payload = cfg_.mtu_payload;
+    d->backend = std::make_unique<backend::SimBackend>(d->host, bo);
+    MakeCore(*d);
+    d->batch = std::make_unique<endpoint::TxBatch>(kBurst, d->backend->MaxDatagram());
+    d->rx.resize(kBurst);
+    d->delivered.assign(cfg_.messages_per_sender, 0);
+    d->host->SetRxHook(
+        [](void* ctx) {
+          auto* hd = static_cast<HostDriver*>(ctx);
+          hd->run->Service(*hd);
+        },
+        d.get());
+    hosts_.push_back(std::move(d));
+  }
+  // Traffic pattern.
+  switch (cfg_.traffic) {
+    case Traffic::kPairs:
+      for (int i = 0; i < n / 2; ++i) hosts_[i]->dest = i + n / 2;
+      break;
+    case Traffic::kPermutation: {
+      std::vector<int> perm(n);
+      for (int i = 0; i < n; ++i) perm[i] = i;
+      // Sattolo's algorithm: a single cycle, so nobody sends to itself.
+      for (int i = n - 1; i > 0; --i) {
+        const int j = static_cast<int>(rng_.Uniform(i));
+        std::swap(perm[i], perm[j]);
+      }
+      for (int i = 0; i < n; ++i) hosts_[i]->dest = perm[i];
+      break;
+    }
+    case Traffic::kIncast:
+      for (int i = 1; i <= cfg_.incast && i < n; ++i) hosts_[i]->dest = 0;
+      break;
+  }
+  for (auto& d : hosts_) {
+    if (d->dest < 0) continue;
+    d->send_time.assign(cfg_.messages_per_sender, TimeNs::Zero());
+    d->completed.assign(cfg_.messages_per_sender, 0);
+  }
+  // Timed impairments.
+  for (const TimedImpairment& ti : cfg_.impairments) {
+    auto apply = [this, ti](bool on) {
+      const int first = ti.spine < 0 ? 0 : ti.spine;
+      const int last = ti.spine < 0 ? fabric_->num_spines() - 1 : ti.spine;
+      for (int s = first; s <= last && s < fabric_->num_spines(); ++s) {
+        fabric_->SetSpineImpairment(s, ti.dir, on ? ti.impairment : sim::Impairment{});
+      }
+    };
+    sim_.Schedule(ti.start, [apply] { apply(true); });
+    if (!ti.stop.IsInfinite()) sim_.Schedule(ti.stop, [apply] { apply(false); });
+  }
+  for (const Restart& r : cfg_.restarts) {
+    if (r.host < 0 || r.host >= n) continue;
+    sim_.Schedule(r.at, [this, r] {
+      HostDriver& d = *hosts_[r.host];
+      FoldStats(*d.core);
+      // The application restarts too: its own unfinished sends are gone.
+      for (size_t id = 0; id < d.completed.size(); ++id) {
+        if (id < d.next_msg && d.completed[id] == 0) {
+          d.completed[id] = 3;
+          --pending_total_;
+        }
+      }
+      d.outstanding = 0;
+      d.next_msg = static_cast<uint32_t>(d.completed.size());
+      MakeCore(d);
+      Service(d);
+    });
+  }
+  // Start every sender at time 0.
+  for (auto& d : hosts_) {
+    HostDriver* dp = d.get();
+    sim_.Schedule(TimeNs::Zero(), [this, dp] { Service(*dp); });
+  }
+  const TimeNs limit = TimeNs::Zero() + cfg_.time_limit;
+  while (!sim_.idle() && sim_.NextEventTime() <= limit) {
+    sim_.Step();
+    if (AllDone()) break;
+  }
+  res_.timed_out = !AllDone();
+  // Every send must have completed; every kSendDone must have been delivered.
+  for (auto& d : hosts_) {
+    for (size_t id = 0; id < d->completed.size(); ++id) {
+      if (id >= d->next_msg) continue;
+      if (d->completed[id] == 0) ++res_.lost_without_error;
+      if (d->completed[id] == 1 && d->delivered[id] == 0) ++res_.lost_without_error;
+    }
+    FoldStats(*d->core);
+  }
+  for (int s = 0; s < fabric_->num_spines(); ++s) {
+    res_.spine_packets.push_back(fabric_->spine_packets(s));
+  }
+  res_.link_drops = fabric_->TotalLinkDrops();
+  for (int i = 0; i < n; ++i) res_.sim_packets += fabric_->host(i).counters().tx_packets;
+  std::sort(mct_.begin(), mct_.end());
+  auto pct = [this](double q) {
+    if (mct_.empty()) return DurationNs::Zero();
+    size_t i = static_cast<size_t>(q * static_cast<double>(mct_.size() - 1) + 0.5);
+    return mct_[std::min(i, mct_.size() - 1)];
+  };
+  res_.mct_p50 = pct(0.50);
+  res_.mct_p99 = pct(0.99);
+  res_.mct_p999 = pct(0.999);
+  res_.sim_time = sim_.now() - TimeNs::Zero();
+  const DurationNs active = res_.last_delivery - res_.first_send;
+  res_.goodput_gbps = active > DurationNs::Zero()
+                          ? static_cast<double>(res_.bytes_delivered) * 8 /
+                                static_cast<double>(active.ns())
+                          : 0;
+  res_.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return res_;
+}
+
+}  // namespace
+
+ScenarioResult RunScenario(const ScenarioConfig& cfg) {
+  Run run(cfg);
+  return run.Go();
+}
+
+double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from, TimeNs to) {
+  const size_t b0 = static_cast<size_t>(from.ns() / bin.ns());
+  const size_t b1 = static_cast<size_t>(to.ns() / bin.ns());
+  uint64_t bytes = 0;
+  for (size_t b = b0; b < b1 && b < r.timeline.size(); ++b) bytes += r.timeline[b];
+  const double ns = static_cast<double>((b1 - b0) * bin.ns());
+  return ns > 0 ? static_cast<double>(bytes) * 8 / ns : 0;
+}
+
+}  // namespace braid::simtool

@@ -20,6 +20,7 @@ Reassembler::Reassembler(const ReassemblerOptions& options, BufferPool* pool)
   if (options_.max_message_bytes == 0) {
     options_.max_message_bytes = options_.max_bytes;
   }
+  if (pool_ == nullptr) pool_ = options_.pool;
   if (pool_ == nullptr) {
     own_pool_ = std::make_unique<BufferPool>();
     pool_ = own_pool_.get();

@@ -26,6 +26,10 @@ struct ReassemblerOptions {
   uint64_t max_message_bytes = 0;
   // At most this many partial messages at once; beyond: kNoMemory.
   uint32_t max_partial_messages = 65536;
+  // Buffer pool for message buffers (not owned; must outlive the
+  // Reassembler). nullptr = an internal pool. The constructor's `pool`
+  // argument, if non-null, takes precedence.
+  BufferPool* pool = nullptr;
 };
 
 // Dropped fragments by reason, plus throughput counters.
@@ -65,12 +69,12 @@ class Reassembler {
   enum class FragResult {
     kPartial,    // placed; message not yet complete
     kComplete,   // placed; *out holds the whole message
-    kMalformed,  // dropped: caller counts it and records the PSN as received
+    kMalformed,  // dropped: caller counts it (resending cannot fix it)
     kNoMemory,   // dropped: caller must NOT record the PSN (will be resent)
   };
 
-  // `pool` supplies message buffers; if null, an internal pool is used.
-  // An external pool must outlive this object.
+  // `pool` (else options.pool) supplies message buffers; if both are null an
+  // internal pool is used. An external pool must outlive this object.
   explicit Reassembler(const ReassemblerOptions& options = ReassemblerOptions(),
                        BufferPool* pool = nullptr);
 

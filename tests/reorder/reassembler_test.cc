@@ -281,6 +281,19 @@ TEST(ReassemblerTest, ClearDropsPartialsAndReturnsBuffersToPool) {
   EXPECT_EQ(r.stats().cleared_messages, 2u);
 }
 
+TEST(ReassemblerTest, PoolCanBeGivenThroughOptions) {
+  BufferPool pool;
+  ReassemblerOptions o;
+  o.pool = &pool;
+  Reassembler r(o);
+  EXPECT_EQ(&r.pool(), &pool);
+  const auto a = Pattern(3000, 11);
+  CompletedMessage out;
+  r.OnFragment(Frag(1, a, 1000, 0), &out);
+  r.Clear();
+  EXPECT_EQ(pool.pooled_buffers(), 1u);
+}
+
 TEST(ReassemblerTest, SteadyStateReusesPooledBuffers) {
   Reassembler r;
   const auto a = Pattern(5000, 12);

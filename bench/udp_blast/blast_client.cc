@@ -1,0 +1,310 @@
+#include "bench/udp_blast/blast_client.h"
+
+#include <errno.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "backend/udp/udp_sockaddr.h"
+
+namespace braid::blast {
+namespace {
+
+constexpr uint32_t kMaxGsoSegments = 64;
+constexpr uint32_t kMaxGsoBytes = 65507;
+
+NetAddr AnyOf(const NetAddr& peer) {
+  NetAddr a;
+  a.family = peer.family;
+  return a;
+}
+
+struct Peer {
+  sockaddr_storage ss;
+  socklen_t len = 0;
+};
+
+Peer PeerOf(const NetAddr& a) {
+  Peer p;
+  p.len = backend::ToSockaddr(
+      a, a.family == NetAddr::Family::kIpv6 ? AF_INET6 : AF_INET, &p.ss);
+  return p;
+}
+
+// Waits up to timeout_ms for a datagram of `type` and `run` on fd; returns
+// true and fills *out. Other datagrams are discarded.
+bool Await(int fd, uint8_t type, uint32_t run, int timeout_ms, Header* out) {
+  const int64_t deadline = NowNs() + int64_t{timeout_ms} * 1000000;
+  uint8_t buf[65536];
+  for (;;) {
+    const int64_t left_ms = (deadline - NowNs()) / 1000000;
+    if (left_ms < 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left_ms)) <= 0) continue;
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < static_cast<ssize_t>(sizeof(Header))) continue;
+    Header h;
+    std::memcpy(&h, buf, sizeof(h));
+    if (h.magic == Header::kMagic && h.type == type && h.run == run) {
+      *out = h;
+      return true;
+    }
+  }
+}
+
+void Send(int fd, const Peer& to, const Header& h) {
+  (void)sendto(fd, &h, sizeof(h), 0, reinterpret_cast<const sockaddr*>(&to.ss),
+               to.len);
+}
+
+}  // namespace
+
+int RunBandwidth(const Options& o) {
+  const Peer peer = PeerOf(o.addr);
+  std::vector<int> fds;
+  for (int i = 0; i < o.entropies; ++i) {
+    fds.push_back(OpenUdpSocket(AnyOf(o.addr), /*bind_it=*/true, o.sndbuf,
+                                1 << 20, /*nonblocking=*/false));
+  }
+  const uint32_t run = static_cast<uint32_t>(NowNs() ^ (getpid() << 16));
+
+  // Start: the server resets its counters and sets GRO as asked.
+  Header start;
+  start.type = kStart;
+  start.run = run;
+  start.flags = o.gro ? Header::kFlagGro : 0;
+  Header ack;
+  bool started = false;
+  for (int i = 0; i < 25 && !started; ++i) {
+    Send(fds[0], peer, start);
+    started = Await(fds[0], kStartAck, run, 200, &ack);
+  }
+  if (!started) {
+    std::fprintf(stderr, "udp-blast: no answer from server %s\n",
+                 o.addr.ToString().c_str());
+    return 1;
+  }
+  const bool server_gro = (ack.flags & Header::kFlagGro) != 0;
+
+  // One burst of datagrams, contiguous, each with its own header.
+  const size_t burst = static_cast<size_t>(o.burst);
+  const uint32_t size = o.size;
+  std::vector<uint8_t> buf(burst * size, 0x5a);
+  for (size_t k = 0; k < burst; ++k) {
+    Header h;
+    h.type = kData;
+    h.run = run;
+    std::memcpy(&buf[k * size], &h, sizeof(h));
+  }
+  std::vector<mmsghdr> msgs(burst);
+  std::vector<iovec> iov(burst);
+  std::vector<uint8_t> ctrl(burst * CMSG_SPACE(sizeof(uint16_t)));
+  bool gso = o.gso;
+  uint64_t sent = 0, sent_bytes = 0, send_errors = 0, syscalls = 0;
+  uint32_t seq = 0;
+  size_t next_fd = 0;
+  const int64_t t0 = NowNs();
+  const int64_t deadline =
+      o.seconds > 0 ? t0 + static_cast<int64_t>(o.seconds * 1e9) : INT64_MAX;
+  while ((o.count == 0 || sent < o.count) && NowNs() < deadline) {
+    size_t pkts = burst;
+    if (o.count != 0) pkts = std::min<uint64_t>(pkts, o.count - sent);
+    for (size_t k = 0; k < pkts; ++k, ++seq) {
+      std::memcpy(&buf[k * size + offsetof(Header, seq)], &seq, sizeof(seq));
+    }
+    const uint32_t per_msg =
+        gso ? std::min(kMaxGsoSegments, kMaxGsoBytes / size) : 1;
+    size_t nmsg = 0;
+    for (size_t k = 0; k < pkts; k += per_msg, ++nmsg) {
+      const size_t cnt = std::min<size_t>(per_msg, pkts - k);
+      iov[nmsg] = {&buf[k * size], cnt * size};
+      msghdr& h = msgs[nmsg].msg_hdr;
+      h = {};
+      h.msg_name = const_cast<sockaddr_storage*>(&peer.ss);
+      h.msg_namelen = peer.len;
+      h.msg_iov = &iov[nmsg];
+      h.msg_iovlen = 1;
+      if (cnt > 1) {
+        uint8_t* c = &ctrl[nmsg * CMSG_SPACE(sizeof(uint16_t))];
+        h.msg_control = c;
+        h.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+        cmsghdr* cm = CMSG_FIRSTHDR(&h);
+        cm->cmsg_level = SOL_UDP;
+        cm->cmsg_type = UDP_SEGMENT;
+        cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        const uint16_t seg = static_cast<uint16_t>(size);
+        std::memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+      }
+    }
+    const int fd = fds[next_fd];
+    next_fd = (next_fd + 1) % fds.size();
+    size_t m = 0;
+    while (m < nmsg) {
+      ++syscalls;
+      const int r = sendmmsg(fd, &msgs[m], static_cast<unsigned>(nmsg - m), 0);
+      if (r > 0) {
+        for (size_t q = m; q < m + static_cast<size_t>(r); ++q) {
+          sent += iov[q].iov_len / size;
+          sent_bytes += iov[q].iov_len;
+        }
+        m += static_cast<size_t>(r);
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (gso && (errno == EIO || errno == EINVAL)) {
+        std::fprintf(stderr,
+                     "udp-blast: GSO refused (%s), continuing without\n",
+                     strerror(errno));
+        gso = false;
+        seq -= static_cast<uint32_t>(pkts);  // resend this burst
+        break;
+      }
+      ++send_errors;  // e.g. ENOBUFS: the datagrams of this message are lost
+      ++m;
+    }
+  }
+  const int64_t t1 = NowNs();
+
+  Header end;
+  end.type = kEnd;
+  end.run = run;
+  end.a = sent;
+  end.b = sent_bytes;
+  Header rep;
+  bool reported = false;
+  for (int i = 0; i < 50 && !reported; ++i) {
+    Send(fds[0], peer, end);
+    reported = Await(fds[0], kReport, run, 200, &rep);
+  }
+  for (int fd : fds) close(fd);
+  if (!reported) {
+    std::fprintf(stderr, "udp-blast: no report from server\n");
+    return 1;
+  }
+  const double send_secs = static_cast<double>(t1 - t0) / 1e9;
+  const double rx_secs = static_cast<double>(rep.c) / 1e9;
+  const double gbps =
+      rx_secs > 0 ? static_cast<double>(rep.b) * 8 / rx_secs / 1e9 : 0;
+  const double pps = rx_secs > 0 ? static_cast<double>(rep.a) / rx_secs : 0;
+  const double loss =
+      sent > 0 ? 1.0 - static_cast<double>(rep.a) / static_cast<double>(sent)
+               : 0;
+  if (o.json) {
+    std::printf(
+        "{\"tool\":\"udp-blast\",\"mode\":\"bw\",\"size\":%u,\"gso\":%s,"
+        "\"gro\":%s,\"burst\":%d,\"sockets\":%d,\"sent\":%llu,"
+        "\"received\":%llu,\"loss\":%.6f,\"send_seconds\":%.6f,"
+        "\"recv_seconds\":%.6f,\"gbps\":%.4f,\"pps\":%.0f,"
+        "\"send_gbps\":%.4f,\"send_syscalls\":%llu,\"send_errors\":%llu,"
+        "\"gro_buffers\":%llu}\n",
+        size, gso ? "true" : "false", server_gro ? "true" : "false", o.burst,
+        o.entropies, static_cast<unsigned long long>(sent),
+        static_cast<unsigned long long>(rep.a), loss, send_secs, rx_secs, gbps,
+        pps,
+        send_secs > 0 ? static_cast<double>(sent_bytes) * 8 / send_secs / 1e9
+                      : 0,
+        static_cast<unsigned long long>(syscalls),
+        static_cast<unsigned long long>(send_errors),
+        static_cast<unsigned long long>(rep.d));
+  } else {
+    std::printf(
+        "udp-blast bw to %s: size %u, GSO %s, GRO %s, burst %d, %d socket(s)\n"
+        "  sent      %llu datagrams in %.3f s (%llu sendmmsg calls, %llu "
+        "errors)\n"
+        "  received  %llu datagrams (loss %.3f%%) in %.3f s\n"
+        "  goodput   %.3f Gbit/s, %.0f datagrams/s\n",
+        o.addr.ToString().c_str(), size, gso ? "on" : "off",
+        server_gro ? "on" : "off", o.burst, o.entropies,
+        static_cast<unsigned long long>(sent), send_secs,
+        static_cast<unsigned long long>(syscalls),
+        static_cast<unsigned long long>(send_errors),
+        static_cast<unsigned long long>(rep.a), loss * 100, rx_secs, gbps, pps);
+  }
+  return 0;
+}
+
+int RunLatency(const Options& o) {
+  const Peer peer = PeerOf(o.addr);
+  const int fd = OpenUdpSocket(AnyOf(o.addr), /*bind_it=*/true, 1 << 20,
+                               1 << 20, /*nonblocking=*/true);
+  const uint32_t run = static_cast<uint32_t>(NowNs() ^ (getpid() << 16));
+  std::vector<uint8_t> buf(o.size, 0x33);
+  std::vector<uint8_t> in(65536);
+  const uint64_t warmup = std::min<uint64_t>(1000, o.count / 10);
+  std::vector<double> half_rtt_us;
+  half_rtt_us.reserve(o.count);
+  uint64_t lost = 0;
+  for (uint64_t i = 0; i < warmup + o.count; ++i) {
+    Header h;
+    h.type = kPing;
+    h.run = run;
+    h.seq = static_cast<uint32_t>(i);
+    const int64_t t0 = NowNs();
+    h.c = static_cast<uint64_t>(t0);
+    std::memcpy(buf.data(), &h, sizeof(h));
+    if (sendto(fd, buf.data(), buf.size(), 0,
+               reinterpret_cast<const sockaddr*>(&peer.ss), peer.len) < 0) {
+      ++lost;
+      continue;
+    }
+    bool got = false;
+    const int64_t deadline = t0 + 1000000000;  // 1 s: a lost ping
+    while (!got && NowNs() < deadline) {
+      if (!o.busy_poll) {
+        pollfd p{fd, POLLIN, 0};
+        (void)poll(&p, 1, 100);
+      }
+      const ssize_t n = recv(fd, in.data(), in.size(), MSG_DONTWAIT);
+      if (n < static_cast<ssize_t>(sizeof(Header))) continue;
+      Header r;
+      std::memcpy(&r, in.data(), sizeof(r));
+      got = r.magic == Header::kMagic && r.type == kPong && r.run == run &&
+            r.seq == h.seq;
+    }
+    const int64_t t1 = NowNs();
+    if (!got) {
+      ++lost;
+      continue;
+    }
+    if (i >= warmup) half_rtt_us.push_back(static_cast<double>(t1 - t0) / 2e3);
+  }
+  close(fd);
+  if (half_rtt_us.empty()) {
+    std::fprintf(stderr, "udp-blast: no pong from server %s\n",
+                 o.addr.ToString().c_str());
+    return 1;
+  }
+  double sum = 0;
+  for (double v : half_rtt_us) sum += v;
+  const double mean = sum / static_cast<double>(half_rtt_us.size());
+  const double p50 = Quantile(half_rtt_us, 0.50);
+  const double p99 = Quantile(half_rtt_us, 0.99);
+  const double p999 = Quantile(half_rtt_us, 0.999);
+  const double mn = half_rtt_us.front();
+  const double mx = half_rtt_us.back();
+  if (o.json) {
+    std::printf(
+        "{\"tool\":\"udp-blast\",\"mode\":\"lat\",\"size\":%u,\"iters\":%zu,"
+        "\"lost\":%llu,\"busy_poll\":%s,\"min_us\":%.3f,\"mean_us\":%.3f,"
+        "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f}\n",
+        o.size, half_rtt_us.size(), static_cast<unsigned long long>(lost),
+        o.busy_poll ? "true" : "false", mn, mean, p50, p99, p999, mx);
+  } else {
+    std::printf(
+        "udp-blast lat to %s: size %u, %zu iterations, %llu lost, %s\n"
+        "  RTT/2 us: min %.2f  mean %.2f  p50 %.2f  p99 %.2f  p99.9 %.2f  "
+        "max %.2f\n",
+        o.addr.ToString().c_str(), o.size, half_rtt_us.size(),
+        static_cast<unsigned long long>(lost),
+        o.busy_poll ? "busy-poll" : "poll()", mn, mean, p50, p99, p999, mx);
+  }
+  return 0;
+}
+
+}  // namespace braid::blast

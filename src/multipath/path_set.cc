@@ -1,0 +1,405 @@
+#include "multipath/path_set.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace braid::multipath {
+namespace {
+
+double Gain(double g, double fallback) {
+  return (g > 0 && g <= 1.0) ? g : fallback;
+}
+
+PathSetOptions Sanitize(const PathSetOptions& in) {
+  PathSetOptions o = in;
+  o.num_paths = std::clamp<uint16_t>(o.num_paths, 1, 256);
+  o.entropy_space = std::clamp<uint32_t>(o.entropy_space, 1, 65536);
+  if (!(o.loss_weight >= 0)) o.loss_weight = 1.0;
+  if (!(o.timeout_weight >= 0)) o.timeout_weight = 2.0;
+  if (!(o.burst_threshold > 0)) o.burst_threshold = 3.0;
+  o.loss_rate_gain = Gain(o.loss_rate_gain, 1.0 / 128);
+  o.ecn_rate_gain = Gain(o.ecn_rate_gain, 1.0 / 32);
+  if (!(o.loss_rate_threshold > 0)) o.loss_rate_threshold = 0.05;
+  if (!(o.ecn_rate_threshold > 0)) o.ecn_rate_threshold = 0.5;
+  if (!(o.relative_factor >= 0)) o.relative_factor = 2.0;
+  o.penalty_time = std::max(o.penalty_time, DurationNs::Nanos(1));
+  o.ecn_penalty_time = std::max(o.ecn_penalty_time, DurationNs::Nanos(1));
+  o.max_penalty_time = std::max(o.max_penalty_time, o.penalty_time);
+  o.recycle_after = std::max(o.recycle_after, 0);
+  if (!(o.inflight_skip_factor >= 1.0)) o.inflight_skip_factor = 2.0;
+  return o;
+}
+
+const PathStats kNoStats{};
+
+}  // namespace
+
+PathSet::PathSet(const PathSetOptions& opts, uint64_t seed)
+    : opts_(Sanitize(opts)), rng_(seed), paths_(opts_.num_paths) {
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    Path& path = paths_[i];
+    if (opts_.entropy_space < paths_.size()) {
+      path.stats.entropy = static_cast<wire::Entropy>(i % opts_.entropy_space);
+      continue;
+    }
+    auto taken = [&](wire::Entropy e) {  // by paths [0, i)
+      for (size_t j = 0; j < i; ++j) {
+        if (paths_[j].stats.entropy == e) return true;
+      }
+      return false;
+    };
+    wire::Entropy e;
+    do {
+      e = static_cast<wire::Entropy>(rng_.Uniform(opts_.entropy_space));
+    } while (taken(e));
+    path.stats.entropy = e;
+  }
+  healthy_count_ = static_cast<uint32_t>(paths_.size());
+}
+
+const PathSet::Path& PathSet::At(wire::PathId p) const { return paths_[p]; }
+PathSet::Path& PathSet::At(wire::PathId p) { return paths_[p]; }
+
+wire::Entropy PathSet::entropy(wire::PathId p) const {
+  return p < paths_.size() ? At(p).stats.entropy : wire::Entropy{0};
+}
+
+const PathStats& PathSet::stats(wire::PathId p) const {
+  return p < paths_.size() ? At(p).stats : kNoStats;
+}
+
+bool PathSet::Usable(const Path& path) const {
+  return path.stats.health == PathHealth::kHealthy ||
+         (path.stats.health == PathHealth::kProbing && !path.probe_in_flight);
+}
+
+bool PathSet::OverInflightLimit(const Path& path) const {
+  const uint32_t usable =
+      std::max<uint32_t>(1, healthy_count_ + probing_count_);
+  const double mean =
+      static_cast<double>(total_in_flight_) / static_cast<double>(usable);
+  return path.stats.in_flight >
+         mean * opts_.inflight_skip_factor + opts_.inflight_skip_slack;
+}
+
+wire::PathId PathSet::Pick(TimeNs now, int avoid) {
+  if (now >= next_timer_) OnTimer(now);
+  const size_t n = paths_.size();
+  if (n == 1) return 0;
+  // Pass 1: round robin over usable paths within their in-flight share.
+  for (size_t i = 0; i < n; ++i) {
+    const size_t p = (cursor_ + i) % n;
+    const Path& path = paths_[p];
+    if (static_cast<int>(p) == avoid || !Usable(path) ||
+        OverInflightLimit(path)) {
+      continue;
+    }
+    cursor_ = p + 1;
+    return static_cast<wire::PathId>(p);
+  }
+  // Pass 2: the usable path (other than `avoid`) with least in flight;
+  // pass 3: `avoid` itself if it is the only usable path.
+  int best = -1;
+  for (size_t p = 0; p < n; ++p) {
+    if (static_cast<int>(p) == avoid || !Usable(paths_[p])) continue;
+    if (best < 0 || paths_[p].stats.in_flight < paths_[best].stats.in_flight) {
+      best = static_cast<int>(p);
+    }
+  }
+  if (best < 0 && avoid >= 0 && static_cast<size_t>(avoid) < n &&
+      Usable(paths_[avoid])) {
+    best = avoid;
+  }
+  if (best >= 0) {
+    cursor_ = static_cast<size_t>(best) + 1;
+    return static_cast<wire::PathId>(best);
+  }
+  // Pass 4: nothing usable.
+  return LeastBad(avoid);
+}
+
+wire::PathId PathSet::LeastBad(int avoid) const {
+  // Order: a probing path (its probe is out, the route may be fine) before a
+  // penalised one; then the soonest penalty expiry; then least in flight.
+  auto rank = [](const Path& p) {
+    return p.stats.health == PathHealth::kProbing ? 0 : 1;
+  };
+  int best = -1;
+  for (size_t p = 0; p < paths_.size(); ++p) {
+    if (static_cast<int>(p) == avoid) continue;
+    const Path& c = paths_[p];
+    if (best < 0) {
+      best = static_cast<int>(p);
+      continue;
+    }
+    const Path& b = paths_[best];
+    if (rank(c) != rank(b)) {
+      if (rank(c) < rank(b)) best = static_cast<int>(p);
+    } else if (c.penalty_until != b.penalty_until) {
+      if (c.penalty_until < b.penalty_until) best = static_cast<int>(p);
+    } else if (c.stats.in_flight < b.stats.in_flight) {
+      best = static_cast<int>(p);
+    }
+  }
+  return static_cast<wire::PathId>(best < 0 ? 0 : best);
+}
+
+wire::PathSeq PathSet::OnSent(wire::PathId p, uint32_t bytes, TimeNs now) {
+  if (p >= paths_.size()) return wire::PathSeq(0);
+  Path& path = At(p);
+  const wire::PathSeq seq = path.next_seq;
+  ++path.next_seq;
+  ++path.stats.packets_sent;
+  path.stats.bytes_sent += bytes;
+  ++path.stats.in_flight;
+  ++total_in_flight_;
+  if (path.stats.health == PathHealth::kProbing && !path.probe_in_flight) {
+    path.probe_in_flight = true;
+    ++path.stats.probes_sent;
+  }
+  return seq;
+}
+
+bool PathSet::TakeOutcome(Path& path) {
+  if (path.stats.in_flight > 0) {
+    --path.stats.in_flight;
+    --total_in_flight_;
+  }
+  if (path.stale_in_flight > 0) {
+    --path.stale_in_flight;
+    return true;
+  }
+  return false;
+}
+
+void PathSet::OnAcked(wire::PathId p, uint32_t bytes, TimeNs now) {
+  if (p >= paths_.size()) return;
+  Path& path = At(p);
+  ++path.stats.packets_acked;
+  path.last_ack_stale = TakeOutcome(path);
+  if (path.last_ack_stale) return;
+  path.badness = 0;
+  SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
+  SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
+  switch (path.stats.health) {
+    case PathHealth::kProbing:
+      // The probe (or a packet sent after it) got through.
+      path.probe_in_flight = false;
+      SetHealth(path, PathHealth::kHealthy);
+      // Start from the others' average: the old estimate described a route
+      // that may have changed.
+      SetLossRate(path, OthersMean(sum_loss_rate_, path.loss_rate));
+      SetEcnRate(path, OthersMean(sum_ecn_rate_, path.ecn_rate));
+      path.clean_acks = 0;
+      break;
+    case PathHealth::kHealthy:
+      if (++path.clean_acks >= opts_.forgive_after_acks) {
+        path.consecutive_penalties = 0;
+      }
+      break;
+    case PathHealth::kPenalised:
+      break;
+  }
+}
+
+void PathSet::OnRttSample(wire::PathId p, DurationNs rtt) {
+  if (p >= paths_.size() || rtt <= DurationNs::Zero()) return;
+  Path& path = At(p);
+  if (path.last_ack_stale) return;
+  PathStats& s = path.stats;
+  s.srtt = s.srtt == DurationNs::Zero() ? rtt : (s.srtt * 7 + rtt) / 8;
+  if (s.min_rtt == DurationNs::Zero() || rtt < s.min_rtt) s.min_rtt = rtt;
+}
+
+PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
+  Path& path = At(p);
+  ++path.stats.packets_lost;
+  if (TakeOutcome(path)) return PathEvent::kNone;
+  path.badness += opts_.loss_weight;
+  return AfterLossOutcome(p, now);
+}
+
+PathEvent PathSet::OnTimeout(wire::PathId p, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
+  Path& path = At(p);
+  ++path.stats.timeouts;
+  if (TakeOutcome(path)) return PathEvent::kNone;
+  path.badness += opts_.timeout_weight;
+  return AfterLossOutcome(p, now);
+}
+
+PathEvent PathSet::AfterLossOutcome(wire::PathId p, TimeNs now) {
+  Path& path = At(p);
+  SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain) +
+                        opts_.loss_rate_gain);
+  if (paths_.size() == 1) return PathEvent::kNone;
+  switch (path.stats.health) {
+    case PathHealth::kProbing:
+      if (!path.probe_in_flight) return PathEvent::kNone;
+      return Penalise(p, now, opts_.penalty_time);  // the probe failed
+    case PathHealth::kHealthy: {
+      const bool burst = path.badness >= opts_.burst_threshold;
+      const bool rate =
+          path.loss_rate > opts_.loss_rate_threshold &&
+          path.loss_rate > opts_.relative_factor *
+                               OthersMean(sum_loss_rate_, path.loss_rate);
+      if (burst || rate) return Penalise(p, now, opts_.penalty_time);
+      return PathEvent::kNone;
+    }
+    case PathHealth::kPenalised:
+      return PathEvent::kNone;
+  }
+  return PathEvent::kNone;
+}
+
+PathEvent PathSet::OnEcn(wire::PathId p, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
+  Path& path = At(p);
+  ++path.stats.ecn_marks;
+  if (path.last_ack_stale) return PathEvent::kNone;
+  SetEcnRate(path, std::min(1.0, path.ecn_rate + opts_.ecn_rate_gain));
+  if (paths_.size() == 1 || path.stats.health != PathHealth::kHealthy) {
+    return PathEvent::kNone;
+  }
+  if (path.ecn_rate >= opts_.ecn_rate_threshold &&
+      path.ecn_rate >=
+          opts_.relative_factor * OthersMean(sum_ecn_rate_, path.ecn_rate)) {
+    return Penalise(p, now, opts_.ecn_penalty_time);
+  }
+  return PathEvent::kNone;
+}
+
+PathEvent PathSet::Penalise(wire::PathId p, TimeNs now, DurationNs base) {
+  Path& path = At(p);
+  ++path.stats.penalties;
+  ++total_penalties_;
+  ++path.consecutive_penalties;
+  path.probe_in_flight = false;
+  path.clean_acks = 0;
+  path.badness = 0;
+  if (opts_.recycle_after > 0 &&
+      path.consecutive_penalties >=
+          static_cast<uint32_t>(opts_.recycle_after)) {
+    Recycle(p);
+    return PathEvent::kRecycled;
+  }
+  DurationNs d = base;
+  for (uint32_t i = 1;
+       i < path.consecutive_penalties && d < opts_.max_penalty_time; ++i) {
+    d = d * 2;
+  }
+  d = Min(d, opts_.max_penalty_time);
+  SetHealth(path, PathHealth::kPenalised);
+  path.penalty_until = now + d;
+  next_timer_ = Min(next_timer_, path.penalty_until);
+  return PathEvent::kPenalised;
+}
+
+void PathSet::Recycle(wire::PathId p) {
+  Path& path = At(p);
+  const bool was_penalised = path.stats.health == PathHealth::kPenalised;
+  path.stats.entropy = DrawFreshEntropy(p);
+  ++path.stats.recycles;
+  ++total_recycles_;
+  path.consecutive_penalties = 0;
+  path.stats.srtt = DurationNs::Zero();
+  path.stats.min_rtt = DurationNs::Zero();
+  SetLossRate(path, OthersMean(sum_loss_rate_, path.loss_rate));
+  SetEcnRate(path, OthersMean(sum_ecn_rate_, path.ecn_rate));
+  ToProbing(path);
+  if (was_penalised) RecomputeTimer();
+}
+
+void PathSet::ToProbing(Path& path) {
+  SetHealth(path, PathHealth::kProbing);
+  path.stale_in_flight = path.stats.in_flight;
+  path.probe_in_flight = false;
+  path.badness = 0;
+  path.penalty_until = TimeNs::Zero();
+}
+
+void PathSet::SetHealth(Path& path, PathHealth h) {
+  auto count = [this](PathHealth x, int delta) {
+    if (x == PathHealth::kHealthy) healthy_count_ += delta;
+    if (x == PathHealth::kProbing) probing_count_ += delta;
+  };
+  count(path.stats.health, -1);
+  count(h, +1);
+  path.stats.health = h;
+}
+
+double PathSet::OthersMean(double sum, double mine) const {
+  if (paths_.size() <= 1) return mine;
+  return std::max(0.0, sum - mine) / static_cast<double>(paths_.size() - 1);
+}
+
+void PathSet::SetLossRate(Path& path, double v) {
+  sum_loss_rate_ += v - path.loss_rate;
+  path.loss_rate = v;
+}
+
+void PathSet::SetEcnRate(Path& path, double v) {
+  sum_ecn_rate_ += v - path.ecn_rate;
+  path.ecn_rate = v;
+}
+
+bool PathSet::EntropyInUse(wire::Entropy e, size_t ignore) const {
+  for (size_t j = 0; j < paths_.size(); ++j) {
+    if (j != ignore && paths_[j].stats.entropy == e) return true;
+  }
+  return false;
+}
+
+wire::Entropy PathSet::DrawFreshEntropy(wire::PathId p) {
+  const wire::Entropy old = At(p).stats.entropy;
+  const uint32_t space = opts_.entropy_space;
+  auto fresh = [&](wire::Entropy e) { return e != old && !EntropyInUse(e, p); };
+  // Rejection sampling is fast while the space is mostly free...
+  for (int tries = 0; tries < 64; ++tries) {
+    const auto e = static_cast<wire::Entropy>(rng_.Uniform(space));
+    if (fresh(e)) return e;
+  }
+  // ...otherwise scan from a random start.
+  const uint32_t start = static_cast<uint32_t>(rng_.Uniform(space));
+  for (uint32_t i = 0; i < space; ++i) {
+    const auto e = static_cast<wire::Entropy>((start + i) % space);
+    if (fresh(e)) return e;
+  }
+  return old;  // no other value exists: keep the old one
+}
+
+void PathSet::OnTimer(TimeNs now) {
+  if (now < next_timer_) return;
+  for (Path& path : paths_) {
+    if (path.stats.health == PathHealth::kPenalised &&
+        path.penalty_until <= now) {
+      ToProbing(path);
+    }
+  }
+  RecomputeTimer();
+}
+
+void PathSet::RecomputeTimer() {
+  next_timer_ = TimeNs::Infinite();
+  for (const Path& path : paths_) {
+    if (path.stats.health == PathHealth::kPenalised) {
+      next_timer_ = Min(next_timer_, path.penalty_until);
+    }
+  }
+}
+
+void PathSet::Reset() {
+  for (Path& path : paths_) {
+    path.next_seq = wire::PathSeq(0);
+    path.stats.in_flight = 0;
+    path.stale_in_flight = 0;
+    path.probe_in_flight = false;
+    path.last_ack_stale = false;
+    path.badness = 0;
+  }
+  total_in_flight_ = 0;
+  cursor_ = 0;
+}
+
+}  // namespace braid::multipath

@@ -1,0 +1,515 @@
+#include "multipath/path_set.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/multipath/fake_fabric.h"
+
+namespace braid::multipath {
+namespace {
+
+const TimeNs kT0 = TimeNs(1'000'000);
+const DurationNs kRtt = DurationNs::Micros(10);
+
+PathSetOptions Opts(uint16_t n = 16) {
+  PathSetOptions o;
+  o.num_paths = n;
+  return o;
+}
+
+// Sends one packet on exactly path `p` (by picking until it comes up). The
+// other paths' packets stay in flight, so `p` never looks like a hog.
+wire::PathSeq SendOn(PathSet& ps, wire::PathId p, TimeNs now) {
+  for (size_t i = 0; i < 4 * ps.size(); ++i) {
+    const wire::PathId got = ps.Pick(now);
+    const wire::PathSeq s = ps.OnSent(got, 1000, now);
+    if (got == p) return s;
+  }
+  ADD_FAILURE() << "path " << int{p} << " never picked";
+  return wire::PathSeq(0);
+}
+
+// Penalises path p by the burst rule (three losses, no ack between).
+void PenaliseByLoss(PathSet& ps, wire::PathId p, TimeNs now) {
+  for (int i = 0; i < 3; ++i) SendOn(ps, p, now);
+  ps.OnLoss(p, now);
+  ps.OnLoss(p, now);
+  ps.OnLoss(p, now);
+}
+
+TEST(PathSetTest, InitialEntropiesAreDistinctAndInsideTheSpace) {
+  PathSetOptions o = Opts(64);
+  o.entropy_space = 100;
+  PathSet ps(o, 7);
+  std::set<wire::Entropy> seen;
+  for (size_t p = 0; p < ps.size(); ++p) {
+    const auto e = ps.entropy(static_cast<wire::PathId>(p));
+    EXPECT_LT(e, 100);
+    seen.insert(e);
+  }
+  EXPECT_EQ(seen.size(), 64u);
+  EXPECT_EQ(ps.healthy_paths(), 64u);
+}
+
+TEST(PathSetTest, SprayIsEvenAcrossSixteenPaths) {
+  PathSet ps(Opts(), 1);
+  std::vector<int> count(16);
+  for (int i = 0; i < 16000; ++i) {
+    const auto p = ps.Pick(kT0);
+    ps.OnSent(p, 4096, kT0);
+    ++count[p];
+  }
+  for (int c : count) {
+    EXPECT_GE(c, 980);
+    EXPECT_LE(c, 1020);
+  }
+}
+
+TEST(PathSetTest, SprayStaysEvenWhilePacketsAreAcked) {
+  PathSet ps(Opts(), 1);
+  FakeFabric fab(&ps, 2, kRtt);
+  std::vector<int> count(16);
+  fab.on_send = [&](wire::PathId p, wire::Entropy, PathHealth) { ++count[p]; };
+  TimeNs now = kT0;
+  fab.Run(&now, kT0 + DurationNs::Nanos(100) * 16000, DurationNs::Nanos(100));
+  for (int c : count) {
+    EXPECT_GE(c, 980);
+    EXPECT_LE(c, 1020);
+  }
+}
+
+TEST(PathSetTest, PathSeqIsConsecutivePerPath) {
+  PathSet ps(Opts(4), 1);
+  std::vector<uint32_t> next(4, 0);
+  for (int i = 0; i < 1000; ++i) {
+    const auto p = ps.Pick(kT0);
+    EXPECT_EQ(ps.OnSent(p, 100, kT0).value(), next[p]++);
+  }
+}
+
+TEST(PathSetTest, AvoidedPathIsNotPickedWhenAnotherIsUsable) {
+  PathSet ps(Opts(4), 1);
+  for (int i = 0; i < 100; ++i) {
+    const auto p = ps.Pick(kT0, /*avoid=*/2);
+    EXPECT_NE(p, 2);
+    ps.OnSent(p, 100, kT0);
+  }
+}
+
+TEST(PathSetTest, AvoidedPathIsPickedWhenItIsTheOnlyUsableOne) {
+  PathSet ps(Opts(3), 1);
+  PenaliseByLoss(ps, 0, kT0);
+  PenaliseByLoss(ps, 1, kT0);
+  ASSERT_EQ(ps.healthy_paths(), 1u);
+  EXPECT_EQ(ps.Pick(kT0, /*avoid=*/2), 2);
+}
+
+TEST(PathSetTest, SingleLossDoesNotPenalise) {
+  PathSet ps(Opts(), 1);
+  SendOn(ps, 5, kT0);
+  EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
+}
+
+TEST(PathSetTest, ThreeLossesWithoutAnAckPenalise) {
+  PathSet ps(Opts(), 1);
+  for (int i = 0; i < 3; ++i) SendOn(ps, 5, kT0);
+  EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kPenalised);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kPenalised);
+  EXPECT_EQ(ps.healthy_paths(), 15u);
+  EXPECT_EQ(ps.total_penalties(), 1u);
+}
+
+TEST(PathSetTest, AnAckBetweenLossesClearsTheBurst) {
+  PathSet ps(Opts(), 1);
+  for (int i = 0; i < 6; ++i) SendOn(ps, 5, kT0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kNone);
+    ps.OnAcked(5, 1000, kT0);
+  }
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
+}
+
+TEST(PathSetTest, TwoTimeoutsPenalise) {
+  PathSet ps(Opts(), 1);
+  SendOn(ps, 5, kT0);
+  SendOn(ps, 5, kT0);
+  EXPECT_EQ(ps.OnTimeout(5, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnTimeout(5, kT0), PathEvent::kPenalised);
+  EXPECT_EQ(ps.stats(5).timeouts, 2u);
+}
+
+TEST(PathSetTest, PenalisedPathGetsNoNewData) {
+  PathSet ps(Opts(), 1);
+  PenaliseByLoss(ps, 5, kT0);
+  for (int i = 0; i < 1000; ++i) {
+    const auto p = ps.Pick(kT0 + DurationNs::Micros(100));
+    EXPECT_NE(p, 5);
+    ps.OnSent(p, 100, kT0);
+    ps.OnAcked(p, 100, kT0);
+  }
+}
+
+TEST(PathSetTest, PenaltyExpiryMovesPathToProbingAtNextTimerTime) {
+  PathSet ps(Opts(), 1);
+  EXPECT_EQ(ps.NextTimerTime(), TimeNs::Infinite());
+  PenaliseByLoss(ps, 5, kT0);
+  EXPECT_EQ(ps.NextTimerTime(), kT0 + DurationNs::Micros(500));
+  ps.OnTimer(kT0 + DurationNs::Micros(499));
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kPenalised);
+  ps.OnTimer(kT0 + DurationNs::Micros(500));
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kProbing);
+  EXPECT_EQ(ps.NextTimerTime(), TimeNs::Infinite());
+}
+
+TEST(PathSetTest, ProbingPathCarriesAtMostOnePacketUntilAcked) {
+  PathSet ps(Opts(), 1);
+  PenaliseByLoss(ps, 5, kT0);
+  const TimeNs t = kT0 + DurationNs::Micros(500);
+  ps.OnTimer(t);
+  int on5 = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const auto p = ps.Pick(t);
+    ps.OnSent(p, 100, t);
+    if (p == 5) {
+      ++on5;
+    } else {
+      ps.OnAcked(p, 100, t);
+    }
+  }
+  EXPECT_EQ(on5, 1);
+  EXPECT_EQ(ps.stats(5).in_flight, 1u);
+  EXPECT_EQ(ps.stats(5).probes_sent, 1u);
+  ps.OnAcked(5, 100, t);  // the probe got through
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
+  EXPECT_EQ(ps.healthy_paths(), 16u);
+  int again = 0;
+  for (int i = 0; i < 160; ++i) {
+    const auto p = ps.Pick(t);
+    ps.OnSent(p, 100, t);
+    again += p == 5;
+  }
+  EXPECT_EQ(again, 10);
+}
+
+TEST(PathSetTest, ProbeIsPickedEvenWhenPathHadPacketsInFlight) {
+  // In-flight packets from before the penalty are stale: they neither block
+  // the probe nor count as its failure.
+  PathSet ps(Opts(), 1);
+  for (int i = 0; i < 5; ++i) SendOn(ps, 5, kT0);
+  for (int i = 0; i < 3; ++i) ps.OnLoss(5, kT0);
+  ASSERT_EQ(ps.stats(5).health, PathHealth::kPenalised);
+  ASSERT_EQ(ps.stats(5).in_flight, 2u);
+  const TimeNs t = kT0 + DurationNs::Micros(500);
+  SendOn(ps, 5, t);  // Pick expires the penalty lazily; this is the probe
+  EXPECT_EQ(ps.stats(5).probes_sent, 1u);
+  EXPECT_EQ(ps.OnLoss(5, t), PathEvent::kNone);  // stale
+  EXPECT_EQ(ps.OnLoss(5, t), PathEvent::kNone);  // stale
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kProbing);
+  ps.OnAcked(5, 100, t);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
+}
+
+TEST(PathSetTest, FailedProbePenalisesForDoubleTheTime) {
+  PathSetOptions o = Opts();
+  o.recycle_after = 3;
+  PathSet ps(o, 1);
+  PenaliseByLoss(ps, 5, kT0);
+  const TimeNs t = kT0 + DurationNs::Micros(500);
+  SendOn(ps, 5, t);
+  EXPECT_EQ(ps.OnLoss(5, t), PathEvent::kPenalised);
+  EXPECT_EQ(ps.NextTimerTime(), t + DurationNs::Micros(1000));
+  EXPECT_EQ(ps.stats(5).penalties, 2u);
+}
+
+TEST(PathSetTest, ConsecutivePenaltiesRecycleToAFreshEntropy) {
+  PathSet ps(Opts(), 1);
+  const auto old = ps.entropy(5);
+  PenaliseByLoss(ps, 5, kT0);
+  const TimeNs t = kT0 + DurationNs::Micros(500);
+  const wire::PathSeq probe_seq = SendOn(ps, 5, t);
+  EXPECT_EQ(ps.OnLoss(5, t), PathEvent::kRecycled);
+  EXPECT_NE(ps.entropy(5), old);
+  for (wire::PathId p = 0; p < 16; ++p) {
+    if (p != 5) {
+      EXPECT_NE(ps.entropy(p), ps.entropy(5));
+    }
+  }
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kProbing);
+  EXPECT_EQ(ps.stats(5).recycles, 1u);
+  EXPECT_EQ(ps.total_recycles(), 1u);
+  // The per-path sequence keeps counting across the recycle.
+  EXPECT_EQ(SendOn(ps, 5, t), probe_seq + 1);
+}
+
+TEST(PathSetTest, RecycleFindsTheOnlyUnusedEntropyInATightSpace) {
+  PathSetOptions o = Opts();
+  o.entropy_space = 17;  // exactly one value is unused at any time
+  o.recycle_after = 1;
+  PathSet ps(o, 3);
+  for (int round = 0; round < 50; ++round) {
+    const auto p = static_cast<wire::PathId>(round % 16);
+    std::set<wire::Entropy> used;
+    for (wire::PathId q = 0; q < 16; ++q) used.insert(ps.entropy(q));
+    wire::Entropy unused = 0;
+    while (used.count(unused)) ++unused;
+    for (int i = 0; i < 3; ++i) ps.OnSent(p, 100, kT0);
+    for (int i = 0; i < 2; ++i) ps.OnLoss(p, kT0);
+    ASSERT_EQ(ps.OnLoss(p, kT0), PathEvent::kRecycled);
+    ASSERT_EQ(ps.entropy(p), unused) << "round " << round;
+    ps.OnSent(p, 100, kT0);  // probe
+    ps.OnAcked(p, 100, kT0);
+    ASSERT_EQ(ps.stats(p).health, PathHealth::kHealthy);
+  }
+}
+
+TEST(PathSetTest, StaleLossesAfterRecycleDoNotCountAgainstTheNewEntropy) {
+  PathSetOptions o = Opts();
+  o.recycle_after = 1;
+  PathSet ps(o, 1);
+  for (int i = 0; i < 10; ++i) SendOn(ps, 5, kT0);
+  ps.OnLoss(5, kT0);
+  ps.OnLoss(5, kT0);
+  ASSERT_EQ(ps.OnLoss(5, kT0), PathEvent::kRecycled);
+  // The caller declares the 7 packets still in flight lost.
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(ps.OnLoss(5, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kProbing);
+  EXPECT_EQ(ps.stats(5).in_flight, 0u);
+  EXPECT_EQ(ps.stats(5).recycles, 1u);
+}
+
+TEST(PathSetTest, BlackholedPathStopsCarryingDataWithinAFewRtts) {
+  PathSet ps(Opts(), 11);
+  const wire::Entropy bad = ps.entropy(3);
+  FakeFabric fab(&ps, 5, kRtt);
+  fab.blackholed = [bad](wire::Entropy e) { return e == bad; };
+  TimeNs now = kT0;
+  TimeNs first_penalty = TimeNs::Infinite();
+  int after_penalty_on_bad = 0, probes_on_bad = 0;
+  fab.on_send = [&](wire::PathId p, wire::Entropy e, PathHealth h) {
+    if (e != bad || first_penalty == TimeNs::Infinite()) return;
+    ++after_penalty_on_bad;
+    probes_on_bad += h == PathHealth::kProbing;
+  };
+  fab.Run(&now, kT0 + DurationNs::Millis(5), DurationNs::Nanos(100), [&] {
+    if (first_penalty == TimeNs::Infinite() && ps.stats(3).penalties > 0) {
+      first_penalty = now;
+    }
+  });
+  // Losses are noticed 2 RTTs after the send; penalised right after.
+  EXPECT_LE(first_penalty, kT0 + kRtt * 3);
+  // After the penalty the bad entropy only ever saw single probes.
+  EXPECT_EQ(after_penalty_on_bad, probes_on_bad);
+  EXPECT_LE(after_penalty_on_bad, 1);
+  // ...and the path was recycled onto a working entropy that carries data.
+  EXPECT_NE(ps.entropy(3), bad);
+  EXPECT_EQ(ps.stats(3).recycles, 1u);
+  EXPECT_EQ(ps.stats(3).health, PathHealth::kHealthy);
+  EXPECT_EQ(ps.healthy_paths(), 16u);
+}
+
+TEST(PathSetTest, PathWhoseEveryEntropyIsBlackholedKeepsBeingRecycled) {
+  // A dead link behind path 3 whatever entropy it gets: the path keeps
+  // being penalised/recycled, carrying only probes.
+  PathSet ps(Opts(4), 1);
+  FakeFabric fab(&ps, 5, kRtt);
+  std::set<wire::Entropy> dead;
+  auto refresh = [&] { dead.insert(ps.entropy(3)); };
+  refresh();
+  fab.blackholed = [&](wire::Entropy e) { return dead.count(e) > 0; };
+  uint64_t data_on_dead = 0;
+  fab.on_send = [&](wire::PathId p, wire::Entropy, PathHealth h) {
+    if (p == 3 && h == PathHealth::kHealthy && ps.stats(3).penalties > 0) {
+      ++data_on_dead;
+    }
+  };
+  TimeNs now = kT0;
+  fab.Run(&now, kT0 + DurationNs::Millis(20), DurationNs::Nanos(100), refresh);
+  EXPECT_GE(ps.stats(3).recycles, 3u);
+  EXPECT_EQ(data_on_dead, 0u);
+  EXPECT_LT(ps.stats(3).packets_sent, fab.sent() / 100);
+}
+
+TEST(PathSetTest, OnePercentRandomLossKeepsMostPathsHealthy) {
+  for (uint64_t seed : {1, 2, 3}) {
+    PathSet ps(Opts(), seed);
+    FakeFabric fab(&ps, seed * 77, kRtt);
+    fab.loss_prob = [](wire::Entropy) { return 0.01; };
+    TimeNs now = kT0;
+    uint64_t samples = 0, healthy_sum = 0;
+    fab.Run(&now, kT0 + DurationNs::Millis(50), DurationNs::Nanos(100), [&] {
+      ++samples;
+      healthy_sum += ps.healthy_paths();
+    });
+    const double avg = static_cast<double>(healthy_sum) / samples;
+    EXPECT_GE(avg, 14.0) << "seed " << seed;
+    EXPECT_GT(ps.stats(0).packets_lost, 200u);  // ~31k sent per path
+  }
+}
+
+TEST(PathSetTest, GreyPathWithHeavyLossIsPenalised) {
+  PathSet ps(Opts(), 4);
+  const wire::Entropy grey = ps.entropy(7);
+  FakeFabric fab(&ps, 9, kRtt);
+  fab.loss_prob = [grey](wire::Entropy e) { return e == grey ? 0.15 : 0.01; };
+  TimeNs now = kT0;
+  fab.Run(&now, kT0 + DurationNs::Millis(10), DurationNs::Nanos(100));
+  EXPECT_GE(ps.stats(7).penalties, 1u);
+  EXPECT_NE(ps.entropy(7), grey);  // eventually recycled off the grey route
+}
+
+TEST(PathSetTest, EcnHotSpotPathIsPenalisedButLaterThanLoss) {
+  PathSet ps(Opts(), 1);
+  const TimeNs t = kT0;
+  int marks = 0;
+  PathEvent ev = PathEvent::kNone;
+  while (ev == PathEvent::kNone && marks < 1000) {
+    for (int i = 0; i < 16; ++i) {
+      const auto p = ps.Pick(t);
+      ps.OnSent(p, 100, t);
+      ps.OnAcked(p, 100, t);
+      if (p == 9) {
+        ++marks;
+        ev = ps.OnEcn(9, t);
+      }
+    }
+  }
+  EXPECT_EQ(ev, PathEvent::kPenalised);
+  EXPECT_GT(marks, 3);   // a loss burst needs only 3
+  EXPECT_LT(marks, 64);  // but a hot spot is still found quickly
+  EXPECT_EQ(ps.NextTimerTime(), t + DurationNs::Micros(250));  // shorter
+}
+
+TEST(PathSetTest, UniformEcnMarkingPenalisesNobody) {
+  PathSet ps(Opts(), 1);
+  FakeFabric fab(&ps, 9, kRtt);
+  fab.ce_prob = [](wire::Entropy) { return 0.8; };
+  TimeNs now = kT0;
+  fab.Run(&now, kT0 + DurationNs::Millis(5), DurationNs::Nanos(100));
+  EXPECT_EQ(ps.total_penalties(), 0u);
+  EXPECT_GT(ps.stats(0).ecn_marks, 1000u);
+}
+
+TEST(PathSetTest, WhenEveryPathIsPenalisedPickStillReturnsAPath) {
+  PathSet ps(Opts(4), 1);
+  for (wire::PathId p = 0; p < 4; ++p) {
+    for (int i = 0; i < 3; ++i) ps.OnSent(p, 100, kT0);
+    for (int i = 0; i < 3; ++i) ps.OnLoss(p, kT0 + DurationNs::Nanos(p));
+  }
+  ASSERT_EQ(ps.healthy_paths(), 0u);
+  // Least bad: the penalty that expires first.
+  EXPECT_EQ(ps.Pick(kT0 + DurationNs::Micros(1)), 0);
+  EXPECT_EQ(ps.Pick(kT0 + DurationNs::Micros(1), /*avoid=*/0), 1);
+}
+
+TEST(PathSetTest, PathHoggingInFlightIsSkipped) {
+  PathSet ps(Opts(4), 1);
+  // Path 0's packets are never acked (slow path); others are acked at once.
+  int on0 = 0;
+  for (int i = 0; i < 400; ++i) {
+    const auto p = ps.Pick(kT0);
+    ps.OnSent(p, 100, kT0);
+    if (p == 0) {
+      ++on0;
+    } else {
+      ps.OnAcked(p, 100, kT0);
+    }
+  }
+  // Mean in flight stays tiny, so path 0 is held near the slack (4):
+  // at most 2 * (9 / 4) + 4 = 8.5.
+  EXPECT_LE(ps.stats(0).in_flight, 9u);
+  EXPECT_EQ(on0, static_cast<int>(ps.stats(0).in_flight));
+}
+
+TEST(PathSetTest, SinglePathIsNeverPenalised) {
+  PathSet ps(Opts(1), 1);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(ps.Pick(kT0, 0), 0);
+    ps.OnSent(0, 100, kT0);
+    EXPECT_EQ(ps.OnLoss(0, kT0), PathEvent::kNone);
+  }
+  EXPECT_EQ(ps.stats(0).health, PathHealth::kHealthy);
+}
+
+TEST(PathSetTest, SameSeedGivesSameBehaviour) {
+  auto run = [](uint64_t seed) {
+    PathSetOptions o = Opts();
+    o.recycle_after = 1;
+    PathSet ps(o, seed);
+    FakeFabric fab(&ps, 5, kRtt);
+    fab.loss_prob = [](wire::Entropy e) { return e % 3 == 0 ? 0.5 : 0.0; };
+    TimeNs now = kT0;
+    fab.Run(&now, kT0 + DurationNs::Millis(2), DurationNs::Nanos(100));
+    std::vector<uint32_t> out;
+    for (wire::PathId p = 0; p < 16; ++p) {
+      out.push_back(ps.entropy(p));
+      out.push_back(static_cast<uint32_t>(ps.stats(p).packets_sent));
+    }
+    out.push_back(static_cast<uint32_t>(ps.total_recycles()));
+    return out;
+  };
+  const auto a = run(42);
+  EXPECT_EQ(a, run(42));
+  EXPECT_NE(a, run(43));
+  EXPECT_GT(a.back(), 0u);  // the scenario did recycle
+}
+
+TEST(PathSetTest, CleanAcksForgiveEarlierPenalties) {
+  PathSet ps(Opts(), 1);
+  PenaliseByLoss(ps, 5, kT0);
+  TimeNs t = kT0 + DurationNs::Micros(500);
+  SendOn(ps, 5, t);
+  ps.OnAcked(5, 100, t);  // probe ok
+  for (int i = 0; i < 64; ++i) {
+    SendOn(ps, 5, t);
+    ps.OnAcked(5, 100, t);
+  }
+  const auto e = ps.entropy(5);
+  EXPECT_EQ((PenaliseByLoss(ps, 5, t), ps.stats(5).health),
+            PathHealth::kPenalised);
+  EXPECT_EQ(ps.entropy(5), e);  // not recycled: the count was forgiven
+}
+
+TEST(PathSetTest, ResetRestartsSequencesAndKeepsEntropies) {
+  PathSet ps(Opts(4), 1);
+  std::vector<wire::Entropy> before;
+  for (wire::PathId p = 0; p < 4; ++p) before.push_back(ps.entropy(p));
+  for (int i = 0; i < 10; ++i) ps.OnSent(ps.Pick(kT0), 100, kT0);
+  ps.Reset();
+  for (wire::PathId p = 0; p < 4; ++p) {
+    EXPECT_EQ(ps.entropy(p), before[p]);
+    EXPECT_EQ(ps.stats(p).in_flight, 0u);
+  }
+  const auto p = ps.Pick(kT0);
+  EXPECT_EQ(ps.OnSent(p, 100, kT0).value(), 0u);
+}
+
+TEST(PathSetTest, OutOfRangePathIsIgnored) {
+  PathSet ps(Opts(4), 1);
+  EXPECT_EQ(ps.OnLoss(200, kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnEcn(200, kT0), PathEvent::kNone);
+  ps.OnAcked(200, 1, kT0);
+  ps.OnRttSample(200, kRtt);
+  EXPECT_EQ(ps.stats(200).packets_sent, 0u);
+  EXPECT_EQ(ps.entropy(200), 0);
+}
+
+TEST(PathSetTest, RttSamplesTrackSmoothedAndMinimum) {
+  PathSet ps(Opts(4), 1);
+  SendOn(ps, 1, kT0);
+  ps.OnAcked(1, 100, kT0);
+  ps.OnRttSample(1, DurationNs::Micros(16));
+  EXPECT_EQ(ps.stats(1).srtt, DurationNs::Micros(16));
+  SendOn(ps, 1, kT0);
+  ps.OnAcked(1, 100, kT0);
+  ps.OnRttSample(1, DurationNs::Micros(8));
+  EXPECT_EQ(ps.stats(1).srtt, DurationNs::Micros(15));
+  EXPECT_EQ(ps.stats(1).min_rtt, DurationNs::Micros(8));
+}
+
+}  // namespace
+}  // namespace braid::multipath

@@ -193,7 +193,13 @@ class DatagramGenerator {
         (*b)[at + 1] = static_cast<uint8_t>(v);
         break;
       }
-      case 3: {  // big-endian 32-bit edge value
+      case 3: {  // big-endian 32-bit edge value, or 64 zero bits
+        if (size >= 8 && rng_.Bernoulli(0.25)) {
+          // Often lands on an incarnation: frames start at 8-byte multiples.
+          const size_t at = 8 * rng_.Uniform(size / 8);
+          std::memset(b->data() + at, 0, 8);
+          break;
+        }
         if (size < 4) break;
         const size_t at = rng_.Uniform(size - 3);
         const uint32_t v = Pick(rng_, kInteresting32);

@@ -51,6 +51,7 @@ struct DropStats {
   uint64_t empty_fragment = 0;
   uint64_t sack_too_long = 0;
   uint64_t bad_ctrl_type = 0;
+  uint64_t bad_preamble = 0;           // not a braid datagram
   uint64_t inconsistent_fragment = 0;  // disagrees with earlier fragments
   uint64_t invalid_ack = 0;            // acks PSNs never sent
   uint64_t stale_incarnation = 0;      // from/to an incarnation that is gone
@@ -63,7 +64,7 @@ struct DropStats {
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
            zero_incarnation + fragment_bounds + empty_fragment +
-           sack_too_long + bad_ctrl_type + inconsistent_fragment;
+           sack_too_long + bad_ctrl_type + bad_preamble + inconsistent_fragment;
   }
 };
 

@@ -225,6 +225,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   cfg.seed = rng.Next();
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
+  cfg.local_port = be->LocalAddress().port;
   auto impl = std::make_unique<Impl>(std::move(be), cfg, epfd, tfd);
   impl->set_max_message(options.protocol.max_message_bytes);
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));

@@ -22,7 +22,8 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
   // the receiver confirms a session every datagram must carry one (see
   // peer.h), so full-size fragments must still fit.
   peer_cfg_.mss = cfg.max_datagram -
-                  static_cast<uint32_t>(wire::kDataHeaderSize + wire::kCtrlFrameSize);
+                  static_cast<uint32_t>(wire::kPreambleSize + wire::kDataHeaderSize +
+                                        wire::kCtrlFrameSize);
   peer_cfg_.entropy_count = cfg.entropy_count;
 }
 
@@ -74,17 +75,26 @@ void EndpointCore::CountParseError(wire::ParseError e) {
     case ParseError::kEmptyFragment: ++drops_.empty_fragment; break;
     case ParseError::kSackTooLong: ++drops_.sack_too_long; break;
     case ParseError::kBadCtrlType: ++drops_.bad_ctrl_type; break;
+    case ParseError::kBadPreamble: ++drops_.bad_preamble; break;
     case ParseError::kNone:
     case ParseError::kCount: break;
   }
 }
 
-void EndpointCore::OnDatagram(TimeNs now, const NetAddr& from,
+void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
                               absl::Span<const uint8_t> bytes, bool ce) {
   ++datagrams_received_;
   bytes_received_ += bytes.size();
   if (closed_) return;
-  wire::FrameReader reader(bytes);
+  wire::ParseError perr;
+  const uint16_t reply_port = wire::ParsePreamble(bytes, &perr);
+  if (reply_port == 0) {
+    CountParseError(perr);
+    return;
+  }
+  NetAddr from = src;
+  from.port = reply_port;
+  wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
   wire::Frame f;
   Peer* peer = nullptr;
   while (reader.Next(&f)) {
@@ -173,7 +183,9 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
     c.type = wire::CtrlType::kStale;
     c.src_incarnation = cfg_.incarnation;
     c.dst_incarnation = r.their_incarnation;
-    const size_t len = wire::WriteCtrl(c, batch->next_slot());
+    absl::Span<uint8_t> slot = batch->next_slot();
+    const size_t len = wire::WritePreamble(cfg_.local_port, slot) +
+                       wire::WriteCtrl(c, slot.subspan(wire::kPreambleSize));
     batch->Commit(r.to, 0, static_cast<uint32_t>(len), false);
     ++n;
   }
@@ -188,9 +200,12 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
     int sent = 0;
     while (sent < kPerTurn && !batch->full()) {
       wire::Entropy e = 0;
-      const size_t len = p->BuildDatagram(now, batch->next_slot(), &e);
+      absl::Span<uint8_t> slot = batch->next_slot().subspan(0, cfg_.max_datagram);
+      const size_t len = p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e);
       if (len == 0) break;
-      batch->Commit(p->addr(), e, static_cast<uint32_t>(len), true);
+      wire::WritePreamble(cfg_.local_port, slot);
+      batch->Commit(p->addr(), e, static_cast<uint32_t>(len + wire::kPreambleSize),
+                    true);
       ++sent;
     }
     n += sent;

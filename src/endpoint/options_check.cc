@@ -1,6 +1,7 @@
 #include "endpoint/options_check.h"
 
 #include "absl/strings/str_cat.h"
+#include "braid/completion.h"
 
 namespace braid {
 

@@ -35,6 +35,7 @@ void AddDrops(const DropStats& d, Fields* f) {
       {"drop_empty_fragment", d.empty_fragment},
       {"drop_sack_too_long", d.sack_too_long},
       {"drop_bad_ctrl_type", d.bad_ctrl_type},
+      {"drop_bad_preamble", d.bad_preamble},
       {"drop_inconsistent_fragment", d.inconsistent_fragment},
       {"drop_invalid_ack", d.invalid_ack},
       {"drop_stale_incarnation", d.stale_incarnation},

@@ -56,10 +56,34 @@ const char* ParseErrorName(ParseError e) {
       return "sack_too_long";
     case ParseError::kBadCtrlType:
       return "bad_ctrl_type";
+    case ParseError::kBadPreamble:
+      return "bad_preamble";
     case ParseError::kCount:
       break;
   }
   return "unknown";
+}
+
+size_t WritePreamble(uint16_t reply_port, absl::Span<uint8_t> out) {
+  if (out.size() < kPreambleSize) return 0;
+  out[0] = kPreambleMagic;
+  out[1] = kVersion;
+  Put16(out.data() + 2, reply_port);
+  return kPreambleSize;
+}
+
+uint16_t ParsePreamble(absl::Span<const uint8_t> d, ParseError* error) {
+  if (d.size() < kPreambleSize) {
+    *error = ParseError::kTruncated;
+    return 0;
+  }
+  const uint16_t port = Get16(d.data() + 2);
+  if (d[0] != kPreambleMagic || d[1] != kVersion || port == 0) {
+    *error = ParseError::kBadPreamble;
+    return 0;
+  }
+  *error = ParseError::kNone;
+  return port;
 }
 
 uint64_t SackWord(const uint8_t* sack, size_t i) { return Get64(sack + 8 * i); }

@@ -34,6 +34,12 @@ enum class CtrlType : uint8_t {
   kNeedSync = 4,  // "I hold no session state for you: send kSync"
 };
 
+// Every datagram starts with a 4-byte preamble: magic, version, and the UDP
+// port the sending endpoint receives on. The receiver names the peer by
+// (source IP, that port) — the datagram's own source port is an entropy
+// value and says nothing about who sent it.
+inline constexpr uint8_t kPreambleMagic = 0xb7;
+inline constexpr size_t kPreambleSize = 4;
 inline constexpr size_t kDataHeaderSize = 48;
 inline constexpr size_t kAckHeaderSize = 48;
 inline constexpr size_t kCtrlFrameSize = 32;
@@ -95,6 +101,7 @@ enum class ParseError : uint8_t {
   kEmptyFragment,    // payload_len == 0 but msg_len != 0
   kSackTooLong,      // sack_words > kMaxSackWords
   kBadCtrlType,
+  kBadPreamble,        // not a braid datagram (magic/version), or port 0
   kCount,
 };
 const char* ParseErrorName(ParseError e);
@@ -124,6 +131,13 @@ class FrameReader {
   size_t pos_ = 0;
   ParseError error_ = ParseError::kNone;
 };
+
+// Writes the datagram preamble; returns kPreambleSize, or 0 if `out` is
+// too small.
+size_t WritePreamble(uint16_t reply_port, absl::Span<uint8_t> out);
+// Validates the preamble of `datagram` and returns the sender's reply port,
+// or 0 (with *error set) if it is missing or wrong.
+uint16_t ParsePreamble(absl::Span<const uint8_t> datagram, ParseError* error);
 
 // Decodes word i of an ack's SACK bitmap (big-endian on the wire).
 uint64_t SackWord(const uint8_t* sack, size_t i);

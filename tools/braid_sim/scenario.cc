@@ -92,6 +92,7 @@ void Run::MakeCore(HostDriver& d) {
   c.seed = rng_.Next();
   c.entropy_count = d.backend->EntropyCount();
   c.max_datagram = d.backend->MaxDatagram();
+  c.local_port = d.backend->LocalAddress().port;
   d.core = std::make_unique<endpoint::EndpointCore>(c);
 }
 

@@ -1,0 +1,120 @@
+// One direction of a point-to-point link: a finite tail-drop FIFO in front of
+// a serialiser of fixed rate, then a propagation delay. Applies an
+// Impairment to each packet. Costs one simulator event per packet.
+#ifndef BRAID_SIM_LINK_H_
+#define BRAID_SIM_LINK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/rng.h"
+#include "braid/time.h"
+#include "sim/impairment.h"
+#include "sim/packet.h"
+
+namespace braid::sim {
+
+class Simulator;
+
+// Where a link delivers packets: fn(obj, packet), ownership passes along.
+struct PacketSink {
+  void (*fn)(void* obj, Packet* p) = nullptr;
+  void* obj = nullptr;
+};
+
+struct LinkOptions {
+  // Serialisation rate in bits per second; 0 means infinitely fast (no
+  // serialisation delay, the queue never fills). Default 100 Gbit/s.
+  uint64_t rate_bps = 100'000'000'000ULL;
+  // Propagation delay (plus any fixed switching latency). Default 1 us.
+  DurationNs delay = DurationNs::Micros(1);
+  // Queue capacity in bytes (wire bytes, including the packet being
+  // serialised). A packet that does not fit is tail-dropped. Default 512 KiB.
+  uint32_t queue_bytes = 512 * 1024;
+  // Header bytes added to the payload on the wire: Ethernet 14 + IPv4 20 +
+  // UDP 8 (preamble, FCS and gap are not modelled). Default 42.
+  uint32_t frame_overhead_bytes = 42;
+};
+
+struct LinkCounters {
+  uint64_t offered_packets = 0;  // handed to Send()
+  uint64_t tx_packets = 0;       // accepted into the queue (incl. duplicates)
+  uint64_t tx_bytes = 0;         // wire bytes of tx_packets
+  uint64_t delivered_packets = 0;
+  uint64_t drops_queue_full = 0;
+  uint64_t drops_random_loss = 0;
+  uint64_t drops_burst_loss = 0;
+  uint64_t drops_blackhole = 0;
+  uint64_t duplicated = 0;
+  uint64_t corrupted = 0;
+  uint64_t ecn_marked = 0;
+  uint64_t max_queue_bytes = 0;
+
+  uint64_t drops() const {
+    return drops_queue_full + drops_random_loss + drops_burst_loss +
+           drops_blackhole;
+  }
+};
+
+class Link {
+ public:
+  // `seed` feeds this link's own impairment RNG stream.
+  Link(Simulator* sim, const LinkOptions& options, std::string name,
+       uint64_t seed);
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Sets where packets go after the propagation delay. Must be set before
+  // the first Send().
+  void Connect(PacketSink sink) { sink_ = sink; }
+
+  // Takes ownership of `p` at now(): drops it (returning it to the pool) or
+  // queues it for delivery. Never blocks.
+  void Send(Packet* p);
+
+  // Replaces the impairment; affects packets sent from now on.
+  void SetImpairment(const Impairment& impairment) { impairment_ = impairment; }
+  const Impairment& impairment() const { return impairment_; }
+
+  // Changes rate/delay/queue/overhead for packets sent from now on.
+  void SetOptions(const LinkOptions& options);
+  const LinkOptions& options() const { return options_; }
+
+  // Wire bytes queued at now() (accepted, not yet fully serialised).
+  uint32_t QueueBytes();
+  // Serialisation time of a payload of `payload_len` bytes at the current rate.
+  DurationNs SerializationTime(uint32_t payload_len) const;
+
+  const LinkCounters& counters() const { return counters_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  struct InFlight {
+    int64_t finish_ps;  // when its last bit leaves the serialiser
+    uint32_t bytes;
+  };
+  static void Deliver(void* self, uint64_t packet);
+  void Drain(int64_t now_ps);
+  bool Enqueue(Packet* p);  // false if tail-dropped (p freed)
+
+  Simulator* sim_;
+  LinkOptions options_;
+  std::string name_;
+  Impairment impairment_;
+  Rng rng_;
+  PacketSink sink_;
+  bool ge_bad_ = false;
+  int64_t busy_until_ps_ = 0;    // serialiser free from this time on
+  int64_t last_arrival_ps_ = 0;  // keeps delivery FIFO
+  uint64_t queue_bytes_ = 0;
+  // Ring of packets in the queue, in order (grows, never shrinks).
+  std::vector<InFlight> ring_;
+  size_t ring_head_ = 0;
+  size_t ring_size_ = 0;
+  LinkCounters counters_;
+};
+
+}  // namespace braid::sim
+
+#endif  // BRAID_SIM_LINK_H_

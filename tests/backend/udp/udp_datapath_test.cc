@@ -1,14 +1,18 @@
 #include "backend/udp/udp_datapath.h"
 
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "backend/udp/udp_setup.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/backend/udp/udp_test_util.h"
@@ -46,12 +50,16 @@ std::vector<Received> SendAll(UdpBackend& tx, UdpBackend& rx,
                               const std::vector<TxPacket>& pkts) {
   std::vector<Received> got;
   size_t sent = 0;
-  int stalls = 0;
-  while (sent < pkts.size() && stalls < 1000) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sent < pkts.size() && std::chrono::steady_clock::now() < deadline) {
     size_t n = tx.TxBurst(absl::MakeConstSpan(pkts).subspan(
         sent, std::min<size_t>(64, pkts.size() - sent)));
     sent += n;
-    if (n == 0) ++stalls;
+    if (n == 0) {  // back-pressure: give the queue a moment
+      pollfd p{rx.WaitFd(), POLLIN, 0};
+      (void)poll(&p, 1, 1);
+    }
     std::vector<RxPacket> r(64);
     size_t m;
     while ((m = rx.RxBurst(absl::MakeSpan(r))) > 0) {
@@ -62,7 +70,8 @@ std::vector<Received> SendAll(UdpBackend& tx, UdpBackend& rx,
     }
   }
   EXPECT_EQ(sent, pkts.size());
-  std::vector<Received> rest = ReceiveN(rx, pkts.size() - got.size());
+  std::vector<Received> rest =
+      ReceiveN(rx, got.size() < pkts.size() ? pkts.size() - got.size() : 0);
   got.insert(got.end(), rest.begin(), rest.end());
   return got;
 }
@@ -341,6 +350,107 @@ TEST(UdpGroTest, CoalescedBufferIsSplitAcrossSmallBursts) {
   EXPECT_EQ(rx->udp_counters().gro_buffers, 1u);
   EXPECT_EQ(rx->counters().rx_syscalls, 1u);
   EXPECT_FALSE(rx->RxPending());
+}
+
+// Runs `body` on a thread inside a fresh network namespace whose loopback
+// has a slow tbf qdisc, so a tiny socket send buffer fills up (loopback
+// without a qdisc frees send-buffer space at once and never says EAGAIN).
+// Returns a skip reason, or "" after running body.
+std::string InSlowLoopbackNamespace(const std::function<void()>& body) {
+  if (geteuid() != 0) return "needs root (network namespace + tc)";
+  std::string skip;
+  std::thread t([&] {
+    if (unshare(CLONE_NEWNET) != 0) {
+      skip = "unshare(CLONE_NEWNET) failed";
+      return;
+    }
+    // Child processes inherit this thread's namespace.
+    if (std::system("ip link set lo up && tc qdisc add dev lo root tbf "
+                    "rate 20mbit burst 1600 limit 1000000 2>/dev/null") != 0) {
+      skip = "ip/tc could not configure the namespace";
+      return;
+    }
+    body();
+  });  // the namespace disappears with its last socket
+  t.join();
+  return skip;
+}
+
+TEST(UdpBackpressureTest, FullSendBufferStopsTheBurstAndNothingIsLost) {
+  for (bool gso : {false, true}) {
+    std::string skip = InSlowLoopbackNamespace([&] {
+      UdpOptions o = LoopbackOptions(gso, true);
+      o.sndbuf = 1;  // the kernel's minimum
+      auto tx = OpenOrDie(o);
+      auto rx = OpenOrDie(LoopbackOptions(gso, true));
+      ASSERT_TRUE(tx && rx);
+      // Three bursts of 64 back to back: far more than the send buffer.
+      constexpr uint32_t kCount = 192;
+      std::vector<std::vector<uint8_t>> payloads;
+      std::vector<TxPacket> pkts;
+      for (uint32_t i = 0; i < kCount; ++i) {
+        payloads.push_back(Payload(i, 1000));
+      }
+      for (uint32_t i = 0; i < kCount; ++i) {
+        pkts.push_back({rx->LocalAddress(), 0, true, payloads[i].data(), 1000});
+      }
+      size_t first = 0;
+      for (int b = 0; b < 3 && first == static_cast<size_t>(b) * 64; ++b) {
+        first += tx->TxBurst(absl::MakeConstSpan(pkts).subspan(first, 64));
+      }
+      EXPECT_LT(first, kCount) << "gso=" << gso;
+      EXPECT_GE(tx->udp_counters().tx_eagain, 1u);
+      EXPECT_EQ(tx->counters().tx_packets, first);
+      EXPECT_EQ(tx->counters().tx_dropped, 0u);
+      // Offer the rest again until the qdisc drains (hang guard: 5 s).
+      std::vector<Received> got = SendAll(
+          *tx, *rx, std::vector<TxPacket>(pkts.begin() + first, pkts.end()));
+      std::vector<Received> more =
+          ReceiveN(*rx, got.size() < kCount ? kCount - got.size() : 0);
+      got.insert(got.end(), more.begin(), more.end());
+      ASSERT_EQ(got.size(), kCount) << "gso=" << gso;
+      std::set<uint32_t> seen;
+      for (const Received& r : got) {
+        uint32_t idx;
+        std::memcpy(&idx, r.bytes.data(), 4);
+        ASSERT_LT(idx, kCount);
+        EXPECT_TRUE(seen.insert(idx).second);
+        EXPECT_EQ(r.bytes, payloads[idx]);
+      }
+      EXPECT_EQ(tx->counters().tx_packets, kCount);
+    });
+    if (!skip.empty()) GTEST_SKIP() << skip;
+  }
+}
+
+TEST(UdpGsoFallbackTest, RefusedGsoIsTurnedOffAndTheBurstStillGoesOut) {
+  // SO_NO_CHECK makes the kernel refuse UDP_SEGMENT (EINVAL): the datapath
+  // must switch GSO off and resend the same packets one datagram each.
+  UdpOptions o = LoopbackOptions(true, false);
+  o.num_entropies = 1;
+  absl::StatusOr<UdpSockets> socks = OpenUdpSockets(o);
+  ASSERT_TRUE(socks.ok()) << socks.status();
+  const int on = 1;
+  ASSERT_EQ(
+      setsockopt(socks->tx_fds[0], SOL_SOCKET, SO_NO_CHECK, &on, sizeof(on)),
+      0);
+  UdpDatapath dp(socks->family, socks->rx_fd, socks->tx_fds, o, false);
+  auto rx = OpenOrDie(LoopbackOptions(false, false));
+  ASSERT_TRUE(rx);
+  std::vector<std::vector<uint8_t>> payloads;
+  std::vector<TxPacket> pkts;
+  for (uint32_t i = 0; i < 32; ++i) payloads.push_back(Payload(i, 800));
+  for (uint32_t i = 0; i < 32; ++i) {
+    pkts.push_back({rx->LocalAddress(), 0, true, payloads[i].data(), 800});
+  }
+  ASSERT_EQ(dp.TxBurst(pkts), 32u);
+  EXPECT_FALSE(dp.gso_active());
+  EXPECT_EQ(dp.udp_counters().gso_fallbacks, 1u);
+  EXPECT_EQ(dp.counters().tx_packets, 32u);
+  EXPECT_EQ(dp.counters().tx_dropped, 0u);
+  std::vector<Received> got = ReceiveN(*rx, 32);
+  ASSERT_EQ(got.size(), 32u);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(got[i].bytes, payloads[i]);
 }
 
 TEST(UdpTxValidationTest, InvalidPacketsAreTakenDroppedAndCounted) {

@@ -1,0 +1,61 @@
+#include "backend/udp/entropy_grouper.h"
+
+#include <algorithm>
+
+namespace braid::backend {
+
+EntropyGrouper::EntropyGrouper(size_t max_burst, uint32_t max_entropies)
+    : max_burst_(std::max<size_t>(1, max_burst)),
+      rank_(max_entropies, -1),
+      start_(std::min<size_t>(max_entropies, max_burst_) + 1),
+      seen_(),
+      scratch_(max_burst_) {
+  seen_.reserve(std::min<size_t>(max_entropies, max_burst_));
+}
+
+void EntropyGrouper::Group(absl::Span<TxPacket> pkts) {
+  for (size_t i = 0; i < pkts.size(); i += max_burst_) {
+    GroupChunk(pkts.subspan(i, std::min(max_burst_, pkts.size() - i)));
+  }
+}
+
+void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
+  // Pass 1: rank entropies by first appearance and count each group.
+  seen_.clear();
+  const size_t groups_cap = start_.size() - 1;
+  std::fill(start_.begin(), start_.end(), 0);
+  size_t out_of_range = 0;
+  for (const TxPacket& p : pkts) {
+    if (p.entropy >= rank_.size()) {
+      ++out_of_range;
+      continue;
+    }
+    int32_t& r = rank_[p.entropy];
+    if (r < 0) {
+      r = static_cast<int32_t>(seen_.size());
+      seen_.push_back(p.entropy);  // capacity reserved: no allocation
+    }
+    ++start_[static_cast<size_t>(r) + 1];
+  }
+  if (seen_.size() <= 1 && out_of_range == 0) {
+    for (uint16_t e : seen_) rank_[e] = -1;
+    return;  // already grouped
+  }
+  // Prefix sums: start_[r] = first slot of group r.
+  for (size_t r = 1; r <= seen_.size() && r <= groups_cap; ++r) {
+    start_[r] += start_[r - 1];
+  }
+  size_t tail = pkts.size() - out_of_range;
+  // Pass 2: scatter (stable), then copy back.
+  for (const TxPacket& p : pkts) {
+    if (p.entropy >= rank_.size()) {
+      scratch_[tail++] = p;
+    } else {
+      scratch_[start_[static_cast<size_t>(rank_[p.entropy])]++] = p;
+    }
+  }
+  std::copy(scratch_.begin(), scratch_.begin() + pkts.size(), pkts.begin());
+  for (uint16_t e : seen_) rank_[e] = -1;
+}
+
+}  // namespace braid::backend

@@ -291,11 +291,16 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
     case retransmit::LossCause::kNak: ++rel_.retransmits_nak; break;
   }
   if (path < paths_.size()) {
+    multipath::PathEvent pe = multipath::PathEvent::kNone;
     if (cause == retransmit::LossCause::kRto) {
-      paths_.OnTimeout(path, event_now_);
-    } else if (cause != retransmit::LossCause::kNak) {
-      paths_.OnLoss(path, event_now_);
+      pe = paths_.OnTimeout(path, event_now_);
+    } else {
+      pe = paths_.OnLoss(path, event_now_);
     }
+    // A recycled entropy takes a new route: packets after this point may
+    // overtake older ones on the same path id, so the FIFO rule must not
+    // compare across the change.
+    if (pe == multipath::PathEvent::kRecycled) sent_.OnPathRerouted(path);
   }
   pending_loss_event_.bytes_lost += bytes;
   ++pending_loss_event_.packets_lost;

@@ -7,8 +7,6 @@ namespace braid::retransmit {
 
 namespace {
 
-// "No RTO cutoff" for ScanPaths.
-constexpr TimeNs kNoRtoCutoff = TimeNs(std::numeric_limits<int64_t>::min());
 constexpr int kMaxBackoff = 30;
 
 uint32_t RoundUpPow2(uint32_t n) {
@@ -51,7 +49,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   active_paths_.clear();
   rtt_.Reset(opts_.initial_rtt);
   backoff_ = 0;
-  oldest_live_sent_ = TimeNs::Infinite();
+  rto_deadline_ = TimeNs::Infinite();
   time_loss_deadline_ = TimeNs::Infinite();
   tlp_base_ = TimeNs::Infinite();
   tlp_armed_ = false;
@@ -102,7 +100,7 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
     ps.active = true;
     active_paths_.push_back(path);
   }
-  if (oldest_live_sent_.IsInfinite()) oldest_live_sent_ = now;
+  rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
 }
 
 void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
@@ -141,9 +139,14 @@ void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
       --lost_pending_;
     }
     ++counters_.retransmits_by_cause[static_cast<int>(pkt->last_loss)];
-    // A tail probe's original copy was not known to be lost: either copy may
-    // be the one that arrives.
-    if (pkt->last_loss == LossCause::kTailProbe) pkt->ambiguous = true;
+    // Only a path-gap (or go-back-N NAK) loss proves the earlier copy is
+    // gone. After a time, RTO or probe loss the earlier copy may still
+    // arrive, so a cum/SACK ack of this packet says nothing about which
+    // copy did (no gap inference from it).
+    if (pkt->last_loss != LossCause::kPathGap &&
+        pkt->last_loss != LossCause::kNak) {
+      pkt->ambiguous = true;
+    }
     // The copy declared lost is now superseded: if an ack echoes it later,
     // this re-send was spurious.
     TxRecord* old = paths_[pkt->path].log.Find(pkt->seq);
@@ -241,7 +244,9 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   ++counters_.acks_processed;
   const uint64_t reach_off =
       std::min<uint64_t>(1 + 64 * static_cast<uint64_t>(words), span);
-  reach_ = wire::Max(reach_, ack.cum + static_cast<int64_t>(reach_off));
+  // Reach of *this* ack: an earlier ack with a longer bitmap said nothing
+  // about what arrived since.
+  reach_ = ack.cum + static_cast<int64_t>(reach_off);
 
   // The echoed transmission: RTT sample, proof of arrival, spurious check.
   echo_active_ = false;
@@ -311,7 +316,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       ++counters_.naks_ignored;
     }
   }
-  ScanPaths(now, kNoRtoCutoff, ev);
+  ScanPaths(now, false, ev);
   if (lost_pending_ == 0) heap_.clear();
   return true;
 }
@@ -324,13 +329,14 @@ bool SentPacketManager::IsGapLost(const PathState& ps,
   return ps.has_hwm && rec.seq < ps.hwm;
 }
 
-void SentPacketManager::ScanPaths(TimeNs now, TimeNs rto_cutoff,
+void SentPacketManager::ScanPaths(TimeNs now, bool expire_rto,
                                   SenderEvents& ev) {
   time_loss_deadline_ = TimeNs::Infinite();
-  oldest_live_sent_ = TimeNs::Infinite();
+  rto_deadline_ = TimeNs::Infinite();
   for (size_t i = 0; i < active_paths_.size();) {
     const wire::PathId path = active_paths_[i];
     PathState& ps = paths_[path];
+    const DurationNs path_rto = PathRto(path);
     while (ps.log.HasUnresolved()) {
       TxRecord& f = ps.log.Front();
       Packet* pkt = Get(f.psn);
@@ -346,7 +352,7 @@ void SentPacketManager::ScanPaths(TimeNs now, TimeNs rto_cutoff,
         ps.log.PopFront();
         continue;
       }
-      if (f.sent <= rto_cutoff) {
+      if (expire_rto && now >= f.sent + path_rto) {
         DeclareLost(*pkt, f.psn, LossCause::kRto, ev);
         ps.log.PopFront();
         continue;
@@ -360,7 +366,7 @@ void SentPacketManager::ScanPaths(TimeNs now, TimeNs rto_cutoff,
         }
         time_loss_deadline_ = Min(time_loss_deadline_, deadline);
       }
-      oldest_live_sent_ = Min(oldest_live_sent_, f.sent);
+      rto_deadline_ = Min(rto_deadline_, f.sent + path_rto);
       break;
     }
     if (ps.has_barrier &&
@@ -425,9 +431,8 @@ void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
 }
 
 void SentPacketManager::OnTimer(TimeNs now, SenderEvents& ev) {
-  ScanPaths(now, kNoRtoCutoff, ev);
-  if (packets_in_flight_ > 0 && !oldest_live_sent_.IsInfinite() &&
-      oldest_live_sent_ + current_rto() <= now) {
+  ScanPaths(now, false, ev);
+  if (packets_in_flight_ > 0 && now >= rto_deadline_) {
     FireRto(now, ev);
   } else {
     MaybeScheduleProbe(now, ev);
@@ -439,12 +444,13 @@ void SentPacketManager::FireRto(TimeNs now, SenderEvents& ev) {
   ++counters_.rtos;
   if (opts_.go_back_n) {
     DeclareAllLost(base_, LossCause::kRto, ev);
-    ScanPaths(now, kNoRtoCutoff, ev);
+    ScanPaths(now, false, ev);
   } else {
-    ScanPaths(now, now - current_rto(), ev);
+    ScanPaths(now, true, ev);
   }
   if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
-  tlp_armed_ = false;  // no probe until new data or an ack with progress
+  ScanPaths(now, false, ev);  // deadlines with the new backoff
+  tlp_armed_ = false;         // no probe until new data or an ack with progress
 }
 
 void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
@@ -511,9 +517,7 @@ bool SentPacketManager::PopRetransmit(wire::Psn* psn, uint64_t* tag,
 TimeNs SentPacketManager::NextTimerTime() const {
   if (packets_in_flight_ == 0) return TimeNs::Infinite();
   TimeNs t = time_loss_deadline_;
-  if (!oldest_live_sent_.IsInfinite()) {
-    t = Min(t, oldest_live_sent_ + current_rto());
-  }
+  t = Min(t, rto_deadline_);
   if (opts_.tail_probe && tlp_armed_ && lost_pending_ == 0) {
     t = Min(t, tlp_base_ + Pto());
   }
@@ -534,8 +538,22 @@ DurationNs SentPacketManager::path_srtt(wire::PathId p) const {
 }
 
 DurationNs SentPacketManager::ReorderWindow(wire::PathId p) const {
+  if (p >= paths_.size() || !paths_[p].rtt.has_sample()) return rto();
   const int64_t tol = std::max(0, opts_.reorder_tolerance_eighths);
-  return path_srtt(p) * (8 + tol) / 8 + opts_.min_reorder_window;
+  // Queueing makes a path's delay vary; a window of a fixed fraction of
+  // srtt alone fires spuriously while a path's queue grows. Allow for the
+  // path's measured variation too.
+  return paths_[p].rtt.srtt() * (8 + tol) / 8 + paths_[p].rtt.rttvar() * 2 +
+         opts_.min_reorder_window;
+}
+
+DurationNs SentPacketManager::PathRto(wire::PathId p) const {
+  DurationNs d = rto();
+  if (p < paths_.size() && paths_[p].rtt.has_sample()) {
+    d = Max(d, paths_[p].rtt.Rto(opts_.min_rto, opts_.max_rto));
+  }
+  for (int i = 0; i < backoff_ && d < opts_.max_rto; ++i) d = d * 2;
+  return Min(d, opts_.max_rto);
 }
 
 DurationNs SentPacketManager::Pto() const {

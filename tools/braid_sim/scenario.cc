@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "backend/sim/sim_backend.h"
@@ -357,6 +359,9 @@ ScenarioResult Run::Go() {
       if (d->completed[id] == 1 && d->delivered[id] == 0) ++res_.lost_without_error;
     }
     FoldStats(*d->core);
+    if (getenv("BRAID_SIM_DUMP_STATS")) {
+      fprintf(stderr, "host %d\n%s", d->index, FormatStatsTable(d->core->stats()).c_str());
+    }
   }
   for (int s = 0; s < fabric_->num_spines(); ++s) {
     res_.spine_packets.push_back(fabric_->spine_packets(s));

@@ -168,6 +168,38 @@ inline CheckResult CheckDatagram(const uint8_t* data, size_t size) {
   return r;
 }
 
+// Checks a whole datagram as the endpoint reads it: the 4-byte preamble,
+// then (if it is valid) the frames after it via CheckDatagram. The preamble
+// must be accepted exactly when it is magic, version and a non-zero port,
+// and then rewrite to the same bytes. `frames` and `error` describe the
+// frame part, or the preamble's error if that failed.
+inline CheckResult CheckFullDatagram(const uint8_t* data, size_t size) {
+  CheckResult r;
+  ParseError perr = ParseError::kCount;
+  const uint16_t port = ParsePreamble(absl::MakeConstSpan(data, size), &perr);
+  const bool well_formed = size >= kPreambleSize && data[0] == kPreambleMagic &&
+                           data[1] == kVersion && (data[2] | data[3]) != 0;
+  if (perr == ParseError::kNone) {
+    uint8_t again[kPreambleSize];
+    if (!well_formed || port == 0 ||
+        WritePreamble(port, absl::MakeSpan(again)) != kPreambleSize ||
+        std::memcmp(again, data, kPreambleSize) != 0) {
+      r.violation = absl::StrCat("preamble accepted wrongly (port ", port, ")");
+      return r;
+    }
+    return CheckDatagram(data + kPreambleSize, size - kPreambleSize);
+  }
+  const ParseError want =
+      size < kPreambleSize ? ParseError::kTruncated : ParseError::kBadPreamble;
+  if (well_formed || port != 0 || perr != want) {
+    r.violation = absl::StrCat(
+        "preamble rejected wrongly: ", ParseErrorName(perr), " port ", port);
+    return r;
+  }
+  r.error = perr;
+  return r;
+}
+
 }  // namespace braid::wire::fuzz
 
 #endif  // BRAID_TESTS_FUZZ_FRAME_CHECK_H_

@@ -6,6 +6,10 @@
 // invariants in frame_check.h: bounded loop, accepted frames are valid and
 // re-serialize to the same bytes, errors are sticky.
 //
+// Half of the inputs carry a datagram preamble; every input is checked both
+// as a bare frame sequence (CheckDatagram) and as a whole datagram
+// (CheckFullDatagram: preamble, then frames).
+//
 // Replay: BRAID_FUZZ_SEED=<seed> [BRAID_FUZZ_ITER=<i>] [BRAID_FUZZ_ITERS=<n>]
 // (the seed and iteration are printed on failure).
 #include <algorithm>
@@ -75,6 +79,18 @@ class DatagramGenerator {
       pos += 32 + rng_.Uniform(32);
     }
     return b;
+  }
+
+  // Puts a preamble in front: valid with a random port (rarely 0), or
+  // occasionally with a wrong magic or version byte.
+  void PrependPreamble(Bytes* b) {
+    uint8_t pre[kPreambleSize];
+    const uint16_t port = rng_.Bernoulli(0.02)
+                              ? 0
+                              : static_cast<uint16_t>(1 + rng_.Uniform(65535));
+    WritePreamble(port, absl::MakeSpan(pre));
+    if (rng_.Bernoulli(0.02)) pre[rng_.Uniform(2)] ^= 1u << rng_.Uniform(8);
+    b->insert(b->begin(), pre, pre + kPreambleSize);
   }
 
   // 1..4 valid frames back to back; `*frames` gets the count.
@@ -271,14 +287,16 @@ TEST(FrameReaderFuzzTest, RandomAndMutatedDatagramsKeepReaderInvariants) {
     Bytes input;
     size_t valid_frames = 0;  // > 0: an unmutated valid datagram
     const uint64_t kind = rng.Uniform(10);
+    const bool has_preamble = rng.Bernoulli(0.5);
     if (kind == 0) {
       input = gen.Noise();
     } else if (kind == 1) {
       input = gen.PlausibleNoise();
-    } else if (kind == 2) {
-      input = gen.Valid(&valid_frames);
     } else {
       input = gen.Valid(&valid_frames);
+    }
+    if (has_preamble) gen.PrependPreamble(&input);
+    if (kind >= 3) {
       valid_frames = 0;
       gen.Mutate(&input);
     }
@@ -288,20 +306,27 @@ TEST(FrameReaderFuzzTest, RandomAndMutatedDatagramsKeepReaderInvariants) {
     // Exactly sized, so ASan reports a read of even one byte past the end.
     std::unique_ptr<uint8_t[]> buf(new uint8_t[input.size()]);
     if (!input.empty()) std::memcpy(buf.get(), input.data(), input.size());
-    const CheckResult r = CheckDatagram(buf.get(), input.size());
+    const CheckResult bare = CheckDatagram(buf.get(), input.size());
+    const CheckResult full = CheckFullDatagram(buf.get(), input.size());
 
-    ASSERT_TRUE(r.violation.empty())
-        << r.violation << "\nseed=" << seed << " iteration=" << i
-        << " (replay: BRAID_FUZZ_SEED=" << seed << " BRAID_FUZZ_ITER=" << i
-        << ")\ninput (" << input.size() << " bytes):" << Hex(input);
-    if (valid_frames > 0) {
+    for (const CheckResult* r : {&bare, &full}) {
+      ASSERT_TRUE(r->violation.empty())
+          << (r == &bare ? "frames: " : "datagram: ") << r->violation
+          << "\nseed=" << seed << " iteration=" << i
+          << " (replay: BRAID_FUZZ_SEED=" << seed << " BRAID_FUZZ_ITER=" << i
+          << ")\ninput (" << input.size() << " bytes):" << Hex(input);
+    }
+    // The parse that matches how the input was built.
+    const CheckResult& r = has_preamble ? full : bare;
+    if (valid_frames > 0 && r.error != ParseError::kBadPreamble) {
       ASSERT_EQ(r.error, ParseError::kNone)
           << ParseErrorName(r.error) << " on a valid datagram, seed=" << seed
           << " iteration=" << i << Hex(input);
       ASSERT_EQ(r.frames, valid_frames)
           << "seed=" << seed << " iteration=" << i;
     }
-    ++errors_seen[static_cast<size_t>(r.error)];
+    ++errors_seen[static_cast<size_t>(bare.error)];
+    ++errors_seen[static_cast<size_t>(full.error)];
     frames_accepted += r.frames;
   }
 

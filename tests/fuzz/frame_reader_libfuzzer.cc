@@ -20,12 +20,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // never sees memory it could legally read past.
   std::unique_ptr<uint8_t[]> buf(new uint8_t[size]);
   if (size > 0) std::memcpy(buf.get(), data, size);
-  const braid::wire::fuzz::CheckResult r =
-      braid::wire::fuzz::CheckDatagram(buf.get(), size);
-  if (!r.violation.empty()) {
-    std::fprintf(stderr, "frame reader invariant broken: %s\n",
-                 r.violation.c_str());
-    std::abort();
+  // As a frame sequence (the reader alone), and as the endpoint sees a
+  // datagram (preamble, then frames).
+  for (const auto check : {&braid::wire::fuzz::CheckDatagram,
+                           &braid::wire::fuzz::CheckFullDatagram}) {
+    const braid::wire::fuzz::CheckResult r = check(buf.get(), size);
+    if (!r.violation.empty()) {
+      std::fprintf(stderr, "frame reader invariant broken: %s\n",
+                   r.violation.c_str());
+      std::abort();
+    }
   }
   return 0;
 }

@@ -179,6 +179,8 @@ static_assert(kMaxSackWords == 16);
 static_assert(AckFrameSize(0) == 48);
 static_assert(AckFrameSize(kMaxSackWords) == 176);
 static_assert(kVersion == 1);
+static_assert(kPreambleSize == 4);
+static_assert(kPreambleMagic == 0xb7);
 static_assert(static_cast<uint8_t>(FrameType::kData) == 1);
 static_assert(static_cast<uint8_t>(FrameType::kAck) == 2);
 static_assert(static_cast<uint8_t>(FrameType::kCtrl) == 3);
@@ -680,7 +682,8 @@ TEST(FrameParseErrorTest, EveryReasonHasADistinctStableName) {
                               "fragment_bounds",
                               "empty_fragment",
                               "sack_too_long",
-                              "bad_ctrl_type"};
+                              "bad_ctrl_type",
+                              "bad_preamble"};
   ASSERT_EQ(std::size(want), static_cast<size_t>(ParseError::kCount));
   std::set<std::string> seen;
   for (size_t i = 0; i < std::size(want); ++i) {
@@ -689,6 +692,79 @@ TEST(FrameParseErrorTest, EveryReasonHasADistinctStableName) {
     EXPECT_TRUE(seen.insert(name).second) << name;
   }
   EXPECT_STREQ(ParseErrorName(ParseError::kCount), "unknown");
+}
+
+// -------------------------------------------------------------- preamble
+
+// Parses the preamble of an exactly-sized copy of `in`.
+uint16_t PreamblePort(const Bytes& in, ParseError* error) {
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[in.size()]);
+  if (!in.empty()) std::memcpy(buf.get(), in.data(), in.size());
+  *error = ParseError::kCount;  // must be overwritten
+  return ParsePreamble(absl::MakeConstSpan(buf.get(), in.size()), error);
+}
+
+TEST(PreambleTest, BytesAreMagicVersionAndBigEndianPort) {
+  Bytes out(kPreambleSize);
+  ASSERT_EQ(WritePreamble(0x1234, absl::MakeSpan(out)), kPreambleSize);
+  EXPECT_EQ(out, (Bytes{0xb7, 0x01, 0x12, 0x34}));
+}
+
+TEST(PreambleTest, EveryNonZeroPortRoundTrips) {
+  for (uint32_t port = 1; port <= 0xffff; ++port) {
+    Bytes out(kPreambleSize);
+    ASSERT_EQ(WritePreamble(static_cast<uint16_t>(port), absl::MakeSpan(out)),
+              kPreambleSize);
+    ParseError e;
+    ASSERT_EQ(PreamblePort(out, &e), port);
+    ASSERT_EQ(e, ParseError::kNone);
+  }
+}
+
+TEST(PreambleTest, FramesFollowThePreamble) {
+  Bytes d(kPreambleSize);
+  WritePreamble(4791, absl::MakeSpan(d));
+  d = Concat({d, EncodeCtrl(SampleCtrl()), EncodeAck(SampleAck(), {1})});
+  ParseError e;
+  EXPECT_EQ(PreamblePort(d, &e), 4791);
+  EXPECT_EQ(e, ParseError::kNone);
+  Parsed p = ParseAll(Bytes(d.begin() + kPreambleSize, d.end()));
+  EXPECT_EQ(p.error, ParseError::kNone);
+  EXPECT_EQ(p.frames.size(), 2u);
+}
+
+TEST(PreambleTest, ShorterThanFourBytesIsTruncated) {
+  const Bytes full = {0xb7, 0x01, 0x12, 0x34};
+  for (size_t len = 0; len < kPreambleSize; ++len) {
+    ParseError e;
+    EXPECT_EQ(PreamblePort(Bytes(full.begin(), full.begin() + len), &e), 0)
+        << len;
+    EXPECT_EQ(e, ParseError::kTruncated) << len;
+  }
+}
+
+TEST(PreambleTest, WrongMagicVersionOrPortZeroIsBadPreamble) {
+  const Bytes cases[] = {
+      {0xb6, 0x01, 0x12, 0x34},  // magic
+      {0x00, 0x01, 0x12, 0x34},  // magic
+      {0x01, 0x01, 0x12, 0x34},  // a bare frame header, no preamble
+      {0xb7, 0x00, 0x12, 0x34},  // version
+      {0xb7, 0x02, 0x12, 0x34},  // version
+      {0xb7, 0x01, 0x00, 0x00},  // port 0
+  };
+  for (const Bytes& d : cases) {
+    ParseError e;
+    EXPECT_EQ(PreamblePort(d, &e), 0) << int{d[0]} << " " << int{d[1]};
+    EXPECT_EQ(e, ParseError::kBadPreamble) << int{d[0]} << " " << int{d[1]};
+  }
+}
+
+TEST(PreambleTest, WritePreambleReturnsZeroWhenBufferIsTooSmall) {
+  for (size_t size = 0; size < kPreambleSize; ++size) {
+    Bytes out(size, 0xee);
+    EXPECT_EQ(WritePreamble(80, absl::MakeSpan(out)), 0u);
+    EXPECT_EQ(out, Bytes(size, 0xee));
+  }
 }
 
 // --------------------------------------------------------------- writers

@@ -101,8 +101,15 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     m.ect = ect;
     m.closed = p.len == 0;
     msghdr& h = tx_hdrs_[nmsg].msg_hdr;
-    h.msg_name = &tx_addr_[nmsg];
-    h.msg_namelen = ToSockaddr(p.dst, family_, &tx_addr_[nmsg]);
+    if (nmsg > 0 && p.dst == pkts[tx_msgs_[nmsg - 1].first].dst) {
+      // Same peer as the previous message: share its converted address.
+      const msghdr& prev = tx_hdrs_[nmsg - 1].msg_hdr;
+      h.msg_name = prev.msg_name;
+      h.msg_namelen = prev.msg_namelen;
+    } else {
+      h.msg_name = &tx_addr_[nmsg];
+      h.msg_namelen = ToSockaddr(p.dst, family_, &tx_addr_[nmsg]);
+    }
     h.msg_iov = &tx_iov_[npkt];
     h.msg_iovlen = 1;
     h.msg_flags = 0;
@@ -232,6 +239,11 @@ void UdpDatapath::DecodeRx(size_t j) {
     } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
                c->cmsg_len >= CMSG_LEN(sizeof(int))) {
       std::memcpy(&tos, CMSG_DATA(c), sizeof(tos));
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
+               c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+      uint32_t drops = 0;
+      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+      udp_.rx_kernel_drops = drops;
     }
   }
   m.ce = (tos & 0x3) == 0x3;

@@ -31,6 +31,9 @@ struct UdpCounters {
   uint64_t rx_bad_addr = 0;    // source address of an unexpected family
   uint64_t rx_errors = 0;      // recvmmsg errors other than EAGAIN
   uint64_t rx_ce = 0;          // datagrams that arrived CE-marked
+  // Datagrams the kernel dropped because the receive socket buffer was full
+  // (SO_RXQ_OVFL; cumulative, as of the last datagram read).
+  uint64_t rx_kernel_drops = 0;
 };
 
 class UdpDatapath {

@@ -239,6 +239,8 @@ absl::StatusOr<UdpSockets> OpenUdpSockets(const UdpOptions& o) {
         return s;
       }
     }
+    // Count datagrams dropped on a full receive buffer (best effort).
+    (void)setsockopt(socks.rx_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
     if (o.gro) {
       socks.gro_active =
           setsockopt(socks.rx_fd, IPPROTO_UDP, UDP_GRO, &on, sizeof(on)) == 0;

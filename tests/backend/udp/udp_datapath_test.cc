@@ -498,6 +498,52 @@ TEST(UdpRxValidationTest, EmptyDatagramIsDeliveredAsEmpty) {
   EXPECT_TRUE(got[0].bytes.empty());
 }
 
+TEST(UdpRxTest, KernelDropsOnAFullReceiveBufferAreCounted) {
+  UdpOptions o = LoopbackOptions(false, false);
+  o.rcvbuf = 1;  // the kernel's minimum: a few datagrams
+  auto rx = OpenOrDie(o);
+  auto tx = OpenOrDie(LoopbackOptions(false, false));
+  ASSERT_TRUE(rx && tx);
+  std::vector<uint8_t> data(1000, 4);
+  std::vector<TxPacket> pkts(
+      64, TxPacket{rx->LocalAddress(), 0, false, data.data(), 1000});
+  ASSERT_EQ(tx->TxBurst(pkts), 64u);
+  std::vector<RxPacket> out(64);
+  const size_t queued = rx->RxBurst(absl::MakeSpan(out));
+  ASSERT_GT(queued, 0u);
+  ASSERT_LT(queued, 64u);
+  // The drop count rides on the next datagram that fits.
+  ASSERT_EQ(tx->TxBurst(absl::MakeConstSpan(pkts).subspan(0, 1)), 1u);
+  ASSERT_EQ(ReceiveN(*rx, 1).size(), 1u);
+  EXPECT_EQ(rx->udp_counters().rx_kernel_drops, 64u - queued);
+}
+
+TEST(UdpDualStackTest, Ipv6WildcardBackendTalksToIpv4Peers) {
+  UdpOptions o = LoopbackOptions();
+  o.bind = NetAddr{};
+  o.bind.family = NetAddr::Family::kIpv6;  // [::]:0, dual-stack
+  absl::StatusOr<std::unique_ptr<UdpBackend>> b = UdpBackend::Open(o);
+  if (!b.ok()) GTEST_SKIP() << "no IPv6: " << b.status();
+  PlainSocket peer(AF_INET);
+  const int on = 1;
+  ASSERT_EQ(setsockopt(peer.fd(), IPPROTO_IP, IP_RECVTOS, &on, sizeof(on)), 0);
+  NetAddr peer_addr = peer.Bind(Loopback4());
+  ASSERT_TRUE(peer_addr.valid());
+  ASSERT_TRUE(peer.SendTo(Loopback4((*b)->LocalAddress().port), "v4"));
+  std::vector<Received> got = ReceiveN(**b, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].src, peer_addr);  // an IPv4 address, not ::ffff:...
+  // Reply to the IPv4 address from the IPv6 sockets, marked ECT(0).
+  uint8_t reply[2] = {'o', 'k'};
+  TxPacket p{got[0].src, 5, true, reply, 2};
+  ASSERT_EQ((*b)->TxBurst(absl::MakeConstSpan(&p, 1)), 1u);
+  int tos = -1;
+  std::string payload;
+  ASSERT_EQ(peer.RecvWithTos(&tos, &payload), 2);
+  EXPECT_EQ(payload, "ok");
+  EXPECT_EQ(tos & 3, 2);
+}
+
 TEST(UdpRxTest, NothingQueuedReturnsZero) {
   auto rx = OpenOrDie(LoopbackOptions());
   ASSERT_TRUE(rx);

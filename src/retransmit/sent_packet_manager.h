@@ -13,22 +13,28 @@
 //    an unacked packet is lost. A transmission is known to have arrived if
 //    the ack echoes it, or if its packet is newly acked by cum/SACK and it is
 //    that packet's latest copy. (For cum/SACK we cannot tell which copy
-//    arrived, so we assume the latest one did -- unless the packet was
-//    re-sent as a tail probe while the earlier copy was still in flight; then
-//    the arrival is ambiguous and nothing is inferred from it.) An old copy
-//    superseded by a newer transmission is dead: it is never declared lost.
+//    arrived, so we assume the latest one did -- but only if every earlier
+//    copy was declared lost by path gap or NAK, i.e. is certainly gone. A
+//    packet re-sent after a time/RTO/probe loss may be acked via its old
+//    copy; its cum/SACK ack is ambiguous and nothing is inferred from it.)
+//    An old copy superseded by a newer transmission is dead: it is never
+//    declared lost.
 //  * Time (kTime, RACK-like). A live transmission sent before some
 //    transmission known to have arrived is lost once
 //      now >= sent + path_srtt(its path) * (1 + tol/8) + min_reorder_window.
 //    Using the candidate's own path srtt keeps paths with very different
 //    delays from causing spurious losses.
-//  * RTO (kRto). Every live transmission sent >= rto ago is lost when the
-//    timer fires (oldest live send + backed-off rto); rto then doubles, up to
-//    max_rto; the backoff resets when an ack newly acknowledges something.
-//    In go-back-N mode everything in flight is declared lost.
+//    A path without an RTT sample uses rto() as its window instead, so a
+//    slow path is not judged by the fast paths' srtt before its first sample.
+//  * RTO (kRto). A live transmission on path p is lost once
+//    now >= sent + PathRto(p), PathRto(p) = max(rto(), the path's own
+//    srtt + 4 * rttvar) with the exponential backoff applied, <= max_rto.
+//    When it fires, every such transmission is declared lost and the backoff
+//    doubles; it resets when an ack newly acknowledges something. In
+//    go-back-N mode everything in flight is declared lost.
 //  * NAK (kNak, go-back-N only). Every in-flight PSN >= cum is lost. A repeat
 //    NAK for the same cum after that PSN was re-sent is ignored.
-// A PSN at or beyond the highest ack reach seen (cum + 1 + 64 * words) is
+// A PSN at or beyond the reach of the latest ack (cum + 1 + 64 * words) is
 // "unknown" to the receiver's report and is never declared lost by the gap
 // or time rules (only by RTO or NAK).
 //
@@ -135,6 +141,8 @@ class SentPacketManager {
   DurationNs path_srtt(wire::PathId p) const;
   // Time-based loss threshold of path `p` (see class comment).
   DurationNs ReorderWindow(wire::PathId p) const;
+  // RTO of transmissions on path `p`, backoff included (see class comment).
+  DurationNs PathRto(wire::PathId p) const;
 
   // Tells the manager that path `p` now takes a different route (its entropy
   // was recycled): transmissions made on p before this call are no longer
@@ -204,9 +212,9 @@ class SentPacketManager {
   void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
                    SenderEvents& ev);
   // Walks each active path's unresolved transmissions from the oldest:
-  // drops dead ones, declares gap / time losses and (sent <= rto_cutoff)
-  // RTO losses; recomputes time_loss_deadline_ and oldest_live_sent_.
-  void ScanPaths(TimeNs now, TimeNs rto_cutoff, SenderEvents& ev);
+  // drops dead ones, declares gap / time losses and, if `expire_rto`, RTO
+  // losses; recomputes time_loss_deadline_ and rto_deadline_.
+  void ScanPaths(TimeNs now, bool expire_rto, SenderEvents& ev);
   bool IsGapLost(const PathState& ps, const TxRecord& rec) const;
   // Declares every in-flight packet with PSN >= from lost.
   void DeclareAllLost(wire::Psn from, LossCause cause, SenderEvents& ev);
@@ -221,7 +229,7 @@ class SentPacketManager {
   uint32_t mask_ = 0;
   wire::Psn base_;   // lowest unacked
   wire::Psn next_;   // next PSN to assign
-  wire::Psn reach_;  // PSNs below were reportable by some ack
+  wire::Psn reach_;  // PSNs below were reportable by the latest ack
   uint64_t tx_counter_ = 0;
   uint64_t rack_tx_ = 0;  // highest tx_index known to have arrived
   uint64_t bytes_in_flight_ = 0;
@@ -232,7 +240,7 @@ class SentPacketManager {
   std::vector<wire::PathId> active_paths_;
   RttEstimator rtt_;
   int backoff_ = 0;
-  TimeNs oldest_live_sent_ = TimeNs::Infinite();
+  TimeNs rto_deadline_ = TimeNs::Infinite();
   TimeNs time_loss_deadline_ = TimeNs::Infinite();
   TimeNs tlp_base_ = TimeNs::Infinite();  // last new send / ack progress
   bool tlp_armed_ = false;

@@ -1,0 +1,582 @@
+#include "retransmit/sent_packet_manager.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace braid::retransmit {
+namespace {
+
+using wire::PathId;
+using wire::PathSeq;
+using wire::Psn;
+
+constexpr DurationNs Us(int64_t n) { return DurationNs::Micros(n); }
+constexpr TimeNs T(int64_t us) { return TimeNs(us * 1000); }
+
+struct Lost {
+  uint32_t psn;
+  PathId path;
+  LossCause cause;
+};
+struct Acked {
+  uint32_t psn;
+  PathId path;
+  bool retransmitted;
+};
+
+class Recorder : public SenderEvents {
+ public:
+  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId last_path,
+                     bool was_retransmitted) override {
+    EXPECT_EQ(tag, psn.value() + 1000u);  // tags travel with their packet
+    acked.push_back({psn.value(), last_path, was_retransmitted});
+  }
+  void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId path,
+                    LossCause cause) override {
+    EXPECT_EQ(tag, psn.value() + 1000u);
+    lost.push_back({psn.value(), path, cause});
+  }
+  void OnRttSample(PathId path, DurationNs rtt) override {
+    rtts.push_back({path, rtt});
+  }
+  void OnSpuriousRetransmit(Psn psn) override {
+    spurious.push_back(psn.value());
+  }
+  void Clear() { *this = Recorder(); }
+
+  std::vector<Acked> acked;
+  std::vector<Lost> lost;
+  std::vector<std::pair<PathId, DurationNs>> rtts;
+  std::vector<uint32_t> spurious;
+};
+
+class SentPacketManagerTest : public ::testing::Test {
+ protected:
+  SentPacketManagerTest() { Make(NoProbe()); }
+
+  static RetransmitOptions NoProbe() {
+    RetransmitOptions o;
+    o.tail_probe = false;
+    return o;
+  }
+  void Make(const RetransmitOptions& o, Psn base = Psn(0)) {
+    m_ = std::make_unique<SentPacketManager>(o);
+    m_->Reset(base);
+    next_seq_.clear();
+    last_tx_.clear();
+  }
+  PathSeq NextSeq(PathId p) { return PathSeq(next_seq_[p]++); }
+
+  // First transmission of the next PSN on path p at `now`.
+  Psn Send(PathId p, TimeNs now, uint32_t bytes = 1000) {
+    const Psn psn = m_->next_psn();
+    const PathSeq seq = NextSeq(p);
+    m_->OnFirstSent(psn.value() + 1000u, bytes, p, seq, now);
+    last_tx_[psn.value()] = {p, seq};
+    return psn;
+  }
+  // Re-send of psn on path p at `now`.
+  void Resend(Psn psn, PathId p, TimeNs now) {
+    const PathSeq seq = NextSeq(p);
+    m_->OnRetransmitted(psn, p, seq, now);
+    last_tx_[psn.value()] = {p, seq};
+  }
+  // An ack: cum, the PSNs set in the SACK bitmap (words words), and the
+  // latest transmission of `trigger` as echo.
+  bool Ack(uint32_t cum, std::vector<uint32_t> sacked, Psn trigger, TimeNs now,
+           DurationNs delay = DurationNs::Zero(), bool nak = false,
+           size_t words = 4) {
+    const auto [path, seq] = last_tx_.at(trigger.value());
+    return AckEcho(cum, std::move(sacked), path, seq, now, delay, nak, words);
+  }
+  bool AckEcho(uint32_t cum, std::vector<uint32_t> sacked, PathId path,
+               PathSeq seq, TimeNs now, DurationNs delay = DurationNs::Zero(),
+               bool nak = false, size_t words = 4) {
+    std::vector<uint64_t> bits(words, 0);
+    for (uint32_t p : sacked) {
+      const uint32_t off = p - cum - 1;
+      bits.at(off / 64) |= uint64_t{1} << (off % 64);
+    }
+    AckInfo a;
+    a.cum = Psn(cum);
+    a.sack = absl::MakeConstSpan(bits);
+    a.echo_path = path;
+    a.echo_path_seq = seq;
+    a.ack_delay = delay;
+    a.nak = nak;
+    return m_->OnAck(a, now, ev_);
+  }
+  std::vector<uint32_t> PopAll() {
+    std::vector<uint32_t> out;
+    Psn psn;
+    uint64_t tag;
+    uint32_t bytes;
+    PathId last;
+    while (m_->PopRetransmit(&psn, &tag, &bytes, &last)) {
+      out.push_back(psn.value());
+    }
+    return out;
+  }
+
+  std::unique_ptr<SentPacketManager> m_;
+  Recorder ev_;
+  std::map<PathId, uint32_t> next_seq_;
+  std::map<uint32_t, std::pair<PathId, PathSeq>> last_tx_;
+};
+
+TEST_F(SentPacketManagerTest, FirstSendsAreInFlightWithConsecutivePsns) {
+  EXPECT_EQ(Send(0, T(0)), Psn(0));
+  EXPECT_EQ(Send(1, T(1), 500), Psn(1));
+  EXPECT_EQ(m_->next_psn(), Psn(2));
+  EXPECT_EQ(m_->packets_in_flight(), 2u);
+  EXPECT_EQ(m_->bytes_in_flight(), 1500u);
+  EXPECT_TRUE(m_->HasUnacked());
+  EXPECT_EQ(m_->lowest_unacked(), Psn(0));
+  EXPECT_EQ(m_->counters().packets_sent, 2u);
+}
+
+TEST_F(SentPacketManagerTest, CumulativeAckAcksAndReleasesPackets) {
+  for (int i = 0; i < 3; ++i) Send(0, T(i));
+  ASSERT_TRUE(Ack(3, {}, Psn(2), T(20)));
+  ASSERT_EQ(ev_.acked.size(), 3u);
+  EXPECT_EQ(ev_.acked[0].psn, 0u);
+  EXPECT_FALSE(ev_.acked[0].retransmitted);
+  EXPECT_EQ(m_->packets_in_flight(), 0u);
+  EXPECT_EQ(m_->bytes_in_flight(), 0u);
+  EXPECT_FALSE(m_->HasUnacked());
+  EXPECT_EQ(m_->lowest_unacked(), Psn(3));
+  EXPECT_EQ(m_->NextTimerTime(), TimeNs::Infinite());
+}
+
+TEST_F(SentPacketManagerTest,
+       SingleLossWithTrafficBehindOnSamePathIsLostOnNextAck) {
+  for (int i = 0; i < 5; ++i) Send(0, T(i));
+  // PSN 0 vanished; PSN 1 (same path, later seq) arrived.
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(21)));
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 0u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+  EXPECT_EQ(ev_.lost[0].path, 0);
+  EXPECT_EQ(m_->packets_in_flight(), 3u);
+  EXPECT_TRUE(m_->HasRetransmit());
+  Psn psn;
+  uint64_t tag;
+  uint32_t bytes;
+  PathId last;
+  ASSERT_TRUE(m_->PopRetransmit(&psn, &tag, &bytes, &last));
+  EXPECT_EQ(psn, Psn(0));
+  EXPECT_EQ(tag, 1000u);
+  EXPECT_EQ(bytes, 1000u);
+  EXPECT_EQ(last, 0);
+  EXPECT_FALSE(m_->HasRetransmit());
+  EXPECT_EQ(m_->counters().losses_by_cause[0], 1u);
+}
+
+TEST_F(SentPacketManagerTest, CrossPathReorderIsNotLoss) {
+  Send(0, T(0));  // slow path
+  Send(1, T(1));  // fast path, arrives first
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(10)));
+  EXPECT_TRUE(ev_.lost.empty());
+  m_->OnTimer(T(30), ev_);
+  EXPECT_TRUE(ev_.lost.empty());
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(40)));
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(ev_.acked.size(), 2u);
+  EXPECT_EQ(m_->counters().packets_lost, 0u);
+}
+
+TEST_F(SentPacketManagerTest, SackedPacketIsAssumedToProveItsPathOrder) {
+  Send(0, T(0));  // PSN 0, path 0 seq 0: lost
+  Send(0, T(1));  // PSN 1, path 0 seq 1: arrives, its ack is coalesced
+  Send(1, T(2));  // PSN 2, path 1: triggers the ack
+  ASSERT_TRUE(Ack(0, {1, 2}, Psn(2), T(20)));
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 0u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+}
+
+TEST_F(SentPacketManagerTest, TimeBasedLossWaitsForTheCandidatesPathWindow) {
+  Send(0, T(0));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(20)));
+  Send(1, T(20));
+  ASSERT_TRUE(Ack(2, {}, Psn(1), T(40)));
+  EXPECT_EQ(m_->path_srtt(0), Us(20));
+  EXPECT_EQ(m_->path_srtt(1), Us(20));
+  Send(0, T(100));  // PSN 2: lost
+  Send(1, T(101));  // PSN 3: arrives
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
+  EXPECT_TRUE(ev_.lost.empty());
+  // 100 + 20 * 10/8 + 5 = 130us.
+  EXPECT_EQ(m_->NextTimerTime(), T(130));
+  m_->OnTimer(T(130) - DurationNs(1), ev_);
+  EXPECT_TRUE(ev_.lost.empty());
+  m_->OnTimer(T(130), ev_);
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 2u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kTime);
+}
+
+TEST_F(SentPacketManagerTest, TenfoldSlowerPathIsNotDeclaredLostByFastAcks) {
+  // Path 0: 20us RTT, path 1: 200us RTT, both sampled.
+  Send(0, T(0));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(20)));
+  Send(1, T(20));
+  ASSERT_TRUE(Ack(2, {}, Psn(1), T(220)));
+  // A slow-path packet, then fast ones acked long before it arrives.
+  const Psn slow = Send(1, T(300));
+  for (int i = 1; i <= 8; ++i) {
+    const Psn fast = Send(0, T(300 + 20 * i));
+    std::vector<uint32_t> sacked;
+    for (int j = 1; j <= i; ++j) sacked.push_back(slow.value() + j);
+    ASSERT_TRUE(Ack(slow.value(), sacked, fast, T(320 + 20 * i)));
+    m_->OnTimer(T(320 + 20 * i), ev_);
+  }
+  EXPECT_TRUE(ev_.lost.empty());
+  ASSERT_TRUE(Ack(m_->next_psn().value(), {}, slow, T(500)));
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(m_->counters().packets_lost, 0u);
+}
+
+TEST_F(SentPacketManagerTest, UnsampledPathUsesRtoAsReorderWindow) {
+  Send(0, T(0));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(10)));  // peer srtt 10us
+  Send(1, T(20));                          // path 1: no sample yet
+  Send(0, T(21));
+  ASSERT_TRUE(Ack(1, {2}, Psn(2), T(31)));
+  // Not 20 + 10 * 1.25 + 5: path 1 is judged by rto() (200us floor).
+  m_->OnTimer(T(100), ev_);
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(m_->NextTimerTime(), T(220));
+}
+
+TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
+  Send(0, T(0));
+  // Initial srtt 100us, rttvar 50us: rto 300us.
+  EXPECT_EQ(m_->rto(), Us(300));
+  EXPECT_EQ(m_->NextTimerTime(), T(300));
+  m_->OnTimer(T(299), ev_);
+  EXPECT_TRUE(ev_.lost.empty());
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kRto);
+  EXPECT_EQ(m_->counters().rtos, 1u);
+  EXPECT_EQ(m_->current_rto(), Us(600));
+  EXPECT_EQ(m_->NextTimerTime(), TimeNs::Infinite());  // nothing in flight
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));
+  EXPECT_EQ(m_->NextTimerTime(), T(900));
+  m_->OnTimer(T(900), ev_);
+  EXPECT_EQ(m_->counters().rtos, 2u);
+  EXPECT_EQ(m_->current_rto(), Us(1200));
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 2, T(900));
+  EXPECT_EQ(m_->NextTimerTime(), T(2100));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(950)));
+  EXPECT_EQ(m_->counters().retransmits_by_cause[2], 2u);
+  EXPECT_EQ(m_->current_rto(), m_->rto());
+}
+
+TEST_F(SentPacketManagerTest, RtoBackoffStopsAtMaxRto) {
+  RetransmitOptions o = NoProbe();
+  o.max_rto = Us(1000);
+  Make(o);
+  Send(0, T(0));
+  TimeNs now = T(0);
+  for (int i = 0; i < 6; ++i) {
+    now = m_->NextTimerTime();
+    m_->OnTimer(now, ev_);
+    PopAll();
+    Resend(Psn(0), 0, now);
+  }
+  EXPECT_EQ(m_->current_rto(), Us(1000));
+  EXPECT_EQ(m_->NextTimerTime(), now + Us(1000));
+}
+
+TEST_F(SentPacketManagerTest, TailProbeQueuesNewestInFlightPacketOnce) {
+  Make(RetransmitOptions{});
+  Send(0, T(0));
+  Send(1, T(1));
+  Send(2, T(2));
+  // 2 + 2 * 100 + 10 = 212us, before the 300us RTO.
+  EXPECT_EQ(m_->NextTimerTime(), T(212));
+  m_->OnTimer(T(212), ev_);
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 2u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kTailProbe);
+  EXPECT_EQ(m_->counters().tail_probes, 1u);
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{2});
+  Resend(Psn(2), 3, T(212));
+  EXPECT_EQ(m_->counters().retransmits_by_cause[3], 1u);
+  // No second probe: next is the RTO of PSN 0.
+  EXPECT_EQ(m_->NextTimerTime(), T(300));
+  // The probe's answer acks the tail; PSN 0, sent 230us ago on a path
+  // without a sample (window = rto() = 200us), is now lost by time.
+  ASSERT_TRUE(Ack(0, {1, 2}, Psn(2), T(230)));
+  EXPECT_EQ(ev_.acked.size(), 2u);
+  ASSERT_EQ(ev_.lost.size(), 2u);
+  EXPECT_EQ(ev_.lost[1].psn, 0u);
+  EXPECT_EQ(ev_.lost[1].cause, LossCause::kTime);
+}
+
+TEST_F(SentPacketManagerTest, GoBackNNakDeclaresEveryPsnFromCumLost) {
+  RetransmitOptions o = NoProbe();
+  o.go_back_n = true;
+  Make(o);
+  for (int i = 0; i < 5; ++i) Send(0, T(i));
+  ASSERT_TRUE(Ack(2, {}, Psn(3), T(20), DurationNs::Zero(), /*nak=*/true,
+                  /*words=*/0));
+  ASSERT_EQ(ev_.lost.size(), 3u);
+  for (const Lost& l : ev_.lost) EXPECT_EQ(l.cause, LossCause::kNak);
+  EXPECT_EQ(PopAll(), (std::vector<uint32_t>{2, 3, 4}));
+  Resend(Psn(2), 0, T(21));
+  // A second NAK for the same hole, generated before the re-send arrived.
+  ASSERT_TRUE(Ack(2, {}, Psn(4), T(22), DurationNs::Zero(), true, 0));
+  EXPECT_EQ(ev_.lost.size(), 3u);
+  EXPECT_EQ(m_->counters().naks, 1u);
+  EXPECT_EQ(m_->counters().naks_ignored, 1u);
+}
+
+TEST_F(SentPacketManagerTest, GoBackNRtoDeclaresEverythingInFlightLost) {
+  RetransmitOptions o = NoProbe();
+  o.go_back_n = true;
+  Make(o);
+  for (int i = 0; i < 4; ++i) Send(0, T(10 * i));
+  m_->OnTimer(T(300), ev_);
+  EXPECT_EQ(ev_.lost.size(), 4u);
+  EXPECT_EQ(PopAll(), (std::vector<uint32_t>{0, 1, 2, 3}));
+}
+
+TEST_F(SentPacketManagerTest, NakIsIgnoredOutsideGoBackN) {
+  for (int i = 0; i < 3; ++i) Send(0, T(i));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(20), DurationNs::Zero(), true, 0));
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(m_->counters().naks_ignored, 1u);
+}
+
+TEST_F(SentPacketManagerTest, PsnWraparoundIsHandled) {
+  Make(NoProbe(), Psn(0xFFFFFFF8u));
+  for (int i = 0; i < 16; ++i) Send(0, T(i));
+  EXPECT_EQ(m_->next_psn(), Psn(8));
+  // PSN 0xFFFFFFFE lost; everything else up to PSN 3 arrived.
+  std::vector<uint32_t> sacked;
+  for (uint32_t p = 0xFFFFFFFFu; p != 4; ++p) sacked.push_back(p);
+  ASSERT_TRUE(Ack(0xFFFFFFFEu, sacked, Psn(3), T(30)));
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 0xFFFFFFFEu);
+  EXPECT_EQ(m_->lowest_unacked(), Psn(0xFFFFFFFEu));
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0xFFFFFFFEu});
+  Resend(Psn(0xFFFFFFFEu), 1, T(31));
+  ASSERT_TRUE(Ack(8, {}, Psn(7), T(60)));
+  EXPECT_FALSE(m_->HasUnacked());
+  EXPECT_EQ(m_->lowest_unacked(), Psn(8));
+  EXPECT_EQ(ev_.acked.size(), 16u);
+}
+
+TEST_F(SentPacketManagerTest,
+       AckReferringToUnsentPsnsIsRejectedAndChangesNothing) {
+  for (int i = 0; i < 3; ++i) Send(0, T(i));
+  const SenderCounters before = m_->counters();
+  EXPECT_FALSE(Ack(4, {}, Psn(2), T(20)));   // cum beyond next_psn (3)
+  EXPECT_FALSE(Ack(0, {3}, Psn(2), T(20)));  // SACK bit for PSN 3
+  EXPECT_FALSE(Ack(0, {200}, Psn(2), T(20)));
+  EXPECT_TRUE(ev_.acked.empty());
+  EXPECT_TRUE(ev_.rtts.empty());
+  EXPECT_EQ(m_->packets_in_flight(), 3u);
+  EXPECT_EQ(m_->counters().invalid_acks, 3u);
+  EXPECT_EQ(m_->counters().acks_processed, before.acks_processed);
+  EXPECT_TRUE(Ack(3, {}, Psn(2), T(20)));  // cum == next_psn is fine
+}
+
+TEST_F(SentPacketManagerTest, StaleAckIsHarmless) {
+  for (int i = 0; i < 4; ++i) Send(0, T(i));
+  ASSERT_TRUE(Ack(4, {}, Psn(3), T(20)));
+  ev_.Clear();
+  ASSERT_TRUE(Ack(1, {2}, Psn(2), T(21)));  // reordered, older ack
+  EXPECT_TRUE(ev_.acked.empty());
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(m_->lowest_unacked(), Psn(4));
+}
+
+TEST_F(SentPacketManagerTest,
+       RttSampleSubtractsAckDelayAndIsTakenOncePerTransmission) {
+  Send(0, T(0));
+  Send(0, T(0));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(30), Us(10)));
+  ASSERT_EQ(ev_.rtts.size(), 1u);
+  EXPECT_EQ(ev_.rtts[0].first, 0);
+  EXPECT_EQ(ev_.rtts[0].second, Us(20));
+  EXPECT_EQ(m_->srtt(), Us(20));
+  EXPECT_EQ(m_->min_rtt(), Us(20));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(40), Us(10)));  // duplicated ack
+  EXPECT_EQ(ev_.rtts.size(), 1u);
+  // An ack delay longer than the round trip cannot be right: no sample.
+  ASSERT_TRUE(Ack(2, {}, Psn(1), T(50), Us(60)));
+  EXPECT_EQ(ev_.rtts.size(), 1u);
+  EXPECT_EQ(m_->counters().rtt_samples_rejected, 1u);
+}
+
+TEST_F(SentPacketManagerTest,
+       RttSampleNamesTheEchoedCopyOfARetransmittedPacket) {
+  Send(0, T(0));
+  Send(0, T(1));
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(21)));  // PSN 0 lost by gap
+  ev_.rtts.clear();
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(50));
+  // The re-send on path 1 is echoed: RTT from its own send time.
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(75)));
+  ASSERT_EQ(ev_.rtts.size(), 1u);
+  EXPECT_EQ(ev_.rtts[0].first, 1);
+  EXPECT_EQ(ev_.rtts[0].second, Us(25));
+  ASSERT_EQ(ev_.acked.size(), 2u);
+  EXPECT_TRUE(ev_.acked[1].retransmitted);
+  EXPECT_EQ(ev_.acked[1].path, 1);
+  EXPECT_TRUE(ev_.spurious.empty());
+}
+
+TEST_F(SentPacketManagerTest, EchoOfTheOriginalAfterARetransmitIsSpurious) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);  // RTO declares PSN 0 lost
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));
+  // The original (path 0, seq 0) was only slow.
+  ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), T(310)));
+  ASSERT_EQ(ev_.spurious.size(), 1u);
+  EXPECT_EQ(ev_.spurious[0], 0u);
+  EXPECT_EQ(m_->counters().spurious_retransmits, 1u);
+  ASSERT_EQ(ev_.acked.size(), 1u);
+  EXPECT_EQ(ev_.acked[0].path, 0);  // the copy that arrived
+  // RTT measured from the original send, not the re-send.
+  ASSERT_EQ(ev_.rtts.size(), 1u);
+  EXPECT_EQ(ev_.rtts[0].second, Us(310));
+  // The re-send's own ack later is no news.
+  ASSERT_TRUE(AckEcho(1, {}, 1, PathSeq(0), T(320)));
+  EXPECT_EQ(ev_.spurious.size(), 1u);
+  EXPECT_EQ(ev_.acked.size(), 1u);
+}
+
+TEST_F(SentPacketManagerTest,
+       SpuriousIsDetectedEvenAfterTheRetransmitWasAcked) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  PopAll();
+  Resend(Psn(0), 1, T(300));
+  ASSERT_TRUE(AckEcho(1, {}, 1, PathSeq(0), T(320)));
+  EXPECT_TRUE(ev_.spurious.empty());
+  ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), T(321)));  // late original
+  EXPECT_EQ(ev_.spurious.size(), 1u);
+}
+
+TEST_F(SentPacketManagerTest, PacketBeyondSackReachIsUnknownNotLost) {
+  Send(1, T(0));                            // PSN 0
+  Send(1, T(1));                            // PSN 1
+  Send(2, T(2));                            // PSN 2
+  Send(0, T(3));                            // PSN 3: path 0 seq 0
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(20)));  // PSN 0 lost by gap on path 1
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 0, T(21));  // path 0 seq 1, after PSN 3's seq 0
+  ev_.Clear();
+  // Ack without a bitmap: PSN 3 is beyond its reach.
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(40), DurationNs::Zero(), false, 0));
+  EXPECT_TRUE(ev_.lost.empty());
+  // With one bitmap word PSN 3 is reportable and missing: lost by gap.
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(41), DurationNs::Zero(), false, 1));
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 3u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+}
+
+TEST_F(SentPacketManagerTest, OldCopyIsDeadWhenANewerTransmissionIsInFlight) {
+  Make(RetransmitOptions{});
+  Send(0, T(0));                          // PSN 0 path 0 seq 0
+  m_->OnTimer(m_->NextTimerTime(), ev_);  // tail probe of PSN 0
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(220));  // probe on path 1
+  Send(0, T(221));            // PSN 1 path 0 seq 1
+  ev_.Clear();
+  // PSN 1 arrives on path 0: the old PSN 0 copy before it is dead, but the
+  // probe is still in flight, so PSN 0 is not declared lost again.
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(241)));
+  EXPECT_TRUE(ev_.lost.empty());
+}
+
+TEST_F(SentPacketManagerTest,
+       RetransmitQueueIsLowestPsnFirstAndSkipsAckedOnes) {
+  for (int i = 0; i < 6; ++i) Send(i % 2, T(i));
+  // 0, 1 lost on their paths; 2..5 arrived.
+  ASSERT_TRUE(Ack(0, {2, 3, 4, 5}, Psn(5), T(30)));
+  ASSERT_EQ(ev_.lost.size(), 2u);
+  EXPECT_EQ(m_->bytes_in_flight(), 0u);
+  // PSN 0 turns up after all (was only late).
+  ASSERT_TRUE(Ack(1, {2, 3, 4, 5}, Psn(5), T(31)));
+  EXPECT_EQ(m_->counters().lost_then_acked, 1u);
+  Psn psn;
+  uint64_t tag;
+  uint32_t bytes;
+  PathId last;
+  ASSERT_TRUE(m_->PeekRetransmit(&psn, &tag, &bytes, &last));
+  EXPECT_EQ(psn, Psn(1));
+  EXPECT_EQ(last, 1);
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{1});
+}
+
+TEST_F(SentPacketManagerTest, RerouteStopsGapInferenceAcrossTheChange) {
+  Send(0, T(0));  // old route
+  m_->OnPathRerouted(0);
+  Send(0, T(1));  // new route, may overtake
+  ASSERT_TRUE(Ack(0, {1}, Psn(1), T(10)));
+  EXPECT_TRUE(ev_.lost.empty());
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(12)));  // the old route delivers late
+  // Gap inference on the new route still works.
+  Send(0, T(20));  // PSN 2 lost
+  Send(0, T(21));  // PSN 3
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(31)));
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].psn, 2u);
+}
+
+TEST_F(SentPacketManagerTest, ForEachUnackedListsInFlightAndLostPackets) {
+  for (int i = 0; i < 4; ++i) Send(0, T(i));
+  ASSERT_TRUE(Ack(0, {2}, Psn(2), T(20)));  // 0, 1 lost; 2 acked
+  std::vector<uint32_t> seen;
+  uint64_t bytes = 0;
+  m_->ForEachUnacked([&](Psn p, uint64_t tag, uint32_t b) {
+    seen.push_back(p.value());
+    EXPECT_EQ(tag, p.value() + 1000u);
+    bytes += b;
+  });
+  EXPECT_EQ(seen, (std::vector<uint32_t>{0, 1, 3}));
+  EXPECT_EQ(bytes, 3000u);
+  m_->Reset(Psn(77));
+  EXPECT_FALSE(m_->HasUnacked());
+  EXPECT_FALSE(m_->HasRetransmit());
+  EXPECT_EQ(m_->next_psn(), Psn(77));
+  EXPECT_EQ(m_->bytes_in_flight(), 0u);
+  EXPECT_EQ(m_->NextTimerTime(), TimeNs::Infinite());
+}
+
+TEST_F(SentPacketManagerTest, WindowGrowsBeyondInitialRing) {
+  for (int i = 0; i < 5000; ++i) Send(static_cast<PathId>(i % 16), T(0));
+  EXPECT_EQ(m_->packets_in_flight(), 5000u);
+  std::vector<uint32_t> none;
+  ASSERT_TRUE(Ack(5000, none, Psn(4999), T(50)));
+  EXPECT_EQ(ev_.acked.size(), 5000u);
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_FALSE(m_->HasUnacked());
+}
+
+TEST_F(SentPacketManagerTest, RetransmitOfUnknownPsnIsCountedAndIgnored) {
+  Send(0, T(0));
+  m_->OnRetransmitted(Psn(5), 0, PathSeq(9), T(1));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(10)));
+  m_->OnRetransmitted(Psn(0), 0, PathSeq(9), T(11));
+  EXPECT_EQ(m_->counters().bad_retransmit_calls, 2u);
+  EXPECT_EQ(m_->packets_in_flight(), 0u);
+}
+
+}  // namespace
+}  // namespace braid::retransmit

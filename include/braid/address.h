@@ -25,7 +25,9 @@ struct NetAddr {
   static NetAddr Ipv4(uint32_t host_order_ip, uint16_t port);
   // Parses "1.2.3.4:5678" or "[::1]:5678". Returns InvalidArgument naming the
   // problem for anything else (missing port, port out of range, bad address).
-  static absl::StatusOr<NetAddr> Parse(absl::string_view text);
+  // Port 0 ("any port", for binding) is accepted only with allow_port_zero.
+  static absl::StatusOr<NetAddr> Parse(absl::string_view text,
+                                       bool allow_port_zero = false);
 
   bool valid() const { return family != Family::kNone; }
   uint32_t ipv4() const;  // host byte order; only meaningful for kIpv4

@@ -175,7 +175,7 @@ class Endpoint::Impl {
 absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
     const EndpointOptions& options) {
   if (absl::Status s = endpoint::CheckEndpointOptions(options); !s.ok()) return s;
-  absl::StatusOr<NetAddr> bind = NetAddr::Parse(options.bind);
+  absl::StatusOr<NetAddr> bind = NetAddr::Parse(options.bind, /*allow_port_zero=*/true);
   if (!bind.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("EndpointOptions.bind: ", bind.status().message()));

@@ -26,7 +26,8 @@ uint32_t NetAddr::ipv4() const {
          (uint32_t{ip[2]} << 8) | uint32_t{ip[3]};
 }
 
-absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
+absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text,
+                                       bool allow_port_zero) {
   std::string host;
   absl::string_view port_text;
   bool v6 = false;
@@ -58,7 +59,7 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text) {
   const bool digits = !port_text.empty() &&
                       std::all_of(port_text.begin(), port_text.end(),
                                   [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || !absl::SimpleAtoi(port_text, &port) || port == 0 ||
+  if (!digits || !absl::SimpleAtoi(port_text, &port) || (port == 0 && !allow_port_zero) ||
       port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad address '", text, "': port must be a number in 1..65535"));

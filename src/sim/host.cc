@@ -25,7 +25,11 @@ void Host::Send(Packet* p) {
   p->ready_ps = sim_->now().ns() * 1000;
   p->ce = false;
   p->corrupted = false;
-  StampChecksum(*p);
+  if (options_.lazy_checksum) {
+    p->checksum_stamped = false;
+  } else {
+    StampChecksum(*p);
+  }
   ++counters_.tx_packets;
   counters_.tx_bytes += p->len;
   if (uplink_ == nullptr) {
@@ -41,7 +45,7 @@ void Host::Receive(Packet* p) {
     sim_->pool().Free(p);
     return;
   }
-  if (options_.verify_checksum && !ChecksumOk(*p)) {
+  if (options_.verify_checksum && p->checksum_stamped && !ChecksumOk(*p)) {
     ++counters_.rx_checksum_drops;
     sim_->pool().Free(p);
     return;

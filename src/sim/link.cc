@@ -77,6 +77,7 @@ void Link::Send(Packet* p) {
     ge_bad_ = false;
   }
   if (imp.corrupt > 0 && p->len > 0 && rng_.Bernoulli(imp.corrupt)) {
+    if (!p->checksum_stamped) StampChecksum(*p);  // lazy mode: stamp first
     const uint64_t bit = rng_.Uniform(uint64_t{p->len} * 8);
     p->data[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
     p->corrupted = true;

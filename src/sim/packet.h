@@ -20,8 +20,12 @@ struct Packet {
   NetAddr dst;       // IPv4 address + UDP destination port
   bool ect = false;  // ECN-capable transport (ECT(0))
   bool ce = false;   // congestion experienced (set by a marking link)
-  bool corrupted = false;   // a link flipped a bit (for tracing; not trusted)
-  uint16_t checksum = 0;    // ones'-complement checksum of the payload
+  bool corrupted = false;  // a link flipped a bit (for tracing; not trusted)
+  uint16_t checksum = 0;   // ones'-complement checksum of the payload
+  // True once `checksum` holds the checksum of the payload as sent. With
+  // HostOptions::lazy_checksum the sender leaves it false and a link stamps
+  // it just before it first modifies the payload.
+  bool checksum_stamped = false;
   uint32_t len = 0;         // payload bytes in `data`
   uint32_t capacity = 0;    // bytes available at `data`
   uint8_t* data = nullptr;  // payload (the braid datagram); pool-owned
@@ -46,6 +50,7 @@ uint16_t InternetChecksum(const uint8_t* data, size_t len);
 // Sets p.checksum over the current payload.
 inline void StampChecksum(Packet& p) {
   p.checksum = InternetChecksum(p.data, p.len);
+  p.checksum_stamped = true;
 }
 
 // True if the payload still matches the checksum stamped at send.

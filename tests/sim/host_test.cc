@@ -90,6 +90,31 @@ TEST_F(HostTest, CorruptedPacketIsDeliveredWhenChecksumIsNotVerified) {
   sim_.pool().Free(p);
 }
 
+TEST_F(HostTest, LazyChecksumStillDropsCorruptedAndPassesCleanPackets) {
+  HostOptions ho;
+  ho.lazy_checksum = true;
+  Build(ho);
+  SendAtoB("clean");
+  sim_.RunUntilIdle();
+  ASSERT_EQ(b_->rx_pending(), 1u);
+  sim_.pool().Free(b_->PopRx());
+  Impairment imp;
+  imp.corrupt = 1.0;
+  ab_->SetImpairment(imp);
+  SendAtoB("dirty");
+  sim_.RunUntilIdle();
+  EXPECT_EQ(b_->rx_pending(), 0u);
+  EXPECT_EQ(b_->counters().rx_checksum_drops, 1u);
+  imp.deliver_corrupted = true;
+  ab_->SetImpairment(imp);
+  SendAtoB("dirty");
+  sim_.RunUntilIdle();
+  ASSERT_EQ(b_->rx_pending(), 1u);
+  Packet* p = b_->PopRx();
+  EXPECT_TRUE(p->corrupted);
+  sim_.pool().Free(p);
+}
+
 TEST_F(HostTest, PacketToAnotherPortIsDroppedAndCounted) {
   Build();
   SendAtoB("x", 7001);

@@ -101,6 +101,12 @@ absl::Status LeafSpine::Build() {
       down->Connect(leaves_[l]->sink());
       leaf_uplink_ports[l].push_back(leaves_[l]->AddPort(up.get()));
       const int spine_port = spines_[s]->AddPort(down.get());
+      // Exact host routes (one hash lookup per packet however many leaves)
+      // plus the leaf's /16 for addresses that match no host.
+      for (int i = 0; i < H; ++i) {
+        absl::Status st = spines_[s]->AddRoute(HostIp(l, i), 32, {spine_port});
+        if (!st.ok()) return st;
+      }
       absl::Status st = spines_[s]->AddRoute(LeafPrefix(l), 16, {spine_port});
       if (!st.ok()) return st;
       up_[l * S + s] = std::move(up);

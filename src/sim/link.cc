@@ -144,8 +144,10 @@ bool Link::Enqueue(Packet* p) {
 
 void Link::Deliver(void* self_ptr, uint64_t packet) {
   auto* self = static_cast<Link*>(self_ptr);
+  Packet* p = reinterpret_cast<Packet*>(packet);
   ++self->counters_.delivered_packets;
-  self->sink_.fn(self->sink_.obj, reinterpret_cast<Packet*>(packet));
+  if (self->tap_fn_ != nullptr) self->tap_fn_(self->tap_ctx_, *self, *p);
+  self->sink_.fn(self->sink_.obj, p);
 }
 
 }  // namespace braid::sim

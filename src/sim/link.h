@@ -86,6 +86,15 @@ class Link {
   // Serialisation time of a payload of `payload_len` bytes at the current rate.
   DurationNs SerializationTime(uint32_t payload_len) const;
 
+  // Observes every packet as it is delivered (after the propagation delay),
+  // e.g. to trace or to assert on paths. Pass null to remove. The tap must
+  // not keep the reference.
+  using TapFn = void (*)(void* ctx, const Link& link, const Packet& p);
+  void SetTap(TapFn fn, void* ctx) {
+    tap_fn_ = fn;
+    tap_ctx_ = ctx;
+  }
+
   const LinkCounters& counters() const { return counters_; }
   const std::string& name() const { return name_; }
 
@@ -104,6 +113,8 @@ class Link {
   Impairment impairment_;
   Rng rng_;
   PacketSink sink_;
+  TapFn tap_fn_ = nullptr;
+  void* tap_ctx_ = nullptr;
   bool ge_bad_ = false;
   int64_t busy_until_ps_ = 0;    // serialiser free from this time on
   int64_t last_arrival_ps_ = 0;  // keeps delivery FIFO

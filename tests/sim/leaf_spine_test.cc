@@ -209,6 +209,48 @@ TEST(LeafSpineTest, BlackholedSpineLosesOnlyItsFlowsUntilRestored) {
   DrainAll(net);
 }
 
+TEST(LeafSpineTest, LargeFabricDeliversAllToAllTrafficWithBalancedSpines) {
+  Simulator sim(SimulatorOptions{.seed = 3});
+  LeafSpineOptions o;
+  o.num_leaves = 32;
+  o.hosts_per_leaf = 16;
+  o.num_spines = 8;
+  o.host_link.queue_bytes = 8u << 20;
+  o.fabric_link.queue_bytes = 8u << 20;
+  auto net_or = LeafSpine::Create(&sim, o);
+  ASSERT_TRUE(net_or.ok());
+  LeafSpine& net = **net_or;
+  ASSERT_EQ(net.num_hosts(), 512);
+  Rng rng(3);
+  const int n = 40000;
+  int cross_leaf = 0;
+  for (int i = 0; i < n; ++i) {
+    const int from = static_cast<int>(rng.Uniform(512));
+    int to = static_cast<int>(rng.Uniform(511));
+    if (to >= from) ++to;
+    if (net.LeafOf(from) != net.LeafOf(to)) ++cross_leaf;
+    Send(net, from, to, static_cast<uint16_t>(49152 + rng.Uniform(16384)), 64);
+    if (i % 1000 == 999) sim.RunUntilIdle();
+  }
+  sim.RunUntilIdle();
+  uint64_t received = 0;
+  for (int h = 0; h < net.num_hosts(); ++h) {
+    received += net.host(h).counters().rx_packets;
+  }
+  EXPECT_EQ(received, static_cast<uint64_t>(n)) << "seed 3";
+  EXPECT_EQ(net.TotalLinkDrops(), 0u);
+  uint64_t through_spines = 0;
+  for (int s = 0; s < 8; ++s) {
+    through_spines += net.spine_packets(s);
+    EXPECT_NEAR(static_cast<double>(net.spine_packets(s)), cross_leaf / 8.0,
+                cross_leaf / 8.0 * 0.08)
+        << "spine " << s;
+  }
+  EXPECT_EQ(through_spines, static_cast<uint64_t>(cross_leaf));
+  DrainAll(net);
+  EXPECT_EQ(sim.pool().in_use(), 0u);
+}
+
 // A busy, lossy run; returns a fingerprint of every counter that matters.
 std::vector<uint64_t> LossyRun(uint64_t seed) {
   Simulator sim(SimulatorOptions{.seed = seed});

@@ -272,6 +272,27 @@ TEST_F(LinkTest, ExtraDelayAddsLatencyButNeverReordersTheLink) {
   EXPECT_EQ(rec_.arrivals[1].at_ns, 11000);
 }
 
+TEST_F(LinkTest, TapSeesEveryDeliveredPacketAndCanBeRemoved) {
+  MakeLink(LinkOptions{});
+  struct Seen {
+    std::vector<uint64_t> ids;
+  } seen;
+  link_->SetTap(
+      [](void* ctx, const Link& link, const Packet& p) {
+        EXPECT_EQ(link.name(), "test");
+        static_cast<Seen*>(ctx)->ids.push_back(p.id);
+      },
+      &seen);
+  SendOne(10, 1);
+  SendOne(10, 2);
+  sim_.RunUntilIdle();
+  link_->SetTap(nullptr, nullptr);
+  SendOne(10, 3);
+  sim_.RunUntilIdle();
+  EXPECT_EQ(seen.ids, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(rec_.arrivals.size(), 3u);
+}
+
 TEST_F(LinkTest, SameSeedGivesSameLossPattern) {
   auto run = [](uint64_t seed) {
     Simulator sim;

@@ -24,8 +24,9 @@ struct RetransmitOptions {
   DurationNs initial_rtt = DurationNs::Micros(100);
   // Time-based loss: an in-flight transmission is lost if a transmission sent
   // after it is known to have arrived and
-  //   now >= sent + path_srtt * (1 + tol/8) + min_reorder_window,
-  // where path_srtt is the srtt of the candidate's own path.
+  //   now >= sent + path_srtt * (1 + tol/8) + 2 * path_rttvar
+  //          + min_reorder_window,
+  // where path_srtt/rttvar are those of the candidate's own path.
   int reorder_tolerance_eighths = 2;
   DurationNs min_reorder_window = DurationNs::Micros(5);
   // Tail loss probe: after 2 * srtt + max_ack_delay without new data sent or

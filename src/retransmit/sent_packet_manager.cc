@@ -29,6 +29,8 @@ SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
       rtt_(opts.initial_rtt) {
   heap_.reserve(ring_.size());
   active_paths_.reserve(256);
+  touched_paths_.reserve(256);
+  scratch_paths_.reserve(256);
 }
 
 void SentPacketManager::Reset(wire::Psn base) {
@@ -45,12 +47,14 @@ void SentPacketManager::Reset(wire::Psn base) {
     ps.rtt.Reset(opts_.initial_rtt);
     ps.has_hwm = ps.has_last = ps.has_barrier = ps.has_pre_hwm = false;
     ps.active = false;
+    ps.touched = false;
   }
   active_paths_.clear();
+  touched_paths_.clear();
+  path_timers_.Clear();
   rtt_.Reset(opts_.initial_rtt);
   backoff_ = 0;
   rto_deadline_ = TimeNs::Infinite();
-  time_loss_deadline_ = TimeNs::Infinite();
   tlp_base_ = TimeNs::Infinite();
   tlp_armed_ = false;
   nak_active_ = false;
@@ -99,6 +103,11 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
   if (!ps.active) {
     ps.active = true;
     active_paths_.push_back(path);
+  }
+  if (ps.log.unresolved() == 1) {
+    // The path was idle: this transmission is its front. The time rule can
+    // apply only once something sent after it has arrived.
+    path_timers_.Park(path, pkt.tx_index);
   }
   rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
 }
@@ -171,6 +180,10 @@ void SentPacketManager::NoteArrival(wire::PathId p, wire::PathSeq seq,
   if (!ps.has_hwm || seq > ps.hwm) {
     ps.hwm = seq;
     ps.has_hwm = true;
+    if (!ps.touched) {
+      ps.touched = true;
+      touched_paths_.push_back(p);
+    }
   }
   if (ps.has_barrier && seq < ps.barrier &&
       (!ps.has_pre_hwm || seq > ps.pre_hwm)) {
@@ -302,7 +315,10 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     ++base_;
   }
   if (counters_.packets_acked != acked_before) {
-    backoff_ = 0;
+    if (backoff_ > 0) {
+      backoff_ = 0;
+      RecomputeRtoDeadline();  // shorter RTO: the deadline moves earlier
+    }
     if (opts_.tail_probe) {
       tlp_base_ = now;
       tlp_armed_ = true;
@@ -316,7 +332,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       ++counters_.naks_ignored;
     }
   }
-  ScanPaths(now, false, ev);
+  ProcessPathTimers(now, /*after_ack=*/true, ev);
   if (lost_pending_ == 0) heap_.clear();
   return true;
 }
@@ -329,59 +345,120 @@ bool SentPacketManager::IsGapLost(const PathState& ps,
   return ps.has_hwm && rec.seq < ps.hwm;
 }
 
-void SentPacketManager::ScanPaths(TimeNs now, bool expire_rto,
-                                  SenderEvents& ev) {
-  time_loss_deadline_ = TimeNs::Infinite();
+TxRecord* SentPacketManager::LiveFront(PathState& ps) {
+  while (ps.log.HasUnresolved()) {
+    TxRecord& f = ps.log.Front();
+    const Packet* pkt = Get(f.psn);
+    if (pkt != nullptr && pkt->state == State::kInFlight &&
+        pkt->tx_index == f.tx_index) {
+      return &f;
+    }
+    ps.log.PopFront();  // acked, declared lost, or superseded
+  }
+  return nullptr;
+}
+
+void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
+                                    SenderEvents& ev) {
+  PathState& ps = paths_[path];
+  while (TxRecord* f = LiveFront(ps)) {
+    Packet& pkt = ring_[f->psn.value() & mask_];
+    // PSNs the receiver could not report in the latest ack are unknown.
+    const bool reportable = f->psn < reach_;
+    if (IsGapLost(ps, *f)) {
+      if (!reportable) {
+        path_timers_.ParkUntilNextAck(path);  // look again with its reach
+        break;
+      }
+      DeclareLost(pkt, f->psn, LossCause::kPathGap, ev);
+      ps.log.PopFront();
+      continue;
+    }
+    if (f->tx_index >= rack_tx_) {
+      path_timers_.Park(path, f->tx_index);  // nothing later arrived yet
+      break;
+    }
+    const TimeNs deadline = f->sent + ReorderWindow(path);
+    if (now < deadline) {
+      path_timers_.Schedule(path, deadline);
+      break;
+    }
+    if (!reportable) {
+      path_timers_.ParkUntilNextAck(path);
+      break;
+    }
+    DeclareLost(pkt, f->psn, LossCause::kTime, ev);
+    ps.log.PopFront();
+  }
+  if (ps.has_barrier &&
+      (!ps.log.HasUnresolved() || ps.log.Front().seq >= ps.barrier)) {
+    ps.has_barrier = false;  // nothing from before the reroute is left
+    ps.has_pre_hwm = false;
+  }
+}
+
+void SentPacketManager::ProcessPathTimers(TimeNs now, bool after_ack,
+                                          SenderEvents& ev) {
+  wire::PathId p;
+  if (after_ack) {
+    for (wire::PathId t : touched_paths_) {
+      paths_[t].touched = false;
+      ProcessPath(t, now, ev);
+    }
+    touched_paths_.clear();
+    path_timers_.TakeAckParked(&scratch_paths_);
+    for (wire::PathId t : scratch_paths_) ProcessPath(t, now, ev);
+    while (path_timers_.PopReleased(rack_tx_, &p)) ProcessPath(p, now, ev);
+  }
+  while (path_timers_.PopDue(now, &p)) ProcessPath(p, now, ev);
+}
+
+void SentPacketManager::RecomputeRtoDeadline() {
   rto_deadline_ = TimeNs::Infinite();
   for (size_t i = 0; i < active_paths_.size();) {
     const wire::PathId path = active_paths_[i];
     PathState& ps = paths_[path];
-    const DurationNs path_rto = PathRto(path);
-    while (ps.log.HasUnresolved()) {
-      TxRecord& f = ps.log.Front();
-      Packet* pkt = Get(f.psn);
-      if (pkt == nullptr || pkt->state != State::kInFlight ||
-          pkt->tx_index != f.tx_index) {
-        ps.log.PopFront();  // acked, declared lost, or superseded
-        continue;
-      }
-      // PSNs the receiver could not yet report are unknown, never lost.
-      const bool reportable = f.psn < reach_;
-      if (reportable && IsGapLost(ps, f)) {
-        DeclareLost(*pkt, f.psn, LossCause::kPathGap, ev);
-        ps.log.PopFront();
-        continue;
-      }
-      if (expire_rto && now >= f.sent + path_rto) {
-        DeclareLost(*pkt, f.psn, LossCause::kRto, ev);
-        ps.log.PopFront();
-        continue;
-      }
-      if (reportable && f.tx_index < rack_tx_) {
-        const TimeNs deadline = f.sent + ReorderWindow(path);
-        if (now >= deadline) {
-          DeclareLost(*pkt, f.psn, LossCause::kTime, ev);
-          ps.log.PopFront();
-          continue;
-        }
-        time_loss_deadline_ = Min(time_loss_deadline_, deadline);
-      }
-      rto_deadline_ = Min(rto_deadline_, f.sent + path_rto);
-      break;
-    }
-    if (ps.has_barrier &&
-        (!ps.log.HasUnresolved() || ps.log.Front().seq >= ps.barrier)) {
-      ps.has_barrier = false;  // nothing from before the reroute is left
-      ps.has_pre_hwm = false;
-    }
-    if (!ps.log.HasUnresolved()) {
+    if (const TxRecord* f = LiveFront(ps)) {
+      rto_deadline_ = Min(rto_deadline_, f->sent + PathRto(path));
+      ++i;
+    } else {
       ps.active = false;
       active_paths_[i] = active_paths_.back();
       active_paths_.pop_back();
-    } else {
-      ++i;
     }
   }
+}
+
+bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
+  bool expired = false;
+  for (wire::PathId path : active_paths_) {
+    const TxRecord* f = LiveFront(paths_[path]);
+    if (f != nullptr && now >= f->sent + PathRto(path)) {
+      expired = true;
+      break;
+    }
+  }
+  if (expired) {
+    ++counters_.rtos;
+    if (opts_.go_back_n) {
+      DeclareAllLost(base_, LossCause::kRto, ev);
+    } else {
+      for (wire::PathId path : active_paths_) {
+        PathState& ps = paths_[path];
+        const DurationNs rto = PathRto(path);
+        while (TxRecord* f = LiveFront(ps)) {
+          if (now < f->sent + rto) break;
+          DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto,
+                      ev);
+          ps.log.PopFront();
+        }
+      }
+    }
+    if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
+    tlp_armed_ = false;  // no probe until new data or an ack with progress
+  }
+  RecomputeRtoDeadline();
+  return expired;
 }
 
 void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
@@ -431,26 +508,13 @@ void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
 }
 
 void SentPacketManager::OnTimer(TimeNs now, SenderEvents& ev) {
-  ScanPaths(now, false, ev);
+  ProcessPathTimers(now, /*after_ack=*/false, ev);
+  bool rto_fired = false;
   if (packets_in_flight_ > 0 && now >= rto_deadline_) {
-    FireRto(now, ev);
-  } else {
-    MaybeScheduleProbe(now, ev);
+    rto_fired = RtoScan(now, ev);
   }
+  if (!rto_fired) MaybeScheduleProbe(now, ev);
   if (lost_pending_ == 0) heap_.clear();
-}
-
-void SentPacketManager::FireRto(TimeNs now, SenderEvents& ev) {
-  ++counters_.rtos;
-  if (opts_.go_back_n) {
-    DeclareAllLost(base_, LossCause::kRto, ev);
-    ScanPaths(now, false, ev);
-  } else {
-    ScanPaths(now, true, ev);
-  }
-  if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
-  ScanPaths(now, false, ev);  // deadlines with the new backoff
-  tlp_armed_ = false;         // no probe until new data or an ack with progress
 }
 
 void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
@@ -516,8 +580,7 @@ bool SentPacketManager::PopRetransmit(wire::Psn* psn, uint64_t* tag,
 
 TimeNs SentPacketManager::NextTimerTime() const {
   if (packets_in_flight_ == 0) return TimeNs::Infinite();
-  TimeNs t = time_loss_deadline_;
-  t = Min(t, rto_deadline_);
+  TimeNs t = Min(path_timers_.NextTime(), rto_deadline_);
   if (opts_.tail_probe && tlp_armed_ && lost_pending_ == 0) {
     t = Min(t, tlp_base_ + Pto());
   }

@@ -20,10 +20,11 @@
 //    An old copy superseded by a newer transmission is dead: it is never
 //    declared lost.
 //  * Time (kTime, RACK-like). A live transmission sent before some
-//    transmission known to have arrived is lost once
-//      now >= sent + path_srtt(its path) * (1 + tol/8) + min_reorder_window.
+//    transmission known to have arrived is lost once now >= sent + W(path):
+//      W = path_srtt * (1 + tol/8) + 2 * path_rttvar + min_reorder_window.
 //    Using the candidate's own path srtt keeps paths with very different
-//    delays from causing spurious losses.
+//    delays from causing spurious losses; the rttvar term absorbs a path's
+//    queueing variation (added by the lead after simulator runs).
 //    A path without an RTT sample uses rto() as its window instead, so a
 //    slow path is not judged by the fast paths' srtt before its first sample.
 //  * RTO (kRto). A live transmission on path p is lost once
@@ -54,10 +55,13 @@
 // not positive. srtt/rttvar per RFC 6298, for the peer and for each path.
 // RTO = clamp(srtt + 4 * rttvar, min_rto, max_rto) of the peer estimate.
 //
-// Costs. OnFirstSent/OnRetransmitted are O(1) amortized. OnAck is
-// O(newly acked + newly lost + bitmap words + active paths); OnTimer is
-// O(active paths + newly lost) (go-back-N NAK/RTO and choosing the probe
-// packet are O(window), rare events). Memory grows only when the window or a
+// Costs. OnFirstSent/OnRetransmitted are O(1) amortized (O(log paths) when
+// a path goes from idle to busy). OnAck is O((newly acked + newly lost +
+// paths whose arrival mark moved or whose timer is due) * log paths + bitmap
+// words): paths are looked at through PathTimerQueue, not all per ack. The
+// RTO check walks all busy paths, but only when the (cached) RTO deadline
+// comes due, about once per RTO. Go-back-N NAK/RTO and choosing the probe
+// packet are O(window), rare events. Memory grows only when the window or a
 // path's log grows; there is no allocation per packet in steady state.
 //
 // Reentrancy: SenderEvents callbacks must not call back into the manager.
@@ -68,6 +72,7 @@
 #include <vector>
 
 #include "braid/time.h"
+#include "retransmit/path_timer_queue.h"
 #include "retransmit/path_tx_log.h"
 #include "retransmit/retransmit_types.h"
 #include "retransmit/rtt_estimator.h"
@@ -195,7 +200,8 @@ class SentPacketManager {
     bool has_hwm = false;
     bool has_last = false;
     bool has_barrier = false;
-    bool active = false;  // listed in active_paths_
+    bool active = false;   // listed in active_paths_
+    bool touched = false;  // listed in touched_paths_
   };
 
   Packet* Get(wire::Psn psn);
@@ -211,15 +217,24 @@ class SentPacketManager {
   void MarkAcked(Packet& pkt, wire::Psn psn, SenderEvents& ev);
   void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
                    SenderEvents& ev);
-  // Walks each active path's unresolved transmissions from the oldest:
-  // drops dead ones, declares gap / time losses and, if `expire_rto`, RTO
-  // losses; recomputes time_loss_deadline_ and rto_deadline_.
-  void ScanPaths(TimeNs now, bool expire_rto, SenderEvents& ev);
+  // Looks at path p's oldest unresolved transmissions: drops dead ones,
+  // declares gap and time losses, and schedules or parks the path in
+  // path_timers_ for its next look.
+  void ProcessPath(wire::PathId p, TimeNs now, SenderEvents& ev);
+  // Processes paths whose arrival mark moved, that were released by new
+  // arrivals or this ack, and whose timers are due.
+  void ProcessPathTimers(TimeNs now, bool after_ack, SenderEvents& ev);
+  // Oldest live unresolved transmission of p (dropping dead ones); nullptr
+  // if none.
+  TxRecord* LiveFront(PathState& ps);
+  // RTO check over all active paths: declares expired transmissions lost
+  // (returns true if any did) and recomputes rto_deadline_.
+  bool RtoScan(TimeNs now, SenderEvents& ev);
+  void RecomputeRtoDeadline();
   bool IsGapLost(const PathState& ps, const TxRecord& rec) const;
   // Declares every in-flight packet with PSN >= from lost.
   void DeclareAllLost(wire::Psn from, LossCause cause, SenderEvents& ev);
   void ProcessNak(wire::Psn cum, SenderEvents& ev);
-  void FireRto(TimeNs now, SenderEvents& ev);
   void MaybeScheduleProbe(TimeNs now, SenderEvents& ev);
   DurationNs Pto() const;
   void PushRetransmit(wire::Psn psn);
@@ -237,11 +252,15 @@ class SentPacketManager {
   uint32_t lost_pending_ = 0;
   std::vector<wire::Psn> heap_;  // min-heap of lost PSNs (lazy deletion)
   std::vector<PathState> paths_;
-  std::vector<wire::PathId> active_paths_;
+  std::vector<wire::PathId> active_paths_;   // paths with unresolved tx
+  std::vector<wire::PathId> touched_paths_;  // arrival mark moved this ack
+  std::vector<wire::PathId> scratch_paths_;
+  PathTimerQueue path_timers_;
   RttEstimator rtt_;
   int backoff_ = 0;
+  // Earliest RTO expiry; exact after RtoScan, lowered by new sends, may be
+  // early (then RtoScan finds nothing and recomputes).
   TimeNs rto_deadline_ = TimeNs::Infinite();
-  TimeNs time_loss_deadline_ = TimeNs::Infinite();
   TimeNs tlp_base_ = TimeNs::Infinite();  // last new send / ack progress
   bool tlp_armed_ = false;
   bool nak_active_ = false;  // last NAK's cum and the send index then

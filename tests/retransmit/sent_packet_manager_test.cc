@@ -210,11 +210,12 @@ TEST_F(SentPacketManagerTest, TimeBasedLossWaitsForTheCandidatesPathWindow) {
   Send(1, T(101));  // PSN 3: arrives
   ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
   EXPECT_TRUE(ev_.lost.empty());
-  // 100 + 20 * 10/8 + 5 = 130us.
-  EXPECT_EQ(m_->NextTimerTime(), T(130));
-  m_->OnTimer(T(130) - DurationNs(1), ev_);
+  // srtt 20us, rttvar 10us (one sample): 100 + 20 * 10/8 + 2 * 10 + 5.
+  EXPECT_EQ(m_->ReorderWindow(0), Us(50));
+  EXPECT_EQ(m_->NextTimerTime(), T(150));
+  m_->OnTimer(T(150) - DurationNs(1), ev_);
   EXPECT_TRUE(ev_.lost.empty());
-  m_->OnTimer(T(130), ev_);
+  m_->OnTimer(T(150), ev_);
   ASSERT_EQ(ev_.lost.size(), 1u);
   EXPECT_EQ(ev_.lost[0].psn, 2u);
   EXPECT_EQ(ev_.lost[0].cause, LossCause::kTime);

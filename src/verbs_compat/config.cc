@@ -1,0 +1,134 @@
+#include "verbs_compat/config.h"
+
+#include <arpa/inet.h>
+
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace braid::verbs_compat {
+namespace {
+
+absl::Status Bad(const char* var, absl::string_view value,
+                 absl::string_view allowed) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(var, "=\"", value, "\" is invalid: expected ", allowed));
+}
+
+absl::Status ParseUint(const char* var, absl::string_view v, uint64_t lo,
+                       uint64_t hi, uint64_t* out) {
+  uint64_t x = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || x < lo ||
+      x > hi) {
+    return Bad(var, v, absl::StrCat("an integer in ", lo, "..", hi));
+  }
+  *out = x;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
+  EndpointOptions o;
+  o.bind = NetAddr::Ipv4(bind_ipv4, port).ToString();
+  o.mtu = mtu;
+  o.protocol.mode = mode;
+  o.protocol.paths = paths;
+  o.protocol.cc = cc;
+  if (loss > 0) {
+    o.impair.drop = loss;
+    o.impair.seed = seed;
+  }
+  return o;
+}
+
+absl::StatusOr<VerbsConfig> LoadConfig(
+    const std::function<const char*(const char*)>& getenv_fn) {
+  VerbsConfig c;
+  if (const char* v = getenv_fn("BRAID_VERBS_DISABLE"); v && *v) {
+    c.disabled = absl::string_view(v) != "0";
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_BIND"); v && *v) {
+    in_addr a{};
+    if (inet_pton(AF_INET, v, &a) != 1) {
+      return Bad("BRAID_VERBS_BIND", v,
+                 "an IPv4 address such as 127.0.0.1 (braid0 GIDs encode "
+                 "IPv4 + port)");
+    }
+    c.bind_ipv4 = ntohl(a.s_addr);
+    if (c.bind_ipv4 == 0) {
+      return Bad("BRAID_VERBS_BIND", v, "a unicast IPv4 address, not 0.0.0.0");
+    }
+  }
+  uint64_t x = 0;
+  if (const char* v = getenv_fn("BRAID_VERBS_PORT_BASE"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_PORT_BASE", v, 1, 0xBFFF, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.port_base = static_cast<uint16_t>(x);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_PORT_COUNT"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_PORT_COUNT", v, 1, 0xBFFF, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.port_count = static_cast<uint16_t>(x);
+  }
+  if (uint32_t{c.port_base} + c.port_count - 1 > 0xBFFF) {
+    c.port_count = static_cast<uint16_t>(0xC000 - c.port_base);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_PATHS"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_PATHS", v, 1, 256, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.paths = static_cast<uint16_t>(x);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_MODE"); v && *v) {
+    absl::StatusOr<Mode> m = ParseMode(v);
+    if (!m.ok()) return Bad("BRAID_VERBS_MODE", v, "spray or gbn");
+    c.mode = *m;
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_CC"); v && *v) {
+    absl::StatusOr<CcAlgorithm> m = ParseCc(v);
+    if (!m.ok()) return Bad("BRAID_VERBS_CC", v, "swift or none");
+    c.cc = *m;
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_MTU"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_MTU", v, 576, 65535, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.mtu = static_cast<uint32_t>(x);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_LOSS"); v && *v) {
+    absl::string_view s = absl::StripAsciiWhitespace(v);
+    const bool percent = absl::ConsumeSuffix(&s, "%");
+    double d = 0;
+    if (!absl::SimpleAtod(s, &d) || !(d >= 0)) {
+      return Bad("BRAID_VERBS_LOSS", v,
+                 "a drop probability 0..0.5 or a percentage 0%..50%");
+    }
+    if (percent) d /= 100.0;
+    if (d > 0.5) {
+      return Bad("BRAID_VERBS_LOSS", v,
+                 "a drop probability 0..0.5 or a percentage 0%..50%");
+    }
+    c.loss = d;
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_SEED"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_SEED", v, 1, UINT64_MAX, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.seed = x;
+  }
+  return c;
+}
+
+}  // namespace braid::verbs_compat

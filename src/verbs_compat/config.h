@@ -1,0 +1,57 @@
+// braid0's configuration, read once from the environment.
+//
+//   BRAID_VERBS_BIND        IPv4 address the endpoints bind (default 127.0.0.1)
+//   BRAID_VERBS_PORT_BASE   first UDP port tried for an endpoint (default
+//   20000) BRAID_VERBS_PORT_COUNT  ports tried from the base (default 2000)
+//   BRAID_VERBS_PATHS       entropy values per peer, 1..256 (default 16)
+//   BRAID_VERBS_MODE        spray | gbn (default spray)
+//   BRAID_VERBS_CC          swift | none (default swift)
+//   BRAID_VERBS_MTU         IP MTU, 576..65535 (default 1500)
+//   BRAID_VERBS_LOSS        test impairment: drop probability 0..0.5, or
+//                           a percentage like "5%" (default 0)
+//   BRAID_VERBS_SEED        impairment seed (default 1)
+//   BRAID_VERBS_DISABLE     1 = do not list braid0
+//
+// A value that does not parse is an error: the caller prints it and does
+// not list the device.
+#ifndef BRAID_VERBS_COMPAT_CONFIG_H_
+#define BRAID_VERBS_COMPAT_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "braid/address.h"
+#include "braid/options.h"
+
+namespace braid::verbs_compat {
+
+struct VerbsConfig {
+  // Host-order IPv4 address the endpoints bind.
+  uint32_t bind_ipv4 = 0x7f000001;
+  // Ports bind_port_base .. bind_port_base + port_count - 1 are tried in
+  // order; the first free one names the endpoint (and is its LID). Kept
+  // below 0xC000 so every port is a valid unicast LID.
+  uint16_t port_base = 20000;
+  uint16_t port_count = 2000;
+  uint16_t paths = 16;
+  Mode mode = Mode::kSpray;
+  CcAlgorithm cc = CcAlgorithm::kSwift;
+  uint32_t mtu = 1500;
+  double loss = 0;
+  uint64_t seed = 1;
+  bool disabled = false;
+
+  // Endpoint options for a given port.
+  EndpointOptions ToEndpointOptions(uint16_t port) const;
+};
+
+// Reads the configuration through `getenv` (injectable for tests). Errors
+// are InvalidArgument naming the variable, its value and what is allowed.
+absl::StatusOr<VerbsConfig> LoadConfig(
+    const std::function<const char*(const char*)>& getenv_fn);
+
+}  // namespace braid::verbs_compat
+
+#endif  // BRAID_VERBS_COMPAT_CONFIG_H_

@@ -1,0 +1,304 @@
+#include "verbs_compat/context.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "verbs_compat/gid.h"
+#include "verbs_compat/ops.h"
+#include "verbs_compat/qp.h"
+#include "verbs_compat/verbs_wire.h"
+
+namespace braid::verbs_compat {
+namespace {
+
+// The thread leaves progress to the application while it called in within
+// this window.
+constexpr int64_t kAppActiveNs = 100 * 1000;
+constexpr int kCookieResponseBit = 31;
+
+bool PortInUse(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kAlreadyExists ||
+         absl::StrContains(s.message(), "in use");
+}
+
+}  // namespace
+
+TimeNs Context::Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
+}
+
+absl::StatusOr<Context*> Context::Open(ibv_device* device,
+                                       const VerbsConfig& config) {
+  absl::Status last = absl::UnavailableError("no port tried");
+  for (uint32_t i = 0; i < config.port_count; ++i) {
+    const uint16_t port = static_cast<uint16_t>(config.port_base + i);
+    absl::StatusOr<std::unique_ptr<Endpoint>> ep =
+        Endpoint::Open(config.ToEndpointOptions(port));
+    if (ep.ok()) {
+      std::random_device rd;
+      return new Context(device, std::move(*ep), rd());
+    }
+    last = ep.status();
+    if (!PortInUse(last)) break;
+  }
+  return absl::UnavailableError(
+      absl::StrCat("braid0: cannot open an endpoint on ",
+                   NetAddr::Ipv4(config.bind_ipv4, config.port_base).ToString(),
+                   " (+", config.port_count, " ports): ", last.message()));
+}
+
+Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
+                 uint32_t salt)
+    : ep_(std::move(ep)), mrs_(salt) {
+  std::memset(&shell_, 0, sizeof(shell_));
+  shell_.owner = this;
+  local_ = ep_->local_address();
+  max_message_ = ep_->max_message_bytes();
+  verbs_context& v = shell_.vctx;
+  v.sz = sizeof(verbs_context);
+  ibv_context& c = v.context;
+  c.device = device;
+  c.cmd_fd = -1;
+  c.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  c.num_comp_vectors = 1;
+  pthread_mutex_init(&c.mutex, nullptr);
+  c.abi_compat = __VERBS_ABI_IS_EXTENDED;
+  FillContextOps(&v);
+  stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  scratch_.reserve(64 * 1024);
+}
+
+Context::~Context() {
+  if (thread_.joinable()) {
+    stop_.store(true);
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = write(stop_fd_, &one, sizeof(one));
+    thread_.join();
+  }
+  if (const char* s = getenv("BRAID_VERBS_STATS"); s && *s && *s != '0') {
+    PrintStats();
+  }
+  ep_->Close();
+  std::vector<Completion> last;
+  ep_->Poll(&last);
+  if (shell_.vctx.context.async_fd >= 0) close(shell_.vctx.context.async_fd);
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+Context* Context::From(const ibv_context* c) {
+  const auto* v = reinterpret_cast<const verbs_context*>(
+      reinterpret_cast<const char*>(c) - offsetof(verbs_context, context));
+  return reinterpret_cast<const ShellT*>(v)->owner;
+}
+
+ibv_gid Context::gid() const { return EncodeGid(local_); }
+
+uint32_t Context::AllocQpn() {
+  // 24-bit QPNs; skip 0 and 1 (special in IB) and numbers in use.
+  for (;;) {
+    const uint32_t q = next_qpn_;
+    next_qpn_ = (next_qpn_ + 1) & kPsnMask;
+    if (next_qpn_ < 2) next_qpn_ = 2;
+    if (!qps_.contains(q)) return q;
+  }
+}
+
+uint32_t Context::RegisterQp(Qp* qp) {
+  qps_[qp->qpn()] = qp;
+  return qp->qpn();
+}
+
+void Context::UnregisterQp(Qp* qp) {
+  qps_.erase(qp->qpn());
+  std::erase(pump_list_, qp);
+  std::erase(ack_list_, qp);
+}
+
+Qp* Context::FindQp(uint32_t qpn) const {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second;
+}
+
+Context::SendResult Context::Send(const NetAddr& peer, uint16_t stream,
+                                  absl::Span<const uint8_t> msg,
+                                  uint64_t cookie) {
+  absl::Status s = ep_->Send(peer, msg, {.stream = stream, .cookie = cookie});
+  if (s.ok()) return SendResult::kOk;
+  if (s.code() == absl::StatusCode::kResourceExhausted) {
+    ++counters_.send_retries;
+    return SendResult::kRetry;
+  }
+  ++counters_.transport_failures;
+  return SendResult::kFailed;
+}
+
+void Context::NeedPump(Qp* qp) {
+  if (!qp->in_pump_list) {
+    qp->in_pump_list = true;
+    pump_list_.push_back(qp);
+  }
+}
+
+void Context::NeedAck(Qp* qp) {
+  if (!qp->in_ack_list) {
+    qp->in_ack_list = true;
+    ack_list_.push_back(qp);
+  }
+}
+
+void Context::FlushAcks() {
+  if (ack_list_.empty()) return;
+  // FlushAck may not add to the list; iterate a stable copy by index.
+  for (size_t i = 0; i < ack_list_.size(); ++i) {
+    Qp* qp = ack_list_[i];
+    qp->in_ack_list = false;
+    qp->FlushAck();
+  }
+  ack_list_.clear();
+}
+
+void Context::PumpAll() {
+  if (pump_list_.empty()) return;
+  const TimeNs now = Now();
+  size_t keep = 0;
+  for (size_t i = 0; i < pump_list_.size(); ++i) {
+    Qp* qp = pump_list_[i];
+    if (qp->Pump(now)) {
+      pump_list_[keep++] = qp;
+    } else {
+      qp->in_pump_list = false;
+    }
+  }
+  pump_list_.resize(keep);
+}
+
+void Context::Handle(Completion& c) {
+  switch (c.type) {
+    case CompletionType::kRecv: {
+      ++counters_.messages_received;
+      VerbsHeader h;
+      absl::Span<const uint8_t> payload;
+      if (!DecodeMessage(c.data, &h, &payload)) {
+        ++counters_.malformed;
+        return;
+      }
+      Qp* qp = FindQp(h.dst_qpn);
+      if (qp == nullptr) {
+        ++counters_.unknown_qp;
+        return;
+      }
+      qp->OnMessage(c.peer, h, payload);
+      return;
+    }
+    case CompletionType::kSendFailed: {
+      ++counters_.transport_failures;
+      Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
+      if (qp != nullptr) {
+        qp->OnTransportFailure(static_cast<uint32_t>(c.cookie) & kPsnMask,
+                               (c.cookie >> kCookieResponseBit) & 1);
+      }
+      return;
+    }
+    case CompletionType::kSendDone:
+      return;
+  }
+}
+
+void Context::Progress(bool flush_acks) {
+  FlushAcks();
+  comps_.clear();
+  ep_->Poll(&comps_, 512);
+  for (Completion& c : comps_) Handle(c);
+  PumpAll();
+  if (flush_acks) FlushAcks();
+}
+
+void Context::NoteAppActivity() {
+  last_app_ns_.store(Now().ns(), std::memory_order_relaxed);
+}
+
+void Context::EnsureThread() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { ThreadMain(); });
+}
+
+void Context::ThreadMain() {
+  pollfd fds[2];
+  fds[0].fd = ep_->fd();
+  fds[0].events = POLLIN;
+  fds[1].fd = stop_fd_;
+  fds[1].events = POLLIN;
+  while (!stop_.load()) {
+    int timeout_ms = 5;
+    {
+      std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+      if (lk.owns_lock() && (!pump_list_.empty() || !ack_list_.empty())) {
+        timeout_ms = 0;
+      }
+    }
+    const int n = poll(fds, 2, timeout_ms);
+    if (stop_.load()) break;
+    if (n < 0 && errno != EINTR) break;
+    const int64_t since_app = Now().ns() - last_app_ns_.load();
+    if (since_app < kAppActiveNs) {
+      // The application is polling: it drives progress. Check back later.
+      const timespec ts{0, 50 * 1000};
+      nanosleep(&ts, nullptr);
+      continue;
+    }
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    if (!lk.owns_lock()) {
+      sched_yield();
+      continue;
+    }
+    ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
+    ++counters_.thread_progress;
+    Progress(/*flush_acks=*/true);
+  }
+}
+
+void Context::RaiseAsync(const ibv_async_event& ev) {
+  async_.push_back(ev);
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t r =
+      write(shell_.vctx.context.async_fd, &one, sizeof(one));
+}
+
+bool Context::TakeAsync(ibv_async_event* ev) {
+  if (async_.empty()) return false;
+  *ev = async_.front();
+  async_.pop_front();
+  return true;
+}
+
+void Context::PrintStats() {
+  const ContextCounters& c = counters_;
+  std::fprintf(stderr,
+               "braid0 %s: messages %llu malformed %llu unknown_qp %llu "
+               "send_retries %llu transport_failures %llu progress app %llu "
+               "thread %llu\n",
+               local_.ToString().c_str(),
+               static_cast<unsigned long long>(c.messages_received),
+               static_cast<unsigned long long>(c.malformed),
+               static_cast<unsigned long long>(c.unknown_qp),
+               static_cast<unsigned long long>(c.send_retries),
+               static_cast<unsigned long long>(c.transport_failures),
+               static_cast<unsigned long long>(c.app_progress),
+               static_cast<unsigned long long>(c.thread_progress));
+  const EndpointStats s = ep_->stats();
+  (void)s;
+}
+
+}  // namespace braid::verbs_compat

@@ -1,0 +1,138 @@
+// A braid0 device context: one braid Endpoint, the objects created on it,
+// and the progress engine that moves verbs messages.
+//
+// Threading. One mutex guards the whole context (endpoint, queues, keys).
+// Application calls (post, poll, modify...) take it and drive progress
+// inline, so a busy-polling application gets its completions without a
+// thread hand-off. A background thread drives progress only while the
+// application is not calling in: it serves a passive responder (the target
+// of RDMA WRITE/READ/atomics never calls verbs), delivers events to
+// completion channels while the application sleeps in ibv_get_cq_event or
+// poll(), and flushes deferred ACKs.
+#ifndef BRAID_VERBS_COMPAT_CONTEXT_H_
+#define BRAID_VERBS_COMPAT_CONTEXT_H_
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "braid/address.h"
+#include "braid/completion.h"
+#include "braid/endpoint.h"
+#include "braid/time.h"
+#include "verbs_compat/config.h"
+#include "verbs_compat/pd_mr.h"
+
+namespace braid::verbs_compat {
+
+class Qp;
+
+// Counters of a context (BRAID_VERBS_STATS=1 prints them at close).
+struct ContextCounters {
+  uint64_t messages_received = 0;
+  uint64_t malformed = 0;     // did not decode as a verbs message
+  uint64_t unknown_qp = 0;    // no QP with that number
+  uint64_t send_retries = 0;  // endpoint backpressure, retried later
+  uint64_t transport_failures = 0;
+  uint64_t thread_progress = 0;  // progress steps run by the thread
+  uint64_t app_progress = 0;     // progress steps run by app calls
+};
+
+class Context {
+ public:
+  // Opens a context on braid0: binds an endpoint on the first free port of
+  // the configured range.
+  static absl::StatusOr<Context*> Open(ibv_device* device,
+                                       const VerbsConfig& config);
+  ~Context();
+
+  ibv_context* ibv() { return &shell_.vctx.context; }
+  static Context* From(const ibv_context* c);
+
+  std::mutex& mu() { return mu_; }
+  uint32_t NextHandle() { return next_handle_++; }
+  const NetAddr& local() const { return local_; }
+  ibv_gid gid() const;
+  MrTable& mrs() { return mrs_; }
+  uint32_t max_message_bytes() const { return max_message_; }
+
+  // QP numbers. Context lock held.
+  uint32_t RegisterQp(Qp* qp);  // call with the number from AllocQpn
+  uint32_t AllocQpn();
+  void UnregisterQp(Qp* qp);
+  Qp* FindQp(uint32_t qpn) const;
+
+  enum class SendResult : uint8_t { kOk, kRetry, kFailed };
+  // Sends one verbs message (copied). kRetry: endpoint backpressure, try
+  // again after progress. Context lock held.
+  SendResult Send(const NetAddr& peer, uint16_t stream,
+                  absl::Span<const uint8_t> msg, uint64_t cookie);
+  // Reusable buffer for building outgoing messages. Context lock held.
+  std::vector<uint8_t>& scratch() { return scratch_; }
+
+  // One progress step: receive and dispatch, transmit queued work, and (if
+  // flush_acks) send owed ACKs. Context lock held.
+  void Progress(bool flush_acks);
+  // Work lists. Context lock held.
+  void NeedPump(Qp* qp);
+  void NeedAck(Qp* qp);
+  void FlushAcks();
+  // Records that the application is driving progress (the thread backs
+  // off). Lock-free.
+  void NoteAppActivity();
+  static TimeNs Now();
+  // Starts the background progress thread if not yet running.
+  void EnsureThread();
+
+  // Asynchronous events (ibv_get_async_event). Context lock held to raise.
+  void RaiseAsync(const ibv_async_event& ev);
+  bool TakeAsync(ibv_async_event* ev);
+
+  ContextCounters& counters() { return counters_; }
+
+ private:
+  struct ShellT {
+    verbs_context vctx;
+    Context* owner;
+  };
+
+  Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt);
+  void ThreadMain();
+  void PumpAll();
+  void Handle(Completion& c);
+  void PrintStats();
+
+  ShellT shell_;
+  std::mutex mu_;
+  std::unique_ptr<Endpoint> ep_;
+  NetAddr local_;
+  uint32_t max_message_;
+  MrTable mrs_;
+  uint32_t next_handle_ = 1;
+  uint32_t next_qpn_ = 0x100;
+  absl::flat_hash_map<uint32_t, Qp*> qps_;
+  std::vector<Qp*> pump_list_;
+  std::vector<Qp*> ack_list_;
+  std::vector<Completion> comps_;
+  std::vector<uint8_t> scratch_;
+  std::deque<ibv_async_event> async_;
+  ContextCounters counters_;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> last_app_ns_{0};
+  int stop_fd_ = -1;
+};
+
+}  // namespace braid::verbs_compat
+
+#endif  // BRAID_VERBS_COMPAT_CONTEXT_H_

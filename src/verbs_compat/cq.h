@@ -1,0 +1,105 @@
+// Completion queues and completion channels of braid0.
+//
+// A Cq is a ring of ibv_wc. Work completions are pushed by the context's
+// progress engine (under the context lock) and popped by ibv_poll_cq. A CQ
+// armed with ibv_req_notify_cq raises one event on its channel at the next
+// completion (solicited-only: the next solicited receive or any error).
+// The channel's fd is an eventfd in semaphore mode: readable while events
+// are pending, so applications may poll()/epoll it.
+#ifndef BRAID_VERBS_COMPAT_CQ_H_
+#define BRAID_VERBS_COMPAT_CQ_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "verbs_compat/shell.h"
+
+namespace braid::verbs_compat {
+
+class Context;
+class Cq;
+
+class CompChannel {
+ public:
+  // Creates the eventfd; ok() is false if that failed.
+  explicit CompChannel(Context* ctx);
+  ~CompChannel();
+  bool ok() const { return shell_.ibv.fd >= 0; }
+  ibv_comp_channel* ibv() { return &shell_.ibv; }
+  static CompChannel* From(const ibv_comp_channel* p) {
+    return Shell<ibv_comp_channel, CompChannel>::OwnerOf(p);
+  }
+  Context* context() const { return ctx_; }
+
+  // Queues an event for `cq` and makes the fd readable. Context lock held.
+  void Raise(Cq* cq);
+  // Takes the oldest queued event (after a successful read of the fd).
+  // Context lock held. nullptr if none (should not happen).
+  Cq* Take();
+  // Drops queued events of a CQ being destroyed. Context lock held.
+  void Forget(Cq* cq);
+
+  int cqs = 0;  // CQs attached; destroy fails (EBUSY) while non-zero
+
+ private:
+  Shell<ibv_comp_channel, CompChannel> shell_;
+  Context* ctx_;
+  std::deque<Cq*> pending_;
+};
+
+class Cq {
+ public:
+  Cq(Context* ctx, int cqe, void* cq_context, CompChannel* channel,
+     int comp_vector);
+  ibv_cq* ibv() { return reinterpret_cast<ibv_cq*>(&shell_.ibv); }
+  ibv_cq_ex* ibv_ex() { return &shell_.ibv; }
+  static Cq* From(const ibv_cq* p) {
+    return Shell<ibv_cq_ex, Cq>::OwnerOf(reinterpret_cast<const ibv_cq_ex*>(p));
+  }
+  Context* context() const { return ctx_; }
+  CompChannel* channel() const { return channel_; }
+
+  // Appends a completion (never drops: the ring grows past cqe and the
+  // overrun is counted, where hardware would raise a CQ error). `solicited`
+  // marks a receive of a solicited message. Context lock held.
+  void Push(const ibv_wc& wc, bool solicited);
+  // Pops up to n completions into wc. Context lock held.
+  int Pop(int n, ibv_wc* wc);
+  size_t size() const { return count_; }
+  // Arms the CQ for one event. Context lock held.
+  void Arm(bool solicited_only) {
+    armed_ = true;
+    solicited_only_ = solicited_only;
+  }
+  // Resizes the nominal capacity (ibv_resize_cq).
+  void set_capacity(int cqe) {
+    cqe_ = cqe;
+    shell_.ibv.cqe = cqe;
+  }
+  uint64_t overruns() const { return overruns_; }
+  int users = 0;  // QPs using this CQ (destroy fails with EBUSY)
+
+  // State of an extended-CQ poll (ibv_start_poll..ibv_end_poll).
+  ibv_wc current{};
+
+ private:
+  void Grow();
+
+  Shell<ibv_cq_ex, Cq> shell_;
+  Context* ctx_;
+  CompChannel* channel_;
+  int cqe_;
+  std::vector<ibv_wc> ring_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+  bool armed_ = false;
+  bool solicited_only_ = false;
+  uint64_t overruns_ = 0;
+};
+
+}  // namespace braid::verbs_compat
+
+#endif  // BRAID_VERBS_COMPAT_CQ_H_

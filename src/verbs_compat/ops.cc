@@ -1,0 +1,168 @@
+#include "verbs_compat/ops.h"
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "verbs_compat/context.h"
+#include "verbs_compat/cq.h"
+#include "verbs_compat/device.h"
+#include "verbs_compat/pd_mr.h"
+#include "verbs_compat/qp.h"
+#include "verbs_compat/srq.h"
+
+namespace braid::verbs_compat {
+namespace {
+
+int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
+  Cq* cq = Cq::From(ibcq);
+  Context* ctx = cq->context();
+  std::lock_guard<std::mutex> lk(ctx->mu());
+  ctx->NoteAppActivity();
+  if (cq->size() < static_cast<size_t>(n)) {
+    ++ctx->counters().app_progress;
+    // ACKs are deferred when there is something to return: the reply the
+    // application is about to post will carry them.
+    ctx->Progress(/*flush_acks=*/false);
+  }
+  const int k = cq->Pop(n, wc);
+  if (k == 0) ctx->FlushAcks();
+  return k;
+}
+
+int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
+  Cq* cq = Cq::From(ibcq);
+  std::lock_guard<std::mutex> lk(cq->context()->mu());
+  if (cq->channel() == nullptr) return EINVAL;
+  cq->Arm(solicited_only != 0);
+  return 0;
+}
+
+int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  Qp* qp = Qp::From(ibqp);
+  Context* ctx = Context::From(ibqp->context);
+  std::lock_guard<std::mutex> lk(ctx->mu());
+  ctx->NoteAppActivity();
+  return qp->PostSend(wr, bad);
+}
+
+int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  Qp* qp = Qp::From(ibqp);
+  Context* ctx = Context::From(ibqp->context);
+  std::lock_guard<std::mutex> lk(ctx->mu());
+  ctx->NoteAppActivity();
+  return qp->PostRecv(wr, bad);
+}
+
+int PostSrqRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  Srq* srq = Srq::From(ibsrq);
+  Context* ctx = Context::From(ibsrq->context);
+  std::lock_guard<std::mutex> lk(ctx->mu());
+  ctx->NoteAppActivity();
+  for (; wr != nullptr; wr = wr->next) {
+    const int err = srq->queue().Post(*wr);
+    if (err != 0) {
+      *bad = wr;
+      return err;
+    }
+  }
+  return 0;
+}
+
+int QueryPort(ibv_context* ibctx, uint8_t port, ibv_port_attr* attr,
+              size_t attr_len) {
+  if (port != 1) return EINVAL;
+  ibv_port_attr full;
+  FillPortAttr(Context::From(ibctx), &full);
+  std::memcpy(attr, &full, std::min(attr_len, sizeof(full)));
+  return 0;
+}
+
+int QueryDeviceEx(ibv_context* ibctx, const ibv_query_device_ex_input* input,
+                  ibv_device_attr_ex* attr, size_t attr_size) {
+  if (input != nullptr && input->comp_mask != 0) return EINVAL;
+  FillDeviceAttrEx(Context::From(ibctx), attr, attr_size);
+  return 0;
+}
+
+ibv_qp* CreateQpEx(ibv_context* ibctx, ibv_qp_init_attr_ex* attr) {
+  return CreateQp(ibctx, attr);
+}
+
+// Extended CQ polling: start_poll/next_poll read one completion into
+// Cq::current; the read_* accessors report its fields.
+Cq* CqOf(ibv_cq_ex* cqx) { return Cq::From(ibv_cq_ex_to_cq(cqx)); }
+
+int NextOne(ibv_cq_ex* cqx) {
+  Cq* cq = CqOf(cqx);
+  if (cq->Pop(1, &cq->current) == 0) return ENOENT;
+  cqx->wr_id = cq->current.wr_id;
+  cqx->status = cq->current.status;
+  return 0;
+}
+
+int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
+  if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
+  Cq* cq = CqOf(cqx);
+  Context* ctx = cq->context();
+  ctx->mu().lock();  // held until end_poll, as libibverbs specifies
+  ctx->NoteAppActivity();
+  if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
+  const int r = NextOne(cqx);
+  if (r != 0) {
+    ctx->FlushAcks();
+    ctx->mu().unlock();
+  }
+  return r;
+}
+int NextPoll(ibv_cq_ex* cqx) { return NextOne(cqx); }
+void EndPoll(ibv_cq_ex* cqx) { CqOf(cqx)->context()->mu().unlock(); }
+enum ibv_wc_opcode ReadOpcode(ibv_cq_ex* cqx) {
+  return CqOf(cqx)->current.opcode;
+}
+uint32_t ReadVendorErr(ibv_cq_ex* cqx) { return CqOf(cqx)->current.vendor_err; }
+uint32_t ReadByteLen(ibv_cq_ex* cqx) { return CqOf(cqx)->current.byte_len; }
+__be32 ReadImmData(ibv_cq_ex* cqx) { return CqOf(cqx)->current.imm_data; }
+uint32_t ReadQpNum(ibv_cq_ex* cqx) { return CqOf(cqx)->current.qp_num; }
+uint32_t ReadSrcQp(ibv_cq_ex* cqx) { return CqOf(cqx)->current.src_qp; }
+unsigned int ReadWcFlags(ibv_cq_ex* cqx) { return CqOf(cqx)->current.wc_flags; }
+uint32_t ReadSlid(ibv_cq_ex* cqx) { return CqOf(cqx)->current.slid; }
+uint8_t ReadSl(ibv_cq_ex* cqx) { return CqOf(cqx)->current.sl; }
+uint8_t ReadDlidPathBits(ibv_cq_ex* cqx) {
+  return CqOf(cqx)->current.dlid_path_bits;
+}
+
+}  // namespace
+
+void FillCqExOps(ibv_cq_ex* cqx) {
+  cqx->start_poll = StartPoll;
+  cqx->next_poll = NextPoll;
+  cqx->end_poll = EndPoll;
+  cqx->read_opcode = ReadOpcode;
+  cqx->read_vendor_err = ReadVendorErr;
+  cqx->read_byte_len = ReadByteLen;
+  cqx->read_imm_data = ReadImmData;
+  cqx->read_qp_num = ReadQpNum;
+  cqx->read_src_qp = ReadSrcQp;
+  cqx->read_wc_flags = ReadWcFlags;
+  cqx->read_slid = ReadSlid;
+  cqx->read_sl = ReadSl;
+  cqx->read_dlid_path_bits = ReadDlidPathBits;
+}
+
+ibv_cq_ex* CreateCqEx(ibv_context* ibctx, ibv_cq_init_attr_ex* attr);
+
+void FillContextOps(verbs_context* v) {
+  ibv_context_ops& o = v->context.ops;
+  o.poll_cq = PollCq;
+  o.req_notify_cq = ReqNotifyCq;
+  o.post_send = PostSend;
+  o.post_recv = PostRecv;
+  o.post_srq_recv = PostSrqRecv;
+  v->query_port = QueryPort;
+  v->query_device_ex = QueryDeviceEx;
+  v->create_qp_ex = CreateQpEx;
+  v->create_cq_ex = CreateCqEx;
+}
+
+}  // namespace braid::verbs_compat

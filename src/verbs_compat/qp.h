@@ -1,0 +1,254 @@
+// Queue pairs of braid0: RC (reliable connected) and UD (unreliable
+// datagram).
+//
+// An RC QP is an ordered stream of the context's braid endpoint to the
+// remote QP's endpoint: requests (SEND, WRITE, READ, atomics) travel on it
+// in post order, the responder answers with ACK / READ response / atomic
+// response / NAK on its own stream, and every message piggy-backs the
+// sender's cumulative acknowledgement of the reverse direction. Completions
+// are generated in post order (RC ordering) from the head of the send
+// queue. Errors follow the IB spec: a remote access violation completes the
+// WR with IBV_WC_REM_ACCESS_ERR, moves the QP to ERR, and flushes every
+// later WR (send and receive) with IBV_WC_WR_FLUSH_ERR.
+//
+// Methods are called with the context lock held. The implementation is
+// split by job: qp_state.cc (create, modify, query), qp_rc.cc (RC
+// requester and responder), qp_ud.cc (UD), qp_post.cc (post_send /
+// post_recv validation and queueing), qp_ex.cc (the ibv_wr_* API).
+#ifndef BRAID_VERBS_COMPAT_QP_H_
+#define BRAID_VERBS_COMPAT_QP_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "braid/address.h"
+#include "braid/time.h"
+#include "verbs_compat/recv_queue.h"
+#include "verbs_compat/shell.h"
+#include "verbs_compat/verbs_wire.h"
+
+namespace braid::verbs_compat {
+
+class Context;
+class Cq;
+class Pd;
+class Srq;
+
+struct SendWqe {
+  uint64_t wr_id = 0;
+  ibv_wr_opcode opcode = IBV_WR_SEND;
+  unsigned send_flags = 0;
+  uint32_t imm = 0;  // raw, as the app gave it (network order)
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  absl::InlinedVector<ibv_sge, 4> sge;
+  std::vector<uint8_t> inline_data;
+  bool is_inline = false;
+  uint64_t length = 0;  // bytes the WR moves
+  uint32_t psn = 0;
+  // UD destination.
+  NetAddr ud_dest;
+  uint32_t ud_qpn = 0;
+  uint32_t ud_qkey = 0;
+  // Progress.
+  bool sent = false;
+  bool done = false;
+  ibv_wc_status status = IBV_WC_SUCCESS;
+  uint8_t rnr_left = 0;
+};
+
+// Counters of one QP (printed by BRAID_VERBS_STATS=1 at close).
+struct QpCounters {
+  uint64_t requests_sent = 0;
+  uint64_t requests_received = 0;
+  uint64_t acks_sent = 0;
+  uint64_t rnr_naks_sent = 0;
+  uint64_t rnr_naks_received = 0;
+  uint64_t rnr_retries = 0;
+  uint64_t access_errors = 0;
+  uint64_t dropped_out_of_sequence = 0;
+  uint64_t dropped_wrong_source = 0;
+  uint64_t dropped_bad_state = 0;
+  uint64_t dropped_bad_qkey = 0;
+  uint64_t dropped_no_recv = 0;   // UD: no receive posted
+  uint64_t dropped_too_long = 0;  // UD: message larger than the receive
+  uint64_t unexpected_responses = 0;
+};
+
+class Qp {
+ public:
+  // `attr` has been validated by Create (qp_state.cc).
+  Qp(Context* ctx, Pd* pd, const ibv_qp_init_attr_ex& attr, uint32_t qpn);
+  ~Qp();
+
+  ibv_qp* ibv() { return &shell_.ibv.qp_base; }
+  ibv_qp_ex* ibv_ex() { return &shell_.ibv; }
+  static Qp* From(const ibv_qp* p) {
+    return Shell<ibv_qp_ex, Qp>::OwnerOf(reinterpret_cast<const ibv_qp_ex*>(p));
+  }
+  static Qp* FromEx(const ibv_qp_ex* p) {
+    return Shell<ibv_qp_ex, Qp>::OwnerOf(p);
+  }
+
+  // Validates create attributes against device limits and the objects'
+  // ownership. Returns 0 or an errno; fills the actual caps into attr.
+  static int CheckCreate(Context* ctx, ibv_qp_init_attr_ex* attr);
+
+  uint32_t qpn() const { return qpn_; }
+  ibv_qp_type type() const { return type_; }
+  ibv_qp_state state() const { return state_; }
+  Pd* pd() const { return pd_; }
+  Cq* send_cq() const { return send_cq_; }
+  Cq* recv_cq() const { return recv_cq_; }
+  Srq* srq() const { return srq_; }
+  const QpCounters& counters() const { return counters_; }
+
+  // ibv_modify_qp / ibv_query_qp (qp_state.cc). Return 0 or an errno.
+  int Modify(const ibv_qp_attr& attr, int mask);
+  int Query(ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) const;
+
+  // ibv_post_send / ibv_post_recv (qp_post.cc). Return 0 or an errno and
+  // set *bad to the first WR not queued.
+  int PostSend(ibv_send_wr* wr, ibv_send_wr** bad);
+  int PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad);
+
+  // A verbs message for this QP arrived from `from`.
+  void OnMessage(const NetAddr& from, const VerbsHeader& h,
+                 absl::Span<const uint8_t> payload);
+  // The transport gave up on a message this QP sent (cookie's psn).
+  void OnTransportFailure(uint32_t psn, bool was_response);
+  // Transmits queued WRs whose turn has come. Returns true if work remains
+  // (transport backpressure or a running RNR timer).
+  bool Pump(TimeNs now);
+  // Sends a standalone ACK if the responder completed requests that no
+  // message has acknowledged yet.
+  void FlushAck();
+  bool ack_owed() const {
+    return PsnDiff(PsnAdd(expected_psn_, kPsnMask), last_ack_sent_) > 0;
+  }
+
+  // Moves to ERR and flushes every outstanding WR (qp_state.cc).
+  void EnterError();
+
+  // Flags used by the context's work lists.
+  bool in_pump_list = false;
+  bool in_ack_list = false;
+
+  // Staging area of the ibv_wr_* API (qp_ex.cc).
+  struct StagedWr {
+    ibv_send_wr wr;
+    size_t sge_begin;  // into ex_sges (pointers are fixed at complete)
+  };
+  std::vector<StagedWr> ex_wrs;
+  std::vector<ibv_sge> ex_sges;
+  std::vector<std::vector<uint8_t>> ex_inline;
+  int ex_error = 0;
+
+ private:
+  friend class QpTestPeer;
+
+  enum class TxResult : uint8_t { kSent, kRetry, kError };
+
+  // qp_rc.cc
+  void RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload);
+  void RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload);
+  void RcAckUpTo(uint32_t psn);
+  TxResult RcTransmit(SendWqe& w);
+  void RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome, uint32_t imm,
+                      absl::Span<const uint8_t> data, uint64_t orig);
+  void RcResponderError(NakCode code, uint32_t psn);
+  // Scatters `parts` into a receive WQE's SGEs. Returns IBV_WC_SUCCESS,
+  // IBV_WC_LOC_LEN_ERR or IBV_WC_LOC_PROT_ERR; touches nothing on error.
+  ibv_wc_status Scatter(const RecvWqe& w,
+                        std::initializer_list<absl::Span<const uint8_t>> parts);
+  // The next receive WQE (SRQ or RQ), or nullptr; PopRecv consumes it.
+  RecvWqe* PeekRecv();
+  void PopRecv();
+  // Sends a response/ACK on this QP's stream, or queues it behind earlier
+  // queued ones (endpoint backpressure). Keeps stream order.
+  void SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie);
+  // Sends queued responses; true if all went.
+  bool DrainPending();
+  void CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
+                    uint32_t byte_len, bool with_imm, uint32_t imm,
+                    uint32_t src_qp, uint16_t slid, bool grh, bool solicited);
+
+  // qp_ud.cc
+  void UdOnMessage(const NetAddr& from, const VerbsHeader& h,
+                   absl::Span<const uint8_t> payload);
+  TxResult UdTransmit(SendWqe& w);
+
+  // Shared: gathers a WQE's payload after `header_len` bytes of scratch.
+  // Returns IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR.
+  ibv_wc_status Gather(const SendWqe& w, size_t header_len,
+                       std::vector<uint8_t>* out);
+  // Completes WQEs at the head of the send queue in order.
+  void CompleteSendHead();
+  void FailWqe(SendWqe& w, ibv_wc_status st);
+  SendWqe& Wqe(uint64_t index) { return sq_[index % sq_.size()]; }
+  // Index of the outstanding (sent, not completed) WQE carrying `psn`, or
+  // -1.
+  int64_t IndexOfPsn(uint32_t psn);
+  uint32_t LastProcessedPsn() const { return PsnAdd(expected_psn_, kPsnMask); }
+  void ResetQueues();
+
+  Shell<ibv_qp_ex, Qp> shell_;
+  Context* ctx_;
+  Pd* pd_;
+  Cq* send_cq_;
+  Cq* recv_cq_;
+  Srq* srq_;
+  ibv_qp_type type_;
+  uint32_t qpn_;
+  ibv_qp_state state_ = IBV_QPS_RESET;
+  bool sq_sig_all_;
+  ibv_qp_cap cap_;
+  ibv_qp_attr attr_{};  // the attributes set so far
+
+  // Connection (RC): the remote endpoint and QP.
+  NetAddr remote_;
+  uint16_t stream_;
+
+  // Send queue: monotonic counters, slot = counter % size.
+  std::vector<SendWqe> sq_;
+  uint64_t sq_head_ = 0;  // oldest WQE not yet completed
+  uint64_t sq_ack_ = 0;   // oldest WQE not yet acknowledged (RC)
+  uint64_t sq_send_ = 0;  // next WQE to transmit
+  uint64_t sq_tail_ = 0;  // next free slot
+  uint32_t next_psn_ = 0;
+  TimeNs rnr_until_ = TimeNs::Zero();
+
+  // Receive queue (unused with an SRQ).
+  RecvQueue rq_;
+
+  // Responses that met endpoint backpressure, in stream order.
+  std::deque<std::pair<std::vector<uint8_t>, uint64_t>> pending_out_;
+
+  // Responder.
+  uint32_t expected_psn_ = 0;
+  uint32_t last_ack_sent_ = 0;
+
+  QpCounters counters_;
+};
+
+// Cookie of a message a QP sends: qpn, whether it is a response, psn.
+inline uint64_t MakeCookie(uint32_t qpn, bool response, uint32_t psn) {
+  return (uint64_t{qpn} << 32) | (response ? 1ull << 31 : 0) | (psn & kPsnMask);
+}
+
+// The RNR timer a min_rnr_timer code (0..31) stands for.
+DurationNs RnrDelay(uint8_t code);
+
+}  // namespace braid::verbs_compat
+
+#endif  // BRAID_VERBS_COMPAT_QP_H_

@@ -1,0 +1,346 @@
+// Qp, reliable connected: the requester (transmit, ACK/NAK/response
+// handling, RNR retry) and the responder (SEND/WRITE/READ/atomics with
+// access checks, RNR NAK).
+#include <cstring>
+
+#include "verbs_compat/context.h"
+#include "verbs_compat/cq.h"
+#include "verbs_compat/pd_mr.h"
+#include "verbs_compat/qp.h"
+
+namespace braid::verbs_compat {
+namespace {
+
+VerbsOp RequestOp(ibv_wr_opcode op) {
+  switch (op) {
+    case IBV_WR_SEND_WITH_IMM:
+      return VerbsOp::kSendImm;
+    case IBV_WR_RDMA_WRITE:
+      return VerbsOp::kWrite;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return VerbsOp::kWriteImm;
+    case IBV_WR_RDMA_READ:
+      return VerbsOp::kReadReq;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      return VerbsOp::kCmpSwap;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return VerbsOp::kFetchAdd;
+    default:
+      return VerbsOp::kSend;
+  }
+}
+
+}  // namespace
+
+Qp::TxResult Qp::RcTransmit(SendWqe& w) {
+  VerbsHeader h;
+  h.op = RequestOp(w.opcode);
+  h.flags = (w.send_flags & IBV_SEND_SOLICITED) ? kFlagSolicited : 0;
+  h.dst_qpn = attr_.dest_qp_num;
+  h.src_qpn = qpn_;
+  h.psn = w.psn;
+  h.ack_psn = LastProcessedPsn();
+  h.imm = w.imm;
+  h.remote_addr = w.remote_addr;
+  h.rkey = w.rkey;
+  h.length = static_cast<uint32_t>(w.length);
+  h.compare_add = w.compare_add;
+  h.swap = w.swap;
+  if (w.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
+    FailWqe(w, IBV_WC_LOC_LEN_ERR);
+    EnterError();
+    return TxResult::kError;
+  }
+  std::vector<uint8_t>& buf = ctx_->scratch();
+  const size_t hdr = HeaderBytes(h.op);
+  const ibv_wc_status st = Gather(w, hdr, &buf);
+  if (st != IBV_WC_SUCCESS) {
+    FailWqe(w, st);
+    EnterError();
+    return TxResult::kError;
+  }
+  EncodeHeader(h, buf.data());
+  const Context::SendResult r =
+      ctx_->Send(remote_, stream_, buf, MakeCookie(qpn_, false, w.psn));
+  if (r == Context::SendResult::kRetry) return TxResult::kRetry;
+  if (r == Context::SendResult::kFailed) {
+    FailWqe(w, IBV_WC_RETRY_EXC_ERR);
+    EnterError();
+    return TxResult::kError;
+  }
+  last_ack_sent_ = h.ack_psn;
+  w.sent = true;
+  ++counters_.requests_sent;
+  return TxResult::kSent;
+}
+
+int64_t Qp::IndexOfPsn(uint32_t psn) {
+  if (sq_ack_ >= sq_send_) return -1;
+  const int32_t d = PsnDiff(psn, Wqe(sq_ack_).psn);
+  if (d < 0 || sq_ack_ + static_cast<uint64_t>(d) >= sq_send_) return -1;
+  return static_cast<int64_t>(sq_ack_ + d);
+}
+
+void Qp::RcAckUpTo(uint32_t psn) {
+  while (sq_ack_ < sq_send_) {
+    SendWqe& w = Wqe(sq_ack_);
+    if (PsnDiff(psn, w.psn) < 0) break;
+    const bool needs_response = w.opcode == IBV_WR_RDMA_READ ||
+                                w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                                w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+    // A READ/atomic is complete only with its response, which precedes
+    // any ACK covering it on the responder's ordered stream.
+    if (needs_response && !w.done) break;
+    w.done = true;
+    ++sq_ack_;
+  }
+  CompleteSendHead();
+}
+
+void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
+  switch (h.op) {
+    case VerbsOp::kAck:
+      RcAckUpTo(h.psn);
+      return;
+    case VerbsOp::kReadResp:
+    case VerbsOp::kAtomicResp: {
+      const int64_t idx = IndexOfPsn(h.psn);
+      if (idx < 0) {
+        ++counters_.unexpected_responses;
+        return;
+      }
+      SendWqe& w = Wqe(idx);
+      const bool read = h.op == VerbsOp::kReadResp;
+      if ((read &&
+           (w.opcode != IBV_WR_RDMA_READ || payload.size() != w.length)) ||
+          (!read && w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+           w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD)) {
+        ++counters_.unexpected_responses;
+        return;
+      }
+      uint8_t orig[8];
+      std::memcpy(orig, &h.orig, 8);
+      RecvWqe target;
+      target.sge.assign(w.sge.begin(), w.sge.end());
+      for (const ibv_sge& s : w.sge) target.total += s.length;
+      const ibv_wc_status st =
+          read ? Scatter(target, {payload})
+               : Scatter(target, {absl::MakeConstSpan(orig, 8)});
+      if (st != IBV_WC_SUCCESS) {
+        FailWqe(w, IBV_WC_LOC_PROT_ERR);
+        RcAckUpTo(PsnAdd(h.psn, kPsnMask));
+        EnterError();
+        return;
+      }
+      w.done = true;
+      RcAckUpTo(h.psn);
+      return;
+    }
+    case VerbsOp::kNak: {
+      RcAckUpTo(PsnAdd(h.psn, kPsnMask));  // everything before it is done
+      const int64_t idx = IndexOfPsn(h.psn);
+      if (idx < 0) {
+        ++counters_.unexpected_responses;
+        return;
+      }
+      SendWqe& w = Wqe(idx);
+      switch (static_cast<NakCode>(h.syndrome)) {
+        case NakCode::kRnr:
+          ++counters_.rnr_naks_received;
+          if (attr_.rnr_retry != 7 && w.rnr_left == 0) {
+            FailWqe(w, IBV_WC_RNR_RETRY_EXC_ERR);
+            EnterError();
+            return;
+          }
+          if (attr_.rnr_retry != 7) --w.rnr_left;
+          ++counters_.rnr_retries;
+          // Go back to the NAKed request: the responder dropped every later
+          // one. Resend after the responder's RNR timer.
+          for (uint64_t i = idx; i < sq_send_; ++i) Wqe(i).sent = false;
+          sq_send_ = static_cast<uint64_t>(idx);
+          rnr_until_ = Context::Now() + RnrDelay(h.imm & 31);
+          ctx_->NeedPump(this);
+          return;
+        case NakCode::kRemoteAccess:
+          FailWqe(w, IBV_WC_REM_ACCESS_ERR);
+          break;
+        case NakCode::kInvalidRequest:
+          FailWqe(w, IBV_WC_REM_INV_REQ_ERR);
+          break;
+        default:
+          FailWqe(w, IBV_WC_REM_OP_ERR);
+          break;
+      }
+      EnterError();
+      return;
+    }
+    default:
+      ++counters_.unexpected_responses;
+      return;
+  }
+}
+
+void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
+                        uint32_t imm, absl::Span<const uint8_t> data,
+                        uint64_t orig) {
+  VerbsHeader h;
+  h.op = op;
+  h.syndrome = syndrome;
+  h.dst_qpn = attr_.dest_qp_num;
+  h.src_qpn = qpn_;
+  h.psn = psn;
+  h.ack_psn = LastProcessedPsn();
+  h.imm = imm;
+  h.orig = orig;
+  std::vector<uint8_t>& buf = ctx_->scratch();
+  const size_t hdr = HeaderBytes(op);
+  buf.resize(hdr + data.size());
+  EncodeHeader(h, buf.data());
+  if (!data.empty()) std::memcpy(buf.data() + hdr, data.data(), data.size());
+  last_ack_sent_ = h.ack_psn;
+  SendOrQueue(buf, MakeCookie(qpn_, true, psn));
+}
+
+void Qp::RcResponderError(NakCode code, uint32_t psn) {
+  if (code == NakCode::kRemoteAccess) ++counters_.access_errors;
+  RcSendResponse(VerbsOp::kNak, psn, static_cast<uint8_t>(code), 0, {}, 0);
+  EnterError();
+}
+
+void Qp::FlushAck() {
+  if (state_ != IBV_QPS_RTR && state_ != IBV_QPS_RTS && state_ != IBV_QPS_SQD) {
+    return;
+  }
+  if (!ack_owed()) return;
+  ++counters_.acks_sent;
+  const uint32_t psn = LastProcessedPsn();
+  RcSendResponse(VerbsOp::kAck, psn, 0, 0, {}, 0);
+}
+
+void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
+  const int32_t d = PsnDiff(h.psn, expected_psn_);
+  if (d != 0) {
+    // Later than expected: dropped after an RNR NAK, the requester resends
+    // it. Earlier: a duplicate; acknowledge again.
+    ++counters_.dropped_out_of_sequence;
+    if (d < 0) {
+      last_ack_sent_ = PsnAdd(last_ack_sent_, kPsnMask);
+      ctx_->NeedAck(this);
+    }
+    return;
+  }
+  ++counters_.requests_received;
+  const int qp_access = attr_.qp_access_flags;
+  const MrTable& mrs = ctx_->mrs();
+  switch (h.op) {
+    case VerbsOp::kSend:
+    case VerbsOp::kSendImm: {
+      RecvWqe* r = PeekRecv();
+      if (r == nullptr) {
+        ++counters_.rnr_naks_sent;
+        RcSendResponse(VerbsOp::kNak, h.psn,
+                       static_cast<uint8_t>(NakCode::kRnr), attr_.min_rnr_timer,
+                       {}, 0);
+        return;
+      }
+      const ibv_wc_status st = Scatter(*r, {payload});
+      if (st != IBV_WC_SUCCESS) {
+        CompleteRecv(*r, st, IBV_WC_RECV, 0, false, 0, h.src_qpn, remote_.port,
+                     false, false);
+        PopRecv();
+        RcResponderError(st == IBV_WC_LOC_LEN_ERR ? NakCode::kInvalidRequest
+                                                  : NakCode::kRemoteOp,
+                         h.psn);
+        return;
+      }
+      CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV,
+                   static_cast<uint32_t>(payload.size()),
+                   h.op == VerbsOp::kSendImm, h.imm, h.src_qpn, remote_.port,
+                   false, (h.flags & kFlagSolicited) != 0);
+      PopRecv();
+      break;
+    }
+    case VerbsOp::kWrite:
+    case VerbsOp::kWriteImm: {
+      uint8_t* dst = nullptr;
+      if (h.length > 0) {
+        if (!(qp_access & IBV_ACCESS_REMOTE_WRITE) ||
+            mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
+                            IBV_ACCESS_REMOTE_WRITE,
+                            &dst) != AccessResult::kOk) {
+          RcResponderError(NakCode::kRemoteAccess, h.psn);
+          return;
+        }
+      }
+      RecvWqe* r = nullptr;
+      if (h.op == VerbsOp::kWriteImm) {
+        r = PeekRecv();
+        if (r == nullptr) {
+          ++counters_.rnr_naks_sent;
+          RcSendResponse(VerbsOp::kNak, h.psn,
+                         static_cast<uint8_t>(NakCode::kRnr),
+                         attr_.min_rnr_timer, {}, 0);
+          return;
+        }
+      }
+      if (h.length > 0) std::memcpy(dst, payload.data(), h.length);
+      if (r != nullptr) {
+        CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h.length,
+                     true, h.imm, h.src_qpn, remote_.port, false,
+                     (h.flags & kFlagSolicited) != 0);
+        PopRecv();
+      }
+      break;
+    }
+    case VerbsOp::kReadReq: {
+      uint8_t* src = nullptr;
+      if (h.length > 0 && (!(qp_access & IBV_ACCESS_REMOTE_READ) ||
+                           mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
+                                           IBV_ACCESS_REMOTE_READ,
+                                           &src) != AccessResult::kOk)) {
+        RcResponderError(NakCode::kRemoteAccess, h.psn);
+        return;
+      }
+      if (h.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
+        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        return;
+      }
+      expected_psn_ = PsnAdd(expected_psn_, 1);
+      RcSendResponse(VerbsOp::kReadResp, h.psn, 0, 0,
+                     absl::MakeConstSpan(src, h.length), 0);
+      return;
+    }
+    case VerbsOp::kCmpSwap:
+    case VerbsOp::kFetchAdd: {
+      if (h.remote_addr % 8 != 0) {
+        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        return;
+      }
+      uint8_t* p = nullptr;
+      if (!(qp_access & IBV_ACCESS_REMOTE_ATOMIC) ||
+          mrs.CheckRemote(h.rkey, pd_, h.remote_addr, 8,
+                          IBV_ACCESS_REMOTE_ATOMIC, &p) != AccessResult::kOk) {
+        RcResponderError(NakCode::kRemoteAccess, h.psn);
+        return;
+      }
+      auto* target = reinterpret_cast<uint64_t*>(p);
+      uint64_t orig;
+      if (h.op == VerbsOp::kFetchAdd) {
+        orig = __atomic_fetch_add(target, h.compare_add, __ATOMIC_SEQ_CST);
+      } else {
+        orig = h.compare_add;
+        __atomic_compare_exchange_n(target, &orig, h.swap, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      }
+      expected_psn_ = PsnAdd(expected_psn_, 1);
+      RcSendResponse(VerbsOp::kAtomicResp, h.psn, 0, 0, {}, orig);
+      return;
+    }
+    default:
+      return;
+  }
+  expected_psn_ = PsnAdd(expected_psn_, 1);
+  ctx_->NeedAck(this);
+}
+
+}  // namespace braid::verbs_compat

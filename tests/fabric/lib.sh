@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the real-network fabric tests (tests/fabric/*_test.sh)
 # and for later tests that drive braid itself over the fabric. Source it:
 #
@@ -169,6 +170,7 @@ probe_client() {
 }
 
 # probe_wait: waits for the server; sets PROBE_RC to its exit code.
+# shellcheck disable=SC2034  # PROBE_RC is read by the tests
 probe_wait() {
   PROBE_RC=0
   wait "$PROBE_SERVER_PID" || PROBE_RC=$?

@@ -1,0 +1,220 @@
+// SentPacketManager, part 2: loss detection (per-path gap, time, RTO, NAK)
+// and the tail probe. Part 1 (sent_packet_manager.cc) holds sending, ack
+// parsing, the retransmit queue and accessors.
+#include <algorithm>
+
+#include "retransmit/sent_packet_manager.h"
+
+namespace braid::retransmit {
+
+namespace {
+constexpr int kMaxBackoff = 30;
+}  // namespace
+
+TxRecord* SentPacketManager::LiveFront(PathState& ps) {
+  while (ps.log.HasUnresolved()) {
+    TxRecord& f = ps.log.Front();
+    const Packet* pkt = Get(f.psn);
+    if (pkt != nullptr && pkt->state == State::kInFlight &&
+        pkt->tx_index == f.tx_index) {
+      return &f;
+    }
+    ps.log.PopFront();  // acked, declared lost, or superseded
+  }
+  return nullptr;
+}
+
+void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
+                                    SenderEvents& ev) {
+  PathState& ps = paths_[path];
+  while (TxRecord* f = LiveFront(ps)) {
+    Packet& pkt = ring_[f->psn.value() & mask_];
+    // PSNs the receiver could not report in the latest ack are unknown.
+    const bool reportable = f->psn < reach_;
+    if (IsGapLost(ps, *f)) {
+      if (!reportable) {
+        path_timers_.ParkUntilNextAck(path);  // look again with its reach
+        break;
+      }
+      DeclareLost(pkt, f->psn, LossCause::kPathGap, ev);
+      ps.log.PopFront();
+      continue;
+    }
+    if (f->tx_index >= rack_tx_) {
+      path_timers_.Park(path, f->tx_index);  // nothing later arrived yet
+      break;
+    }
+    const TimeNs deadline = f->sent + ReorderWindow(path);
+    if (now < deadline) {
+      path_timers_.Schedule(path, deadline);
+      break;
+    }
+    if (!reportable) {
+      path_timers_.ParkUntilNextAck(path);
+      break;
+    }
+    DeclareLost(pkt, f->psn, LossCause::kTime, ev);
+    ps.log.PopFront();
+  }
+  if (ps.has_barrier &&
+      (!ps.log.HasUnresolved() || ps.log.Front().seq >= ps.barrier)) {
+    ps.has_barrier = false;  // nothing from before the reroute is left
+    ps.has_pre_hwm = false;
+  }
+}
+
+void SentPacketManager::ProcessPathTimers(TimeNs now, bool after_ack,
+                                          SenderEvents& ev) {
+  wire::PathId p;
+  if (after_ack) {
+    for (wire::PathId t : touched_paths_) {
+      paths_[t].touched = false;
+      ProcessPath(t, now, ev);
+    }
+    touched_paths_.clear();
+    path_timers_.TakeAckParked(&scratch_paths_);
+    for (wire::PathId t : scratch_paths_) ProcessPath(t, now, ev);
+    while (path_timers_.PopReleased(rack_tx_, &p)) ProcessPath(p, now, ev);
+  }
+  while (path_timers_.PopDue(now, &p)) ProcessPath(p, now, ev);
+}
+
+void SentPacketManager::RecomputeRtoDeadline() {
+  rto_deadline_ = TimeNs::Infinite();
+  for (size_t i = 0; i < active_paths_.size();) {
+    const wire::PathId path = active_paths_[i];
+    PathState& ps = paths_[path];
+    if (const TxRecord* f = LiveFront(ps)) {
+      rto_deadline_ = Min(rto_deadline_, f->sent + PathRto(path));
+      ++i;
+    } else {
+      ps.active = false;
+      active_paths_[i] = active_paths_.back();
+      active_paths_.pop_back();
+    }
+  }
+}
+
+bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
+  bool expired = false;
+  for (wire::PathId path : active_paths_) {
+    const TxRecord* f = LiveFront(paths_[path]);
+    if (f != nullptr && now >= f->sent + PathRto(path)) {
+      expired = true;
+      break;
+    }
+  }
+  if (expired) {
+    ++counters_.rtos;
+    if (opts_.go_back_n) {
+      DeclareAllLost(base_, LossCause::kRto, ev);
+    } else {
+      for (wire::PathId path : active_paths_) {
+        PathState& ps = paths_[path];
+        const DurationNs rto = PathRto(path);
+        while (TxRecord* f = LiveFront(ps)) {
+          if (now < f->sent + rto) break;
+          DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto,
+                      ev);
+          ps.log.PopFront();
+        }
+      }
+    }
+    if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
+    tlp_armed_ = false;  // no probe until new data or an ack with progress
+  }
+  RecomputeRtoDeadline();
+  return expired;
+}
+
+bool SentPacketManager::IsGapLost(const PathState& ps,
+                                  const TxRecord& rec) const {
+  if (ps.has_barrier && rec.seq < ps.barrier) {
+    return ps.has_pre_hwm && rec.seq < ps.pre_hwm;
+  }
+  return ps.has_hwm && rec.seq < ps.hwm;
+}
+
+void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
+                                    SenderEvents& ev) {
+  pkt.state = State::kLost;
+  bytes_in_flight_ -= pkt.bytes;
+  --packets_in_flight_;
+  pkt.last_loss = cause;
+  pkt.in_queue = true;
+  ++lost_pending_;
+  PushRetransmit(psn);
+  ++counters_.packets_lost;
+  ++counters_.losses_by_cause[static_cast<int>(cause)];
+  ev.OnPacketLost(psn, pkt.tag, pkt.bytes, pkt.path, cause);
+}
+
+void SentPacketManager::DeclareAllLost(wire::Psn from, LossCause cause,
+                                       SenderEvents& ev) {
+  for (wire::Psn p = wire::Max(from, base_); p < next_; ++p) {
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state == State::kInFlight) DeclareLost(pkt, p, cause, ev);
+  }
+}
+
+void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
+  const Packet* pkt = Get(cum);
+  if (pkt == nullptr || pkt->state == State::kAcked) {
+    ++counters_.naks_ignored;
+    return;
+  }
+  // A NAK for the same hole after we re-sent it was most likely generated
+  // before the re-send arrived: going back again would only duplicate.
+  if (nak_active_ && nak_cum_ == cum && pkt->tx_index > nak_tx_mark_) {
+    ++counters_.naks_ignored;
+    return;
+  }
+  nak_active_ = true;
+  nak_cum_ = cum;
+  nak_tx_mark_ = tx_counter_;
+  ++counters_.naks;
+  DeclareAllLost(cum, LossCause::kNak, ev);
+}
+
+void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
+  if (!opts_.tail_probe || !tlp_armed_ || packets_in_flight_ == 0 ||
+      lost_pending_ > 0) {
+    return;
+  }
+  if (tlp_base_ + Pto() > now) return;
+  for (wire::Psn p = next_; p != base_;) {
+    p = p - 1;
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state == State::kInFlight) {
+      tlp_armed_ = false;
+      ++counters_.tail_probes;
+      DeclareLost(pkt, p, LossCause::kTailProbe, ev);
+      return;
+    }
+  }
+}
+
+DurationNs SentPacketManager::ReorderWindow(wire::PathId p) const {
+  if (p >= paths_.size() || !paths_[p].rtt.has_sample()) return rto();
+  const int64_t tol = std::max(0, opts_.reorder_tolerance_eighths);
+  // Queueing makes a path's delay vary; a window of a fixed fraction of
+  // srtt alone fires spuriously while a path's queue grows. Allow for the
+  // path's measured variation too.
+  return paths_[p].rtt.srtt() * (8 + tol) / 8 + paths_[p].rtt.rttvar() * 2 +
+         opts_.min_reorder_window;
+}
+
+DurationNs SentPacketManager::PathRto(wire::PathId p) const {
+  DurationNs d = rto();
+  if (p < paths_.size() && paths_[p].rtt.has_sample()) {
+    d = Max(d, paths_[p].rtt.Rto(opts_.min_rto, opts_.max_rto));
+  }
+  for (int i = 0; i < backoff_ && d < opts_.max_rto; ++i) d = d * 2;
+  return Min(d, opts_.max_rto);
+}
+
+DurationNs SentPacketManager::Pto() const {
+  return rtt_.srtt() * 2 + opts_.max_ack_delay;
+}
+
+}  // namespace braid::retransmit

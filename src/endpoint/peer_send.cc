@@ -255,7 +255,17 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   if (h.credit_psn > credit_limit_ && h.credit_psn - h.cum_psn <= (1 << 16)) {
     credit_limit_ = h.credit_psn;
   }
-  if (sent_.next_psn() < credit_limit_) credit_blocked_ = false;
+  if (sent_.next_psn() < credit_limit_) {
+    credit_blocked_ = false;
+  } else if (!credit_blocked_ &&
+             (!queued_.empty() ||
+              (!inflight_.empty() &&
+               inflight_.back().next_frag < inflight_.back().frags_total))) {
+    // The credit ran out exactly at a datagram boundary: WriteDataFrames
+    // never saw the block, so mark it here (it arms the probe timer).
+    credit_blocked_ = true;
+    ++credit_blocked_count_;
+  }
   const uint32_t ce_delta = h.ce_count - last_ce_count_;
   last_ce_count_ = h.ce_count;
   if (ce_delta > 0 && ce_delta < (1u << 20)) {

@@ -1,0 +1,57 @@
+// Test helper: polls two in-process Endpoints on one thread, feeding their
+// completions to flow senders and receive checkers (traffic.h), until every
+// flow has completed and been received, or a wall-clock bound passes (a hang
+// is reported as a failure; no assertion depends on speed).
+#ifndef BRAID_TESTS_ENDPOINT_PAIR_DRIVER_H_
+#define BRAID_TESTS_ENDPOINT_PAIR_DRIVER_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "braid/endpoint.h"
+#include "tests/endpoint/traffic.h"
+
+namespace braid::testing {
+
+struct Side {
+  Endpoint* ep = nullptr;
+  std::vector<FlowSender*> senders;   // flows this side sends
+  ReceiveChecker* checker = nullptr;  // checks what this side receives
+  uint64_t expect_received = 0;       // messages it must receive in all
+};
+
+// Returns true if everything finished before `limit`. Unexpected
+// completions are appended to *errors.
+inline bool DrivePair(Side& a, Side& b, std::chrono::seconds limit,
+                      std::vector<std::string>* errors) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<Completion> done;
+  auto finished = [&] {
+    for (Side* s : {&a, &b}) {
+      for (FlowSender* f : s->senders) {
+        if (!f->finished()) return false;
+      }
+      const uint64_t got = s->checker ? s->checker->received() : 0;
+      if (got < s->expect_received) return false;
+    }
+    return true;
+  };
+  uint64_t iter = 0;
+  while (!finished()) {
+    if ((++iter & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
+      return false;
+    }
+    for (Side* s : {&a, &b}) {
+      for (FlowSender* f : s->senders) f->Pump();
+      done.clear();
+      s->ep->Poll(&done);
+      Dispatch(done, s->senders, s->checker, errors);
+    }
+  }
+  return true;
+}
+
+}  // namespace braid::testing
+
+#endif  // BRAID_TESTS_ENDPOINT_PAIR_DRIVER_H_

@@ -80,13 +80,17 @@ Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
   scratch_.reserve(64 * 1024);
 }
 
-Context::~Context() {
+void Context::StopThread() {
   if (thread_.joinable()) {
     stop_.store(true);
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t r = write(stop_fd_, &one, sizeof(one));
     thread_.join();
   }
+}
+
+Context::~Context() {
+  StopThread();
   if (const char* s = getenv("BRAID_VERBS_STATS"); s && *s && *s != '0') {
     PrintStats();
   }
@@ -135,7 +139,10 @@ Context::SendResult Context::Send(const NetAddr& peer, uint16_t stream,
                                   absl::Span<const uint8_t> msg,
                                   uint64_t cookie) {
   absl::Status s = ep_->Send(peer, msg, {.stream = stream, .cookie = cookie});
-  if (s.ok()) return SendResult::kOk;
+  if (s.ok()) {
+    ++unacked_sends_;
+    return SendResult::kOk;
+  }
   if (s.code() == absl::StatusCode::kResourceExhausted) {
     ++counters_.send_retries;
     return SendResult::kRetry;
@@ -203,6 +210,7 @@ void Context::Handle(Completion& c) {
       return;
     }
     case CompletionType::kSendFailed: {
+      if (unacked_sends_ > 0) --unacked_sends_;
       ++counters_.transport_failures;
       Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
       if (qp != nullptr) {
@@ -212,6 +220,7 @@ void Context::Handle(Completion& c) {
       return;
     }
     case CompletionType::kSendDone:
+      if (unacked_sends_ > 0) --unacked_sends_;
       return;
   }
 }
@@ -225,12 +234,26 @@ void Context::Progress(bool flush_acks) {
   if (flush_acks) FlushAcks();
 }
 
+void Context::Linger(DurationNs limit) {
+  const TimeNs deadline = Now() + limit;
+  StopThread();  // this thread owns the endpoint from here on
+  std::unique_lock<std::mutex> lk(mu_);
+  Progress(/*flush_acks=*/true);
+  while (unacked_sends_ > 0 && Now() < deadline) {
+    lk.unlock();
+    ep_->Wait(DurationNs::Millis(1));
+    lk.lock();
+    Progress(/*flush_acks=*/true);
+  }
+}
+
 void Context::NoteAppActivity() {
   last_app_ns_.store(Now().ns(), std::memory_order_relaxed);
 }
 
 void Context::EnsureThread() {
   if (thread_.joinable()) return;
+  if (getenv("BRAID_VERBS_NO_THREAD") != nullptr) return;
   thread_ = std::thread([this] { ThreadMain(); });
 }
 

@@ -93,6 +93,12 @@ class Context {
   // Starts the background progress thread if not yet running.
   void EnsureThread();
 
+  // Before the context goes away: sends owed ACKs and keeps making
+  // progress until the peer acknowledged every message sent (so a peer's
+  // last send completes, as a hardware ACK would have let it) or `limit`
+  // passes. Takes the lock.
+  void Linger(DurationNs limit);
+
   // Asynchronous events (ibv_get_async_event). Context lock held to raise.
   void RaiseAsync(const ibv_async_event& ev);
   bool TakeAsync(ibv_async_event* ev);
@@ -107,6 +113,7 @@ class Context {
 
   Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt);
   void ThreadMain();
+  void StopThread();
   void PumpAll();
   void Handle(Completion& c);
   void PrintStats();
@@ -123,6 +130,7 @@ class Context {
   std::vector<Qp*> pump_list_;
   std::vector<Qp*> ack_list_;
   std::vector<Completion> comps_;
+  uint64_t unacked_sends_ = 0;  // messages the endpoint has not completed
   std::vector<uint8_t> scratch_;
   std::deque<ibv_async_event> async_;
   ContextCounters counters_;

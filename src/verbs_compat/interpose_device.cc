@@ -133,7 +133,9 @@ ibv_context* ibv_open_device(ibv_device* device) {
 
 int ibv_close_device(ibv_context* context) {
   if (IsBraidContext(context)) {
-    delete Context::From(context);
+    Context* ctx = Context::From(context);
+    ctx->Linger(braid::DurationNs::Millis(500));
+    delete ctx;
     return 0;
   }
   BRAID_REAL(ibv_close_device, "IBVERBS_1.1");

@@ -421,6 +421,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
     Context* ctx = Context::From(qp->context);
     std::lock_guard<std::mutex> lk(ctx->mu());
     Qp* q = Qp::From(qp);
+    q->FlushAck();
     ctx->UnregisterQp(q);
     delete q;
     return 0;

@@ -110,7 +110,8 @@ class SentPacketManager {
   // (which is queued for PopRetransmit).
   // Safe to call at any time; does nothing that is not due.
   void OnTimer(TimeNs now, SenderEvents& ev);
-  // When OnTimer next has work; TimeNs::Infinite() if nothing is in flight.
+  // When OnTimer next may have work; TimeNs::Infinite() if nothing is in
+  // flight. May be early (OnTimer then finds nothing due), never late.
   TimeNs NextTimerTime() const;
 
   // Pops the lowest lost PSN waiting to be re-sent (tail probes included);

@@ -74,6 +74,8 @@ Run
   --time-limit-ms T    simulated time limit (default 2000)
   --json               one JSON object instead of the table
   --wall               also print wall-clock time (not deterministic)
+  --ab-demo            spray vs gbn under: clean, 1% loss on one spine, one spine
+                       blackholed mid-run, one spine congested (one table)
 Exit status: 0 if every invariant held, 1 if not, 2 on bad flags.
 )";
 }
@@ -163,6 +165,10 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
     }
     if (flag == "--wall") {
       f.wall = true;
+      continue;
+    }
+    if (flag == "--ab-demo") {
+      f.ab_demo = true;
       continue;
     }
     if (i + 1 >= argc) return Bad(flag, "needs a value (or unknown flag)");
@@ -307,6 +313,36 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
     c.topology.per_spine_fabric_link.push_back(lo);
   }
   return f;
+}
+
+std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base) {
+  std::vector<DemoCondition> v;
+  v.push_back({"clean", base});
+  DemoCondition loss{"loss1%", base};
+  TimedImpairment l;
+  l.spine = 0;
+  l.impairment.loss = 0.01;
+  loss.config.impairments.push_back(l);
+  v.push_back(loss);
+  DemoCondition bh{"blackhole", base};
+  TimedImpairment b;
+  b.spine = 1 % base.topology.num_spines;
+  b.impairment.blackhole = true;
+  b.start = TimeNs::Zero() + DurationNs::Micros(200);
+  bh.config.impairments.push_back(b);
+  v.push_back(bh);
+  DemoCondition cg{"congested", base};
+  const int s = 2 % base.topology.num_spines;
+  cg.config.topology.per_spine_fabric_link.assign(base.topology.num_spines,
+                                                  base.topology.fabric_link);
+  cg.config.topology.per_spine_fabric_link[s].rate_bps =
+      base.topology.fabric_link.rate_bps / 4;
+  TimedImpairment e;
+  e.spine = s;
+  e.impairment.ecn_threshold_bytes = 64 * 1024;
+  cg.config.impairments.push_back(e);
+  v.push_back(cg);
+  return v;
 }
 
 }  // namespace braid::simtool

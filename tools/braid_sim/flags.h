@@ -17,10 +17,20 @@ struct SimFlags {
   bool json = false;
   bool wall = false;
   bool help = false;
+  bool ab_demo = false;  // --ab-demo: spray vs gbn under four conditions
   std::string command_line;  // echoed in the output
 };
 
 absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv);
+
+// The A/B demo's conditions, derived from the flags' base scenario: clean;
+// 1 % loss on spine 0; spine 1 blackholed a third of the way in; spine 2 a
+// 4x slower bottleneck with ECN marking.
+struct DemoCondition {
+  std::string name;
+  ScenarioConfig config;
+};
+std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base);
 const char* SimUsage();
 
 // Parses one --impair spec, e.g.

@@ -85,4 +85,26 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
   return o + "]}\n";
 }
 
+std::string FormatDemoTable(const Runs& runs) {
+  std::string o;
+  absl::StrAppendFormat(&o, "%-17s %9s %10s %10s %8s %7s %6s %-24s %s\n", "run", "gbps",
+                        "mct_p50us", "mct_p99us", "retx", "failed", "clean",
+                        "spine packets", "ratio vs gbn");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& [name, r] = runs[i];
+    std::string ratio;
+    if (i % 2 == 0 && i + 1 < runs.size() && runs[i + 1].second.goodput_gbps > 0) {
+      const ScenarioResult& g = runs[i + 1].second;
+      ratio = absl::StrFormat("goodput x%.2f, p99 x%.2f", r.goodput_gbps / g.goodput_gbps,
+                              static_cast<double>(r.mct_p99.ns()) /
+                                  static_cast<double>(std::max<int64_t>(1, g.mct_p99.ns())));
+    }
+    absl::StrAppendFormat(&o, "%-17s %9.2f %10.1f %10.1f %8u %7u %6s %-24s %s\n", name,
+                          r.goodput_gbps, r.mct_p50.us(), r.mct_p99.us(), r.retransmits,
+                          r.messages_failed, r.Clean() ? "yes" : "NO",
+                          absl::StrJoin(r.spine_packets, "/"), ratio);
+  }
+  return o;
+}
+
 }  // namespace braid::simtool

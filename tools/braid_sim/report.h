@@ -15,6 +15,9 @@ using Runs = std::vector<std::pair<std::string, ScenarioResult>>;
 
 std::string FormatTable(const SimFlags& flags, const Runs& runs);
 std::string FormatJson(const SimFlags& flags, const Runs& runs);
+// One row per (condition/mode) run: goodput, latency, retransmissions and
+// the per-spine spread (max/min packets over spines).
+std::string FormatDemoTable(const Runs& runs);
 
 }  // namespace braid::simtool
 

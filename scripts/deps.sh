@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages braid needs to build, test and demo.
+# As root it installs what is missing; otherwise it prints the exact command.
+set -euo pipefail
+
+PKGS=(cmake ninja-build g++ pkg-config
+      libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libibverbs-dev ibverbs-utils perftest
+      iproute2 nftables libnetfilter-queue-dev gnuplot-nox)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "braid needs these Debian packages; install them with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -2,6 +2,15 @@
 
 #include <cstring>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define BRAID_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define BRAID_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define BRAID_POISON(p, n) ((void)(p), (void)(n))
+#define BRAID_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace braid::sim {
 
 PacketPool::PacketPool(PacketPoolOptions options) : options_(options) {
@@ -19,6 +28,7 @@ void PacketPool::Grow() {
     p.capacity = options_.buffer_bytes;
     p.next = free_;
     free_ = &p;
+    BRAID_POISON(p.data, options_.buffer_bytes);
   }
   allocated_ += n;
   packet_chunks_.push_back(std::move(packets));
@@ -33,11 +43,15 @@ Packet* PacketPool::Alloc() {
   *p = Packet{};
   p->data = data;
   p->capacity = options_.buffer_bytes;
+  BRAID_UNPOISON(p->data, options_.buffer_bytes);
   ++in_use_;
   return p;
 }
 
 void PacketPool::Free(Packet* p) {
+  if (options_.poison_on_free)
+    std::memset(p->data, 0xdd, options_.buffer_bytes);
+  BRAID_POISON(p->data, options_.buffer_bytes);
   p->next = free_;
   free_ = p;
   --in_use_;

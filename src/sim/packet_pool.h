@@ -18,6 +18,15 @@ struct PacketPoolOptions {
   uint32_t buffer_bytes = 9216;
   // Packets added per growth step.
   uint32_t chunk_packets = 512;
+  // Fill freed payload buffers with 0xdd so code that keeps a buffer past
+  // its lifetime (e.g. an RxPacket after the next RxBurst) reads garbage
+  // instead of plausible data. Default on in debug builds. Under
+  // AddressSanitizer freed buffers are also poisoned, so such reads fault.
+#ifdef NDEBUG
+  bool poison_on_free = false;
+#else
+  bool poison_on_free = true;
+#endif
 };
 
 class PacketPool {

@@ -59,6 +59,18 @@ TEST(PacketPoolTest, BuffersDoNotOverlap) {
   for (Packet* p : held) pool.Free(p);
 }
 
+TEST(PacketPoolTest, PoisonOnFreeOverwritesTheOldPayload) {
+  PacketPool pool(PacketPoolOptions{
+      .buffer_bytes = 64, .chunk_packets = 1, .poison_on_free = true});
+  Packet* p = pool.Alloc();
+  std::memset(p->data, 0x11, 64);
+  pool.Free(p);
+  Packet* q = pool.Alloc();  // same packet back (LIFO)
+  ASSERT_EQ(q, p);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(q->data[i], 0xdd);
+  pool.Free(q);
+}
+
 TEST(PacketPoolTest, CloneCopiesHeaderAndPayloadIntoItsOwnBuffer) {
   PacketPool pool;
   Packet* p = pool.Alloc();

@@ -1,0 +1,356 @@
+#include "tools/braid_perf/flags.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace braid::perf {
+
+const char* TestName(Test t) {
+  switch (t) {
+    case Test::kBw:
+      return "bw";
+    case Test::kLat:
+      return "lat";
+    case Test::kRate:
+      return "rate";
+  }
+  return "?";
+}
+
+const char* PerfUsage() {
+  return R"(usage:
+  braid-perf --server [--bind ADDR:PORT] [--persistent] [common flags]
+  braid-perf --client HOST:PORT --test bw|lat|rate [-s SIZE | -a] [-n ITERS | -D SECONDS]
+             [--window W] [common flags]
+
+  --test bw    one way, W messages outstanding; goodput (default -s 65536, W 32)
+  --test lat   ping-pong; one-way latency = RTT/2 (default -s 64)
+  --test rate  one way, small messages; messages/s (default -s 64, W 1024)
+  -s SIZE      message size in bytes, >= 16 (suffixes k/K = KiB, m/M = MiB)
+  -a           size sweep 16, 32, ... up to --max-size (default 8M); large
+               sizes are capped at 256 MiB of traffic each
+  -n ITERS     messages (bw, rate) or ping-pongs (lat) per size
+  -D SECONDS   run each size for this long instead of -n
+  --window W   messages outstanding (bw, rate)
+  --no-verify  skip the payload comparison (ids and duplicates still checked)
+
+common flags (give the impairment flags to both sides to impair acks too):
+  --bind ADDR:PORT   local address (server default 0.0.0.0:18515)
+  --paths N          entropy values per peer, 1..256 (default 16)
+  --mode spray|gbn   multipath spraying or the go-back-N baseline
+  --cc swift|none    congestion control
+  --poll | --block   busy-poll (default) or block on the endpoint's fd
+  --mtu M            IP MTU; datagram = M - 28 (IPv4) (default 1500)
+  --gso/--no-gso --gro/--no-gro   UDP segmentation/receive offload
+  --loss P --dup P --reorder P --corrupt P   TEST impairments of outbound
+                     datagrams, probabilities in [0, 1)
+  --seed S           impairment seed (default 1)
+  --time-limit S     hard limit on the whole run (default 60); exit 3 past it
+  --stats            print the endpoint's counters after the run
+  --json             one JSON object on stdout instead of the table
+
+exit: 0 ok, 1 verification/transport failure, 2 bad flags, 3 time limit.
+)";
+}
+
+uint64_t DefaultIters(Test t) {
+  switch (t) {
+    case Test::kBw:
+      return 10000;
+    case Test::kLat:
+      return 10000;
+    case Test::kRate:
+      return 500000;
+  }
+  return 10000;
+}
+
+uint64_t ItersForSize(const PerfFlags& f, uint32_t size) {
+  uint64_t n = f.iters ? f.iters : DefaultIters(f.test);
+  if (f.sweep) {
+    const uint64_t cap =
+        std::max<uint64_t>(16, (256ull << 20) / std::max(size, 1u));
+    n = std::min(n, cap);
+  }
+  return n;
+}
+
+uint32_t WindowForSize(const PerfFlags& f, uint32_t size) {
+  if (f.test == Test::kLat) return 1;
+  uint32_t w = f.window;
+  if (w == 0) w = f.test == Test::kRate ? 1024 : 32;
+  const uint64_t cap =
+      std::max<uint64_t>(1, (64ull << 20) / std::max(size, 1u));
+  return static_cast<uint32_t>(std::min<uint64_t>(w, cap));
+}
+
+std::string ResolvedBind(const PerfFlags& f) {
+  if (!f.bind.empty()) return f.bind;
+  if (f.role == Role::kServer) return "0.0.0.0:18515";
+  if (f.server.family == NetAddr::Family::kIpv6) {
+    static const std::array<uint8_t, 16> kLoop6 = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                   0, 0, 0, 0, 0, 0, 0, 1};
+    return f.server.ip == kLoop6 ? "[::1]:0" : "[::]:0";
+  }
+  return f.server.ip[0] == 127 ? "127.0.0.1:0" : "0.0.0.0:0";
+}
+
+namespace {
+
+absl::StatusOr<uint64_t> ParseSize(absl::string_view flag,
+                                   absl::string_view v) {
+  uint64_t mult = 1;
+  if (!v.empty()) {
+    const char last = v.back();
+    if (last == 'k' || last == 'K') mult = 1024;
+    if (last == 'm' || last == 'M') mult = 1024 * 1024;
+    if (last == 'g' || last == 'G') mult = 1024 * 1024 * 1024;
+    if (mult != 1) v.remove_suffix(1);
+  }
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", v, "' is not a size"));
+  }
+  return n * mult;
+}
+
+absl::Status Probability(absl::string_view flag, absl::string_view v,
+                         double* out) {
+  if (!absl::SimpleAtod(v, out) || !std::isfinite(*out) || *out < 0 ||
+      *out >= 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", v, "' is not a probability in [0, 1)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
+  PerfFlags f;
+  bool have_role = false, have_size = false, have_iters = false;
+  std::string server_text;
+  for (int i = 0; i < argc; ++i) {
+    if (i) f.command_line += " ";
+    f.command_line += argv[i];
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (absl::StartsWith(a, "--")) {
+      const size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        inline_value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_inline = true;
+      }
+    }
+    auto value = [&]() -> absl::StatusOr<std::string> {
+      if (has_inline) return inline_value;
+      if (i + 1 >= argc) {
+        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
+      }
+      return std::string(argv[++i]);
+    };
+    auto number = [&](auto* out, uint64_t lo, uint64_t hi) -> absl::Status {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(*v, &n) || n < lo || n > hi) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            a, ": '", *v, "' is not a number in [", lo, ", ", hi, "]"));
+      }
+      *out = static_cast<std::remove_pointer_t<decltype(out)>>(n);
+      return absl::OkStatus();
+    };
+    auto seconds = [&](double* out) -> absl::Status {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtod(*v, out) || !std::isfinite(*out) || *out <= 0 ||
+          *out > 86400) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            a, ": '", *v, "' is not a positive number of seconds"));
+      }
+      return absl::OkStatus();
+    };
+    auto flag_only = [&]() -> absl::Status {
+      if (has_inline) {
+        return absl::InvalidArgumentError(absl::StrCat(a, " takes no value"));
+      }
+      return absl::OkStatus();
+    };
+    absl::Status s;
+    if (a == "-h" || a == "--help") {
+      return absl::InvalidArgumentError("help");
+    } else if (a == "--server") {
+      if (have_role)
+        return absl::InvalidArgumentError("give one of --server, --client");
+      have_role = true;
+      f.role = Role::kServer;
+      s = flag_only();
+    } else if (a == "--client" || a == "-c") {
+      if (have_role)
+        return absl::InvalidArgumentError("give one of --server, --client");
+      have_role = true;
+      f.role = Role::kClient;
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      server_text = *v;
+    } else if (a == "--bind" || a == "-b") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      f.bind = *v;
+    } else if (a == "--test" || a == "-t") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      if (*v == "bw") {
+        f.test = Test::kBw;
+      } else if (*v == "lat") {
+        f.test = Test::kLat;
+      } else if (*v == "rate") {
+        f.test = Test::kRate;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--test: '", *v, "' is not bw, lat or rate"));
+      }
+    } else if (a == "-s" || a == "--size") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<uint64_t> n = ParseSize(a, *v);
+      if (!n.ok()) return n.status();
+      if (*n < kMinMessageBytes || *n > kMaxMessageBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            a, ": ", *n, " bytes is outside [", kMinMessageBytes,
+            ", 64M] (every message carries a 16-byte id/check header)"));
+      }
+      f.sizes = {static_cast<uint32_t>(*n)};
+      have_size = true;
+    } else if (a == "-a" || a == "--all") {
+      s = flag_only();
+      f.sweep = true;
+    } else if (a == "--max-size") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<uint64_t> n = ParseSize(a, *v);
+      if (!n.ok()) return n.status();
+      if (*n < kMinMessageBytes || *n > kMaxMessageBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(a, ": ", *n, " bytes is outside [16, 64M]"));
+      }
+      f.max_size = static_cast<uint32_t>(*n);
+    } else if (a == "-n" || a == "--iters") {
+      s = number(&f.iters, 1, uint64_t{1} << 40);
+      have_iters = true;
+    } else if (a == "-D" || a == "--duration") {
+      s = seconds(&f.seconds);
+    } else if (a == "--window" || a == "-w") {
+      s = number(&f.window, 1, 16384);
+    } else if (a == "--paths") {
+      s = number(&f.endpoint.protocol.paths, 1, 256);
+    } else if (a == "--mode") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<Mode> m = ParseMode(*v);
+      if (!m.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--mode: '", *v, "' is not spray or gbn"));
+      }
+      f.endpoint.protocol.mode = *m;
+    } else if (a == "--cc") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<CcAlgorithm> c = ParseCc(*v);
+      if (!c.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--cc: '", *v, "' is not swift or none"));
+      }
+      f.endpoint.protocol.cc = *c;
+    } else if (a == "--poll") {
+      s = flag_only();
+      f.block = false;
+    } else if (a == "--block") {
+      s = flag_only();
+      f.block = true;
+    } else if (a == "--mtu") {
+      s = number(&f.endpoint.mtu, 576, 65535);
+    } else if (a == "--gso" || a == "--no-gso") {
+      s = flag_only();
+      f.endpoint.udp.gso = a == "--gso";
+    } else if (a == "--gro" || a == "--no-gro") {
+      s = flag_only();
+      f.endpoint.udp.gro = a == "--gro";
+    } else if (a == "--loss" || a == "--dup" || a == "--reorder" ||
+               a == "--corrupt") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      TestImpairments& im = f.endpoint.impair;
+      double* p = a == "--loss"      ? &im.drop
+                  : a == "--dup"     ? &im.duplicate
+                  : a == "--reorder" ? &im.reorder
+                                     : &im.corrupt;
+      s = Probability(a, *v, p);
+    } else if (a == "--seed") {
+      s = number(&f.seed, 0, UINT64_MAX);
+    } else if (a == "--time-limit") {
+      s = seconds(&f.time_limit);
+    } else if (a == "--json") {
+      s = flag_only();
+      f.json = true;
+    } else if (a == "--stats") {
+      s = flag_only();
+      f.stats = true;
+    } else if (a == "--persistent") {
+      s = flag_only();
+      f.persistent = true;
+    } else if (a == "--no-verify") {
+      s = flag_only();
+      f.verify = false;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown argument '", argv[i], "'"));
+    }
+    if (!s.ok()) return s;
+  }
+  if (!have_role) {
+    return absl::InvalidArgumentError("give --server or --client HOST:PORT");
+  }
+  if (f.role == Role::kClient) {
+    absl::StatusOr<NetAddr> a = NetAddr::Parse(server_text);
+    if (!a.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--client: ", a.status().message()));
+    }
+    f.server = *a;
+  } else if (have_size || f.sweep || have_iters || f.seconds > 0 ||
+             f.window != 0) {
+    return absl::InvalidArgumentError(
+        "the server takes no -s/-a/-n/-D/--window: the client chooses them");
+  }
+  if (have_size && f.sweep) {
+    return absl::InvalidArgumentError("give -s SIZE or -a, not both");
+  }
+  if (have_iters && f.seconds > 0) {
+    return absl::InvalidArgumentError("give -n ITERS or -D SECONDS, not both");
+  }
+  if (f.sweep) {
+    f.sizes.clear();
+    for (uint64_t s = kMinMessageBytes; s <= f.max_size; s *= 2) {
+      f.sizes.push_back(static_cast<uint32_t>(s));
+    }
+  } else if (!have_size) {
+    f.sizes = {f.test == Test::kBw ? 65536u : 64u};
+  }
+  f.endpoint.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);
+  f.endpoint.bind = ResolvedBind(f);
+  f.endpoint.protocol.max_message_bytes = kMaxMessageBytes;
+  return f;
+}
+
+}  // namespace braid::perf

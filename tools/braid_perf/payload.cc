@@ -1,0 +1,94 @@
+#include "tools/braid_perf/payload.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace braid::perf {
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kTooShort:
+      return "too_short";
+    case Verdict::kBadMagic:
+      return "bad_magic";
+    case Verdict::kWrongSize:
+      return "wrong_size";
+    case Verdict::kBadStamp:
+      return "bad_stamp";
+    case Verdict::kBadPattern:
+      return "bad_pattern";
+  }
+  return "?";
+}
+
+uint64_t Stamp(uint32_t run, uint64_t id, uint64_t block) {
+  // splitmix64 finaliser over the three inputs.
+  uint64_t z = id * 0x9e3779b97f4a7c15ULL ^ (uint64_t{run} << 32) ^
+               (block * 0xd1b54a32d192ed03ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+bool ReadHeader(absl::Span<const uint8_t> msg, Header* h) {
+  if (msg.size() < kHeaderBytes) return false;
+  uint16_t magic;
+  std::memcpy(&magic, msg.data(), 2);
+  if (magic != kMagic || msg[3] != 0) return false;
+  h->kind = static_cast<Kind>(msg[2]);
+  std::memcpy(&h->run, msg.data() + 4, 4);
+  std::memcpy(&h->id, msg.data() + 8, 8);
+  return true;
+}
+
+Pattern::Pattern(uint32_t max_size) : ref_(max_size) {
+  for (uint32_t i = 0; i < max_size; ++i) {
+    ref_[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  }
+}
+
+void Pattern::FillAll(absl::Span<uint8_t> buf, const Header& h) const {
+  std::memcpy(buf.data(), ref_.data(), std::min(buf.size(), ref_.size()));
+  Restamp(buf, h);
+}
+
+void Pattern::Restamp(absl::Span<uint8_t> buf, const Header& h) {
+  if (buf.size() < kHeaderBytes) return;
+  const uint16_t magic = kMagic;
+  std::memcpy(buf.data(), &magic, 2);
+  buf[2] = static_cast<uint8_t>(h.kind);
+  buf[3] = 0;
+  std::memcpy(buf.data() + 4, &h.run, 4);
+  std::memcpy(buf.data() + 8, &h.id, 8);
+  uint64_t block = 0;
+  for (size_t off = kHeaderBytes; off < buf.size(); off += kBlockBytes) {
+    const uint64_t st = Stamp(h.run, h.id, block++);
+    std::memcpy(buf.data() + off, &st, std::min<size_t>(8, buf.size() - off));
+  }
+}
+
+Verdict Pattern::Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
+                        bool pattern, Header* h) const {
+  if (msg.size() < kHeaderBytes) return Verdict::kTooShort;
+  if (!ReadHeader(msg, h)) return Verdict::kBadMagic;
+  if (msg.size() != want_size) return Verdict::kWrongSize;
+  if (msg.size() > ref_.size()) return Verdict::kWrongSize;
+  uint64_t block = 0;
+  for (size_t off = kHeaderBytes; off < msg.size(); off += kBlockBytes) {
+    const uint64_t st = Stamp(h->run, h->id, block++);
+    const size_t n = std::min<size_t>(8, msg.size() - off);
+    if (std::memcmp(msg.data() + off, &st, n) != 0) return Verdict::kBadStamp;
+    if (!pattern) continue;
+    const size_t pat = off + 8;
+    const size_t end = std::min<size_t>(off + kBlockBytes, msg.size());
+    if (pat < end &&
+        std::memcmp(msg.data() + pat, ref_.data() + pat, end - pat) != 0) {
+      return Verdict::kBadPattern;
+    }
+  }
+  return Verdict::kOk;
+}
+
+}  // namespace braid::perf

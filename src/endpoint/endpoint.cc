@@ -60,7 +60,12 @@ class Endpoint::Impl {
           backend_->LocalAddress().ToString(), ")"));
     }
     absl::Status s = core_.Send(MonotonicNow(), peer, std::move(m));
-    if (s.ok()) Transmit(MonotonicNow());
+    if (s.ok()) {
+      Transmit(MonotonicNow());
+      // The send started protocol timers (RTO, peer_timeout): fd() must
+      // wake for them even if the caller blocks before its next Poll.
+      if (!closed_io_) ArmTimer();
+    }
     return s;
   }
 

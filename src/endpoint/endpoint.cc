@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backend/impair/impair_backend.h"
+#include "backend/udp/entropy_grouper.h"
 #include "backend/udp/udp_backend.h"
 #include "endpoint/endpoint_core.h"
 #include "endpoint/options_check.h"
@@ -33,7 +34,7 @@ uint64_t RandomSeed() {
   return (uint64_t{rd()} << 32) ^ rd();
 }
 
-constexpr size_t kBurst = 64;
+constexpr size_t kBurst = 256;
 
 }  // namespace
 
@@ -44,6 +45,7 @@ class Endpoint::Impl {
       : backend_(std::move(be)),
         core_(cfg),
         tx_(kBurst, backend_->MaxDatagram()),
+        grouper_(kBurst, backend_->EntropyCount()),
         epfd_(epfd),
         timerfd_(tfd) {
     rx_.resize(kBurst);
@@ -96,6 +98,7 @@ class Endpoint::Impl {
       tx_.clear();
       const size_t n = core_.PollTx(now, &tx_);
       if (n == 0) break;
+      grouper_.Group(tx_.mutable_packets());
       size_t off = 0;
       while (off < n) {
         const size_t k = backend_->TxBurst(tx_.packets().subspan(off));
@@ -168,6 +171,10 @@ class Endpoint::Impl {
   std::unique_ptr<backend::Backend> backend_;
   endpoint::EndpointCore core_;
   endpoint::TxBatch tx_;
+  // Sprayed bursts alternate entropies; grouping them (stable per entropy,
+  // so each path stays FIFO) lets the backend send each group with one
+  // syscall / GSO super-datagram.
+  backend::EntropyGrouper grouper_;
   std::vector<backend::RxPacket> rx_;
   int epfd_;
   int timerfd_;

@@ -300,6 +300,11 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
     case retransmit::LossCause::kTailProbe: ++rel_.retransmits_tail_probe; break;
     case retransmit::LossCause::kNak: ++rel_.retransmits_nak; break;
   }
+  if (cause == retransmit::LossCause::kTailProbe) {
+    // A probe re-sends a packet that is not known to be lost: no penalty
+    // for its path, no loss signal for congestion control.
+    return;
+  }
   if (path < paths_.size()) {
     multipath::PathEvent pe = multipath::PathEvent::kNone;
     if (cause == retransmit::LossCause::kRto) {

@@ -39,6 +39,11 @@ class TxBatch {
     packets_.push_back(p);
   }
   absl::Span<const backend::TxPacket> packets() const { return packets_; }
+  // Mutable view, for reordering a burst before it goes out (e.g. grouping
+  // by entropy; the order within one entropy must be kept).
+  absl::Span<backend::TxPacket> mutable_packets() {
+    return absl::MakeSpan(packets_);
+  }
   void clear() { packets_.clear(); }
 
  private:

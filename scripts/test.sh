@@ -19,7 +19,7 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "$sanitize" = 1 ]; then
   BRAID_BUILD_DIR=build-sanitize scripts/build.sh -DBRAID_WERROR=ON \
-    -DBRAID_SANITIZE=ON -DBRAID_BUILD_BENCH=OFF
+    -DBRAID_SANITIZE=ON -DBRAID_BUILD_BENCH=OFF -DBRAID_BUILD_VERBS=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-sanitize --output-on-failure -j "$jobs" -L 'unit|sim'
 fi

@@ -124,6 +124,8 @@ class Client {
       box->hello_ack = std::move(c.data);
     } else if (h.kind == Kind::kResult && box) {
       box->result = std::move(c.data);
+    } else if (h.kind != Kind::kHelloAck && h.kind != Kind::kResult) {
+      ++r->client_bad;  // this run's message of a kind the server never sends
     }
   }
 
@@ -198,7 +200,8 @@ class Client {
   void OnPong(Completion& c, const Header& h, RunResult* r) {
     if (test_ != Test::kLat) return;
     Header vh;
-    const Verdict v = pattern_->Verify(c.data, size_, f_.verify, &vh);
+    const Verdict v =
+        pattern_->Verify(c.data, size_, Kind::kPong, f_.verify, &vh);
     if (v != Verdict::kOk) {
       if (r->client_bad++ == 0) {
         std::fprintf(stderr, "braid-perf: pong failed verification: %s\n",

@@ -13,6 +13,8 @@ const char* VerdictName(Verdict v) {
       return "too_short";
     case Verdict::kBadMagic:
       return "bad_magic";
+    case Verdict::kBadKind:
+      return "bad_kind";
     case Verdict::kWrongSize:
       return "wrong_size";
     case Verdict::kBadStamp:
@@ -70,9 +72,10 @@ void Pattern::Restamp(absl::Span<uint8_t> buf, const Header& h) {
 }
 
 Verdict Pattern::Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
-                        bool pattern, Header* h) const {
+                        Kind want_kind, bool pattern, Header* h) const {
   if (msg.size() < kHeaderBytes) return Verdict::kTooShort;
   if (!ReadHeader(msg, h)) return Verdict::kBadMagic;
+  if (h->kind != want_kind) return Verdict::kBadKind;
   if (msg.size() != want_size) return Verdict::kWrongSize;
   if (msg.size() > ref_.size()) return Verdict::kWrongSize;
   uint64_t block = 0;

@@ -49,6 +49,7 @@ enum class Verdict : uint8_t {
   kOk,
   kTooShort,    // smaller than the header
   kBadMagic,    // header magic/reserved wrong
+  kBadKind,     // not the kind expected here
   kWrongSize,   // not the run's message size
   kBadStamp,    // a block stamp does not belong to (run, id, block)
   kBadPattern,  // a pattern byte differs
@@ -71,10 +72,11 @@ class Pattern {
   // Rewrites only header and stamps of a buffer that FillAll prepared earlier
   // for some (possibly other) message of the same size.
   static void Restamp(absl::Span<uint8_t> buf, const Header& h);
-  // Checks `msg` fully: header, size, every stamp and (if `pattern`) every
-  // pattern byte. `h` receives the header when it could be read.
+  // Checks `msg` fully: header and kind, size, every stamp and (if
+  // `pattern`) every pattern byte. `h` receives the header when it could be
+  // read.
   Verdict Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
-                 bool pattern, Header* h) const;
+                 Kind want_kind, bool pattern, Header* h) const;
 
  private:
   std::vector<uint8_t> ref_;

@@ -143,6 +143,10 @@ class Server {
         }
         break;
       default:
+        if (run_ && c.peer == run_->client && h.run == run_->id) {
+          OnBadMessage(c, Verdict::kBadKind);  // e.g. a corrupted kind byte
+          return;
+        }
         break;
     }
     if (run_) ++run_->res.foreign;
@@ -198,13 +202,10 @@ class Server {
       return;
     }
     const bool lat = run_->hello.test == Test::kLat;
-    if ((h.kind == Kind::kPing) != lat) {
-      ++run_->res.foreign;
-      return;
-    }
     Header vh;
-    const Verdict v =
-        pattern_->Verify(c.data, run_->hello.size, run_->hello.verify, &vh);
+    const Verdict v = pattern_->Verify(c.data, run_->hello.size,
+                                       lat ? Kind::kPing : Kind::kData,
+                                       run_->hello.verify, &vh);
     if (v != Verdict::kOk || h.id >= kMaxId) {
       OnBadMessage(c, v == Verdict::kOk ? Verdict::kBadMagic : v);
       return;

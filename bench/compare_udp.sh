@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# braid vs raw UDP on loopback, measured ALTERNATELY in one run (issue 3's
+# figures). Each round runs, in this order, with the same datagram size
+# (MTU - 28) and the same GSO/GRO settings on both tools, both sides
+# busy-polling:
+#
+#   raw  bw   udp-blast, datagrams of MTU-28 bytes, -D SECONDS
+#   braid bw  braid-perf, 64 KiB messages, -D SECONDS
+#   raw  lat  udp-blast ping-pong, 64 B
+#   braid lat braid-perf ping-pong, 64 B
+#   raw  bw64 udp-blast, 64 B datagrams (context for msg/s)
+#   braid rate braid-perf, 64 B messages one way
+#   braid bw  with --loss P on both sides (data and ack paths)
+#   braid lat with --loss P on both sides
+#
+# then prints the median of each figure over the rounds and the ratios the
+# issue asks for, plus one --block bw run for syscalls per datagram.
+# Every server is started by this script for one measurement and stopped by
+# its PID; a trap stops whatever is left. The whole run is bounded (default
+# budget 170 s; each process also has its own time limit).
+#
+#   bench/compare_udp.sh [--build DIR] [--rounds 3] [--seconds 2]
+#                        [--lat-iters 20000] [--mtu 1500] [--no-gso] [--no-gro]
+#                        [--loss 0.01] [--paths 16] [--json] [--keep DIR]
+set -euo pipefail
+
+BUILD=""
+ROUNDS=3
+SECS=2
+LAT_ITERS=20000
+MTU=1500
+GSO=--gso
+GRO=--gro
+LOSS=0.01
+PATHS=16
+JSON=0
+KEEP=""
+BUDGET=170
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build) BUILD="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --seconds) SECS="$2"; shift 2 ;;
+    --lat-iters) LAT_ITERS="$2"; shift 2 ;;
+    --mtu) MTU="$2"; shift 2 ;;
+    --gso|--no-gso) GSO="$1"; shift ;;
+    --gro|--no-gro) GRO="$1"; shift ;;
+    --loss) LOSS="$2"; shift 2 ;;
+    --paths) PATHS="$2"; shift 2 ;;
+    --json) JSON=1; shift ;;
+    --keep) KEEP="$2"; shift 2 ;;
+    --budget) BUDGET="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+find_bin() {  # find_bin <relative path>: in --build, else the newest build*/
+  local rel="$1" best="" cand
+  if [[ -n "$BUILD" ]]; then
+    [[ -x "$BUILD/$rel" ]] && echo "$BUILD/$rel"
+    return 0
+  fi
+  for cand in "$here"/build*/"$rel"; do
+    [[ -x "$cand" ]] || continue
+    if [[ -z "$best" || "$cand" -nt "$best" ]]; then best="$cand"; fi
+  done
+  echo "$best"
+}
+BLAST="$(find_bin bench/udp_blast/udp-blast)"
+PERF="$(find_bin tools/braid_perf/braid-perf)"
+[[ -x "$BLAST" ]] || { echo "udp-blast not found (build it, or --build DIR)" >&2; exit 2; }
+[[ -x "$PERF" ]] || { echo "braid-perf not found (build it, or --build DIR)" >&2; exit 2; }
+
+DGRAM=$((MTU - 28))
+WORK="$(mktemp -d /tmp/compare_udp.XXXXXX)"
+SERVER_PID=""
+START=$SECONDS
+
+stop_server() {
+  if [[ -n "$SERVER_PID" ]]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+  fi
+}
+cleanup() {
+  stop_server
+  if [[ -n "$KEEP" ]]; then
+    mkdir -p "$KEEP" && cp "$WORK"/* "$KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+over_budget() { (( SECONDS - START > BUDGET )); }
+
+# A free-looking UDP port for udp-blast (braid-perf picks its own).
+BLAST_PORT=$((20000 + RANDOM % 20000))
+
+# record <tag> <json line>: appends to the results file.
+record() { printf '%s\t%s\n' "$1" "$2" >> "$WORK/results.tsv"; }
+
+# raw <tag> <client args...>: one udp-blast measurement with its own server.
+raw() {
+  local tag="$1"; shift
+  over_budget && return 0
+  "$BLAST" server -b "127.0.0.1:$BLAST_PORT" --busy-poll --json \
+    >"$WORK/blast_server.out" 2>&1 &
+  SERVER_PID=$!
+  sleep 0.2
+  local out
+  if out="$(timeout 30 "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" --busy-poll --json 2>"$WORK/blast_client.err")"; then
+    record "$tag" "$out"
+  else
+    echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
+  fi
+  stop_server
+}
+
+# braid <tag> <server extra args> -- <client args...>
+braid() {
+  local tag="$1"; shift
+  local sargs=()
+  while [[ "$1" != "--" ]]; do sargs+=("$1"); shift; done
+  shift
+  over_budget && return 0
+  : >"$WORK/perf_server.err"
+  "$PERF" --server --bind 127.0.0.1:0 --time-limit 40 --json "${sargs[@]}" \
+    >"$WORK/perf_server.out" 2>"$WORK/perf_server.err" &
+  SERVER_PID=$!
+  local addr="" i
+  for i in $(seq 50); do
+    addr="$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$WORK/perf_server.err")"
+    [[ -n "$addr" ]] && break
+    sleep 0.05
+  done
+  if [[ -z "$addr" ]]; then
+    echo "compare_udp.sh: braid-perf server did not start: $(cat "$WORK/perf_server.err")" >&2
+    stop_server
+    return 0
+  fi
+  local out rc=0
+  out="$(timeout 45 "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
+  if [[ -n "$out" ]]; then
+    record "$tag" "$out"
+  fi
+  if [[ $rc -ne 0 ]]; then
+    echo "compare_udp.sh: braid-perf $tag exited $rc: $(tail -3 "$WORK/perf_client.err")" >&2
+  fi
+  # The server exits by itself after the client's Bye; give it a moment.
+  for i in $(seq 20); do
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  stop_server
+}
+
+COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS")
+IMP=(--loss "$LOSS")
+for round in $(seq "$ROUNDS"); do
+  [[ $JSON -eq 1 ]] || echo "round $round/$ROUNDS ($((SECONDS - START)) s)" >&2
+  raw raw_bw bw -s "$DGRAM" -D "$SECS" "$GSO" "$GRO"
+  braid braid_bw "${COMMON[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}"
+  raw raw_lat lat -s 64 -n "$LAT_ITERS"
+  braid braid_lat "${COMMON[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}"
+  raw raw_bw64 bw -s 64 -D "$SECS" "$GSO" "$GRO"
+  braid braid_rate "${COMMON[@]}" -- --test rate -s 64 -D "$SECS" "${COMMON[@]}"
+  braid braid_bw_loss "${COMMON[@]}" "${IMP[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}" "${IMP[@]}"
+  braid braid_lat_loss "${COMMON[@]}" "${IMP[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}" "${IMP[@]}"
+done
+# Syscalls per datagram with blocking waits (busy-polling counts empty polls).
+braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 --block "${COMMON[@]}"
+over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
+
+python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" <<'PY'
+import json, statistics, sys
+path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed = sys.argv[1:]
+runs = {}
+try:
+    for line in open(path):
+        tag, text = line.rstrip("\n").split("\t", 1)
+        runs.setdefault(tag, []).append(json.loads(text))
+except FileNotFoundError:
+    pass
+
+def braid_row(r):
+    return r["results"][0] if r.get("results") else None
+
+def med(tag, field):
+    vals = []
+    for r in runs.get(tag, []):
+        row = braid_row(r) if r.get("tool") == "braid-perf" else r
+        if row is None or field not in row:
+            continue
+        if r.get("tool") == "braid-perf" and not row.get("ok", False):
+            continue  # a failed run does not count as a measurement
+        vals.append(row[field])
+    return (statistics.median(vals) if vals else None), len(vals)
+
+def failed(tag):
+    return sum(1 for r in runs.get(tag, []) if r.get("tool") == "braid-perf"
+               and not r.get("ok", False))
+
+fig = {}
+fig["raw_bw_gbps"], _ = med("raw_bw", "gbps")
+fig["braid_bw_gbps"], _ = med("braid_bw", "gbps")
+fig["raw_lat_p50_us"], _ = med("raw_lat", "p50_us")
+fig["raw_lat_p99_us"], _ = med("raw_lat", "p99_us")
+fig["braid_lat_p50_us"], _ = med("braid_lat", "lat_p50_us")
+fig["braid_lat_p99_us"], _ = med("braid_lat", "lat_p99_us")
+fig["raw_64b_pps"], _ = med("raw_bw64", "pps")
+fig["braid_rate_msg_per_s"], _ = med("braid_rate", "msg_per_s")
+fig["braid_bw_loss_gbps"], _ = med("braid_bw_loss", "gbps")
+fig["braid_lat_loss_p99_us"], _ = med("braid_lat_loss", "lat_p99_us")
+fig["braid_lat_loss_p50_us"], _ = med("braid_lat_loss", "lat_p50_us")
+
+def ratio(a, b):
+    return None if a is None or b in (None, 0) else a / b
+
+ratios = [
+    ("64 KiB goodput braid/raw", ratio(fig["braid_bw_gbps"], fig["raw_bw_gbps"]), ">=", 0.9),
+    ("64 B one-way latency p50 braid/raw", ratio(fig["braid_lat_p50_us"], fig["raw_lat_p50_us"]), "<=", 1.3),
+    ("64 B messages/s (millions)", None if fig["braid_rate_msg_per_s"] is None else fig["braid_rate_msg_per_s"] / 1e6, ">=", 1.0),
+    (f"64 KiB goodput {float(loss)*100:g}% loss / lossless", ratio(fig["braid_bw_loss_gbps"], fig["braid_bw_gbps"]), ">=", 0.85),
+    (f"64 B p99 {float(loss)*100:g}% loss / lossless", ratio(fig["braid_lat_loss_p99_us"], fig["braid_lat_p99_us"]), "<=", 3.0),
+]
+block = [braid_row(r) for r in runs.get("braid_bw_block", []) if braid_row(r)]
+sysc = {}
+if block:
+    b = block[0]
+    sysc = {
+        "client_tx_syscalls_per_datagram": b["client"]["tx_syscalls_per_datagram"],
+        "server_rx_syscalls_per_datagram": b["server"]["rx_syscalls_per_datagram"],
+        "server_tx_syscalls_per_datagram": b["server"]["tx_syscalls_per_datagram"],
+        "client_allocations_per_message": b["client"]["allocations_per_message"],
+        "server_allocations_per_message": b["server"]["allocations_per_message"],
+    }
+failures = {t: failed(t) for t in runs if failed(t)}
+counts = {t: len(v) for t, v in runs.items()}
+
+if as_json == "1":
+    print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
+                      "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
+                      "loss": float(loss), "paths": int(paths), "elapsed_s": int(elapsed),
+                      "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
+                      "syscalls": sysc, "runs": counts, "failed_runs": failures}))
+    sys.exit(0)
+
+def f(v, spec):
+    return "n/a" if v is None else format(v, spec)
+
+print(f"braid vs raw UDP on loopback: {rounds} rounds alternating, MTU {mtu} "
+      f"(datagram {int(mtu)-28} B), {gso[2:]}, {gro[2:]}, {paths} paths, "
+      f"loss runs at {float(loss)*100:g}% on both sides; {elapsed} s")
+print()
+print("medians")
+print(f"  raw  bw  {int(mtu)-28} B datagrams   {f(fig['raw_bw_gbps'], '8.3f')} Gbit/s")
+print(f"  braid bw 64 KiB messages      {f(fig['braid_bw_gbps'], '8.3f')} Gbit/s")
+print(f"  braid bw 64 KiB, loss         {f(fig['braid_bw_loss_gbps'], '8.3f')} Gbit/s")
+print(f"  raw  lat 64 B  p50/p99        {f(fig['raw_lat_p50_us'], '8.2f')} / {f(fig['raw_lat_p99_us'], '.2f')} us")
+print(f"  braid lat 64 B p50/p99        {f(fig['braid_lat_p50_us'], '8.2f')} / {f(fig['braid_lat_p99_us'], '.2f')} us")
+print(f"  braid lat 64 B, loss p50/p99  {f(fig['braid_lat_loss_p50_us'], '8.2f')} / {f(fig['braid_lat_loss_p99_us'], '.2f')} us")
+print(f"  raw  64 B datagrams/s         {f(fig['raw_64b_pps'], '12.0f')}")
+print(f"  braid 64 B messages/s         {f(fig['braid_rate_msg_per_s'], '12.0f')}")
+print()
+print(f"{'figure':42} {'measured':>9}  target")
+for name, v, op, target in ratios:
+    verdict = "n/a" if v is None else ("met" if (v >= target if op == ">=" else v <= target) else "SHORT")
+    print(f"{name:42} {f(v, '9.3f')}  {op} {target:<5} {verdict}")
+if sysc:
+    print()
+    print("steady state (one --block 64 KiB bw run): " +
+          ", ".join(f"{k} {v:.3f}" for k, v in sysc.items()))
+if failures:
+    print()
+    print("FAILED braid-perf runs (excluded from medians): " +
+          ", ".join(f"{t} x{n}" for t, n in failures.items()))
+PY

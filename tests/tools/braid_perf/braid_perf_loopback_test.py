@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""braid-perf as two processes on 127.0.0.1: exit codes and the JSON report.
+
+Usage: braid_perf_loopback_test.py /path/to/braid-perf [unittest args]
+
+Every server is started by this test with --bind 127.0.0.1:0 and its own
+--time-limit, its port read from its "listening on" line, and it is killed by
+PID if still alive at the end of the case. Most cases use --block so they
+behave on a loaded 2-core CI machine; one case busy-polls (the default).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+BIN = None
+IMPAIR = ["--loss", "0.05", "--dup", "0.05", "--reorder", "0.05"]
+
+
+class Server:
+    """A braid-perf --server child process on an ephemeral loopback port."""
+
+    def __init__(self, extra=(), time_limit=90):
+        self.proc = subprocess.Popen(
+            [BIN, "--server", "--bind", "127.0.0.1:0", "--time-limit",
+             str(time_limit), *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()  # bounded: the server prints it first
+        m = re.search(r"listening on (\S+)", line)
+        if not m:
+            self.kill()
+            raise AssertionError(f"server did not start: {line!r}")
+        self.addr = m.group(1)
+
+    def wait(self, timeout=30):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("server did not exit after the client's Bye")
+        return self.proc.returncode, out, err
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_client(addr, args, timeout=120):
+    p = subprocess.run([BIN, "--client", addr, "--json", *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+class BraidPerfLoopbackTest(unittest.TestCase):
+
+    def run_pair(self, client_args, server_args=()):
+        """Runs one server + one client; returns (client JSON, server rc)."""
+        srv = Server(server_args)
+        try:
+            rc, out, err = run_client(srv.addr, client_args)
+            src, sout, serr = srv.wait()
+        finally:
+            srv.kill()
+        self.assertEqual(rc, 0, f"client failed rc={rc}\n{out}\n{err}\n"
+                         f"server: {serr}")
+        self.assertEqual(src, 0, f"server failed rc={src}\n{serr}")
+        report = json.loads(out)
+        self.assertEqual(report["tool"], "braid-perf")
+        self.assertTrue(report["ok"])
+        return report
+
+    def assert_clean(self, row, iters):
+        self.assertTrue(row["ok"], row)
+        self.assertEqual(row["iters"], iters)
+        errors = row["errors"]
+        for k in ("send_failed", "client_bad", "client_duplicates",
+                  "server_bad", "server_duplicates", "server_missing"):
+            self.assertEqual(errors[k], 0, (k, row))
+        self.assertFalse(errors["time_limit"])
+        self.assertGreater(row["msg_per_s"], 0)
+        self.assertGreater(row["lat_p50_us"], 0)
+        self.assertLessEqual(row["lat_p50_us"], row["lat_p99_us"])
+        self.assertLessEqual(row["lat_p99_us"], row["lat_p999_us"])
+
+    def test_bw_busy_poll_delivers_every_message_verified(self):
+        rep = self.run_pair(["--test", "bw", "-s", "16384", "-n", "2000"])
+        row = rep["results"][0]
+        self.assert_clean(row, 2000)
+        self.assertEqual(row["server_received"], 2000)
+        self.assertEqual(rep["config"]["poll"], "busy")
+        self.assertGreater(row["gbps"], 0)
+        self.assertGreater(row["client"]["datagrams_sent"], 2000)
+
+    def test_bw_blocking_64k_messages(self):
+        rep = self.run_pair(
+            ["--test", "bw", "-s", "65536", "-n", "2000", "--block"],
+            ["--block"])
+        row = rep["results"][0]
+        self.assert_clean(row, 2000)
+        self.assertEqual(rep["config"]["poll"], "block")
+
+    def test_bw_under_loss_dup_reorder_is_exactly_once_and_byte_exact(self):
+        rep = self.run_pair(
+            ["--test", "bw", "-s", "8192", "-n", "2000", "--block", *IMPAIR],
+            ["--block", *IMPAIR])
+        row = rep["results"][0]
+        self.assert_clean(row, 2000)
+        self.assertEqual(row["server_received"], 2000)
+        # 5 % of datagrams were dropped: repair must have happened.
+        self.assertGreater(row["retransmits"], 0)
+        self.assertEqual(rep["config"]["loss"], 0.05)
+
+    def test_lat_ping_pong_under_impairments(self):
+        rep = self.run_pair(
+            ["--test", "lat", "-s", "64", "-n", "2000", "--block", *IMPAIR],
+            ["--block", *IMPAIR])
+        row = rep["results"][0]
+        self.assert_clean(row, 2000)
+        # Warm-up pings are verified and counted by the server too.
+        self.assertEqual(row["server_received"], 2000 + 200)
+
+    def test_lat_ping_pong(self):
+        rep = self.run_pair(["--test", "lat", "-n", "2000", "--block"],
+                            ["--block"])
+        row = rep["results"][0]
+        self.assert_clean(row, 2000)
+        self.assertEqual(row["size"], 64)
+        self.assertEqual(row["window"], 1)
+
+    def test_rate_small_messages(self):
+        rep = self.run_pair(["--test", "rate", "-n", "20000", "--block"],
+                            ["--block"])
+        self.assert_clean(rep["results"][0], 20000)
+
+    def test_go_back_n_mode_under_loss(self):
+        rep = self.run_pair(
+            ["--test", "bw", "-s", "4096", "-n", "1000", "--mode", "gbn",
+             "--block", "--loss", "0.02"],
+            ["--block", "--mode", "gbn", "--loss", "0.02"])
+        self.assert_clean(rep["results"][0], 1000)
+        self.assertEqual(rep["config"]["mode"], "gbn")
+
+    def test_size_sweep_reports_one_row_per_size(self):
+        rep = self.run_pair(["--test", "bw", "-a", "--max-size", "4096",
+                             "-n", "200", "--block"], ["--block"])
+        sizes = [r["size"] for r in rep["results"]]
+        self.assertEqual(sizes, [16, 32, 64, 128, 256, 512, 1024, 2048, 4096])
+        for r in rep["results"]:
+            self.assert_clean(r, 200)
+
+    def test_duration_mode_and_stats(self):
+        rep = self.run_pair(["--test", "bw", "-s", "1024", "-D", "0.5",
+                             "--block", "--stats"], ["--block"])
+        row = rep["results"][0]
+        self.assertTrue(row["ok"])
+        self.assertGreater(row["iters"], 0)
+        self.assertIn("tx_syscalls", rep["stats"])
+
+    def test_table_output_for_people(self):
+        srv = Server(["--block"])
+        try:
+            p = subprocess.run(
+                [BIN, "--client", srv.addr, "--test", "bw", "-n", "200",
+                 "--block"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, timeout=120)
+            src, _, _ = srv.wait()
+        finally:
+            srv.kill()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(src, 0)
+        header = p.stdout.splitlines()[0].split()
+        for col in ("size", "iters", "Gbit/s", "msg/s", "p99", "retrans"):
+            self.assertIn(col, header)
+
+    def test_bad_flags_exit_2_with_a_message(self):
+        for args in (["--bogus"], ["--client"], ["--client", "127.0.0.1:1",
+                     "--test", "nope"], ["--client", "127.0.0.1:1", "-s", "1"],
+                     ["--client", "127.0.0.1:1", "--loss", "2"],
+                     ["--client", "127.0.0.1:1", "-s", "64", "-a"], []):
+            p = subprocess.run([BIN, *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn("braid-perf:", p.stderr)
+
+    def test_client_without_server_gives_up_within_its_time_limit(self):
+        start = time.monotonic()
+        # Port 9 (discard) on loopback: nothing braid-speaking listens there.
+        p = subprocess.run(
+            [BIN, "--client", "127.0.0.1:9", "--time-limit", "3", "--json",
+             "-n", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, timeout=30)
+        self.assertIn(p.returncode, (1, 3), p.stderr)
+        self.assertLess(time.monotonic() - start, 15)
+        self.assertFalse(json.loads(p.stdout)["ok"])
+
+    def test_server_without_client_exits_3_at_its_time_limit(self):
+        srv = Server(time_limit=1)
+        rc, _, err = srv.wait(timeout=20)
+        self.assertEqual(rc, 3, err)
+        self.assertIn("time limit", err)
+
+
+if __name__ == "__main__":
+    BIN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -1,0 +1,54 @@
+#include "tools/braid_perf/histogram.h"
+
+#include <cmath>
+
+#include "gtest/gtest.h"
+
+namespace braid::perf {
+namespace {
+
+TEST(HistogramTest, EmptyHistogramReportsZero) {
+  Histogram h;
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.Quantile(0.5), 0);
+  EXPECT_EQ(h.min(), 0);
+}
+
+TEST(HistogramTest, SmallValuesAreExact) {
+  Histogram h;
+  for (int v = 1; v <= 50; ++v) h.Add(v);
+  EXPECT_EQ(h.Quantile(0.5), 25);
+  EXPECT_EQ(h.Quantile(1.0), 50);
+  EXPECT_EQ(h.min(), 1);
+  EXPECT_DOUBLE_EQ(h.mean(), 25.5);
+}
+
+TEST(HistogramTest, QuantilesOfAUniformRangeAreWithinTwoPercent) {
+  Histogram h;
+  for (int64_t v = 1; v <= 1000000; ++v) h.Add(v * 10);  // 10 ns .. 10 ms
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double want = q * 1e7;
+    EXPECT_NEAR(h.Quantile(q), want, want * 0.02) << q;
+  }
+}
+
+TEST(HistogramTest, TailQuantileSeesTheOutlier) {
+  Histogram h;
+  for (int i = 0; i < 999; ++i) h.Add(10000);
+  h.Add(5000000);
+  EXPECT_NEAR(h.Quantile(0.5), 10000, 200);
+  EXPECT_NEAR(h.Quantile(0.9995), 5000000, 100000);
+  EXPECT_EQ(h.max(), 5000000);
+}
+
+TEST(HistogramTest, HugeAndNegativeSamplesAreClamped) {
+  Histogram h;
+  h.Add(-5);
+  h.Add(INT64_MAX);
+  EXPECT_EQ(h.count(), 2u);
+  EXPECT_EQ(h.min(), 0);
+  EXPECT_EQ(h.Quantile(0.1), 0);
+}
+
+}  // namespace
+}  // namespace braid::perf

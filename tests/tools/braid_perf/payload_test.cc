@@ -1,0 +1,94 @@
+#include "tools/braid_perf/payload.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace braid::perf {
+namespace {
+
+std::vector<uint8_t> Make(const Pattern& p, uint32_t size, uint32_t run,
+                          uint64_t id) {
+  std::vector<uint8_t> m(size);
+  p.FillAll(absl::MakeSpan(m), Header{Kind::kData, run, id});
+  return m;
+}
+
+TEST(PayloadTest, FilledMessagesOfEverySizeVerify) {
+  const Pattern p(70000);
+  for (uint32_t size :
+       {16u, 17u, 23u, 24u, 64u, 527u, 528u, 1500u, 65536u, 70000u}) {
+    std::vector<uint8_t> m = Make(p, size, 9, 1234);
+    Header h;
+    EXPECT_EQ(p.Verify(m, size, Kind::kData, true, &h), Verdict::kOk) << size;
+    EXPECT_EQ(h.id, 1234u);
+    EXPECT_EQ(h.run, 9u);
+    EXPECT_EQ(h.kind, Kind::kData);
+  }
+}
+
+TEST(PayloadTest, RestampOfAReusedBufferGivesTheSameBytesAsAFreshFill) {
+  const Pattern p(5000);
+  std::vector<uint8_t> m = Make(p, 5000, 3, 1);
+  Pattern::Restamp(absl::MakeSpan(m), Header{Kind::kData, 3, 77});
+  EXPECT_EQ(m, Make(p, 5000, 3, 77));
+}
+
+TEST(PayloadTest, EveryFlippedByteIsDetected) {
+  const Pattern p(2000);
+  const std::vector<uint8_t> good = Make(p, 2000, 5, 42);
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::vector<uint8_t> m = good;
+    m[i] ^= 0x10;
+    Header h;
+    EXPECT_NE(p.Verify(m, 2000, Kind::kData, true, &h), Verdict::kOk)
+        << "byte " << i;
+  }
+}
+
+TEST(PayloadTest, AFragmentFromAnotherMessageIsDetected) {
+  const Pattern p(65536);
+  std::vector<uint8_t> a = Make(p, 65536, 5, 1);
+  const std::vector<uint8_t> b = Make(p, 65536, 5, 2);
+  // Splice a 1400-byte "fragment" of b into a at the same offset.
+  std::copy(b.begin() + 2800, b.begin() + 4200, a.begin() + 2800);
+  Header h;
+  EXPECT_EQ(p.Verify(a, 65536, Kind::kData, true, &h), Verdict::kBadStamp);
+}
+
+TEST(PayloadTest, AFragmentAtTheWrongOffsetIsDetectedEvenWithoutPatternCheck) {
+  const Pattern p(65536);
+  std::vector<uint8_t> a = Make(p, 65536, 5, 1);
+  const std::vector<uint8_t> copy = a;
+  std::copy(copy.begin() + 2800, copy.begin() + 4200, a.begin() + 5600);
+  Header h;
+  EXPECT_EQ(p.Verify(a, 65536, Kind::kData, false, &h), Verdict::kBadStamp);
+}
+
+TEST(PayloadTest, WrongSizeAndBadMagicAndShortMessagesAreNamed) {
+  const Pattern p(100);
+  std::vector<uint8_t> m = Make(p, 100, 1, 1);
+  Header h;
+  EXPECT_EQ(p.Verify(m, 64, Kind::kData, true, &h), Verdict::kWrongSize);
+  EXPECT_EQ(p.Verify(absl::MakeConstSpan(m).subspan(0, 10), 100, Kind::kData,
+                     true, &h),
+            Verdict::kTooShort);
+  m[0] ^= 1;
+  EXPECT_EQ(p.Verify(m, 100, Kind::kData, true, &h), Verdict::kBadMagic);
+}
+
+TEST(PayloadTest, AnUnexpectedKindIsNamed) {
+  const Pattern p(100);
+  std::vector<uint8_t> m = Make(p, 100, 1, 1);
+  Header h;
+  EXPECT_EQ(p.Verify(m, 100, Kind::kPong, true, &h), Verdict::kBadKind);
+}
+
+TEST(PayloadTest, StampsDifferAcrossRunsIdsAndBlocks) {
+  EXPECT_NE(Stamp(1, 2, 3), Stamp(2, 2, 3));
+  EXPECT_NE(Stamp(1, 2, 3), Stamp(1, 3, 3));
+  EXPECT_NE(Stamp(1, 2, 3), Stamp(1, 2, 4));
+}
+
+}  // namespace
+}  // namespace braid::perf

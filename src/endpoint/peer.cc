@@ -19,7 +19,9 @@ multipath::PathSetOptions PathOptions(const PeerConfig& cfg) {
 retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
   retransmit::RetransmitOptions o;
   o.min_rto = cfg.proto.min_rto;
-  o.max_rto = cfg.proto.max_rto;
+  // Backoff must leave room for many attempts before the peer is declared
+  // unreachable: a heavily lossy path can lose several probes in a row.
+  o.max_rto = Max(cfg.proto.min_rto, Min(cfg.proto.max_rto, cfg.proto.peer_timeout / 16));
   o.initial_rtt = cfg.proto.initial_rtt;
   o.go_back_n = cfg.proto.mode == Mode::kGoBackN;
   o.tail_probe = cfg.proto.mode != Mode::kGoBackN;

@@ -242,20 +242,30 @@ TEST(ScenarioMatrixTest, OnePercentLossKeepsNinetyPercentOfLosslessGoodput) {
 }
 
 TEST(ScenarioMatrixTest, SprayBeatsGoBackNUnderOnePercentLoss) {
-  ScenarioConfig c = Base(15);
-  c.messages_per_sender = 300;
-  sim::Impairment imp;
-  imp.loss = 0.01;
-  c.impairments.push_back(OnAllSpines(imp));
-  const ScenarioResult spray = RunScenario(c);
-  c.protocol.mode = Mode::kGoBackN;
-  const ScenarioResult gbn = RunScenario(c);
-  ExpectClean(c, spray);
-  ExpectClean(c, gbn);
-  EXPECT_GE(spray.goodput_gbps, 3.0 * gbn.goodput_gbps)
-      << "spray " << spray.goodput_gbps << " gbn " << gbn.goodput_gbps;
-  EXPECT_LE(spray.mct_p99.ns() * 3, gbn.mct_p99.ns())
-      << "spray p99 " << spray.mct_p99.us() << " gbn p99 " << gbn.mct_p99.us();
+  // Averaged over five seeds: which spines the single-path flows hash to
+  // (and so how often they collide) varies per seed; one seed can be luckier
+  // or unluckier for go-back-N than the average.
+  double spray_gbps = 0, gbn_gbps = 0, spray_p99 = 0, gbn_p99 = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    ScenarioConfig c = Base(seed);
+    c.messages_per_sender = 300;
+    sim::Impairment imp;
+    imp.loss = 0.01;
+    c.impairments.push_back(OnAllSpines(imp));
+    const ScenarioResult spray = RunScenario(c);
+    c.protocol.mode = Mode::kGoBackN;
+    const ScenarioResult gbn = RunScenario(c);
+    ExpectClean(c, spray);
+    ExpectClean(c, gbn);
+    spray_gbps += spray.goodput_gbps;
+    gbn_gbps += gbn.goodput_gbps;
+    spray_p99 += spray.mct_p99.us();
+    gbn_p99 += gbn.mct_p99.us();
+  }
+  EXPECT_GE(spray_gbps, 3.0 * gbn_gbps)
+      << "mean spray " << spray_gbps / 5 << " gbn " << gbn_gbps / 5 << " Gbit/s";
+  EXPECT_LE(spray_p99 * 3, gbn_p99)
+      << "mean p99 spray " << spray_p99 / 5 << " gbn " << gbn_p99 / 5 << " us";
 }
 
 TEST(ScenarioMatrixTest, SameSeedGivesIdenticalResults) {

@@ -306,6 +306,23 @@ bool Context::TakeAsync(ibv_async_event* ev) {
   return true;
 }
 
+void Context::FillStats(braid_verbs_stats* out) {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::memset(out, 0, sizeof(*out));
+  const EndpointStats s = ep_->stats();
+  out->datagrams_sent = s.datagrams_sent;
+  out->datagrams_received = s.datagrams_received;
+  out->retransmits = s.reliability.retransmits;
+  out->messages_sent = s.messages_sent;
+  out->messages_received = s.messages_received;
+  out->malformed = counters_.malformed;
+  for (const auto& [qpn, qp] : qps_) {
+    out->rnr_naks_sent += qp->counters().rnr_naks_sent;
+    out->rnr_naks_received += qp->counters().rnr_naks_received;
+    out->remote_access_errors += qp->counters().access_errors;
+  }
+}
+
 void Context::PrintStats() {
   const ContextCounters& c = counters_;
   std::fprintf(stderr,
@@ -321,7 +338,13 @@ void Context::PrintStats() {
                static_cast<unsigned long long>(c.app_progress),
                static_cast<unsigned long long>(c.thread_progress));
   const EndpointStats s = ep_->stats();
-  (void)s;
+  std::fprintf(stderr,
+               "braid0 %s: datagrams sent %llu received %llu retransmits "
+               "%llu\n",
+               local_.ToString().c_str(),
+               static_cast<unsigned long long>(s.datagrams_sent),
+               static_cast<unsigned long long>(s.datagrams_received),
+               static_cast<unsigned long long>(s.reliability.retransmits));
 }
 
 }  // namespace braid::verbs_compat

@@ -29,6 +29,7 @@
 #include "braid/completion.h"
 #include "braid/endpoint.h"
 #include "braid/time.h"
+#include "braid/verbs.h"
 #include "verbs_compat/config.h"
 #include "verbs_compat/pd_mr.h"
 
@@ -104,6 +105,9 @@ class Context {
   bool TakeAsync(ibv_async_event* ev);
 
   ContextCounters& counters() { return counters_; }
+  // Endpoint counters plus the live QPs' counters (braid_verbs_query_stats).
+  // Takes the lock.
+  void FillStats(struct braid_verbs_stats* out);
 
  private:
   struct ShellT {

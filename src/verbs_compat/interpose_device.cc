@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "braid/verbs.h"
 #include "verbs_compat/context.h"
 #include "verbs_compat/device.h"
 #include "verbs_compat/real_verbs.h"
@@ -295,6 +296,12 @@ int ibv_resolve_eth_l2_from_gid(ibv_context* context, ibv_ah_attr* attr,
   }
   BRAID_REAL(ibv_resolve_eth_l2_from_gid, "IBVERBS_1.1");
   return real ? real(context, attr, eth_mac, vid) : ENOSYS;
+}
+
+int braid_verbs_query_stats(ibv_context* context, braid_verbs_stats* out) {
+  if (!IsBraidContext(context)) return EINVAL;
+  Context::From(context)->FillStats(out);
+  return 0;
 }
 
 }  // extern "C"

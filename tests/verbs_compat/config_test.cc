@@ -1,0 +1,65 @@
+#include "verbs_compat/config.h"
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace braid::verbs_compat {
+namespace {
+
+absl::StatusOr<VerbsConfig> Load(std::map<std::string, std::string> env) {
+  return LoadConfig([&env](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(VerbsConfigTest, DefaultsBindLoopbackWithSixteenPaths) {
+  absl::StatusOr<VerbsConfig> c = Load({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->bind_ipv4, 0x7f000001u);
+  EXPECT_EQ(c->paths, 16);
+  EXPECT_EQ(c->mode, Mode::kSpray);
+  EXPECT_EQ(c->loss, 0);
+  EXPECT_FALSE(c->disabled);
+}
+
+TEST(VerbsConfigTest, ParsesEveryVariable) {
+  absl::StatusOr<VerbsConfig> c = Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
+                                        {"BRAID_VERBS_PORT_BASE", "30000"},
+                                        {"BRAID_VERBS_PATHS", "4"},
+                                        {"BRAID_VERBS_MODE", "gbn"},
+                                        {"BRAID_VERBS_LOSS", "1%"},
+                                        {"BRAID_VERBS_MTU", "9000"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->bind_ipv4, 0x0a010203u);
+  EXPECT_EQ(c->port_base, 30000);
+  EXPECT_EQ(c->paths, 4);
+  EXPECT_EQ(c->mode, Mode::kGoBackN);
+  EXPECT_DOUBLE_EQ(c->loss, 0.01);
+  EXPECT_EQ(c->mtu, 9000u);
+  EndpointOptions o = c->ToEndpointOptions(30001);
+  EXPECT_EQ(o.bind, "10.1.2.3:30001");
+  EXPECT_DOUBLE_EQ(o.impair.drop, 0.01);
+}
+
+TEST(VerbsConfigTest, BadValuesNameTheVariable) {
+  const std::map<std::string, std::string> bad[] = {
+      {{"BRAID_VERBS_BIND", "::1"}},        {{"BRAID_VERBS_BIND", "nonsense"}},
+      {{"BRAID_VERBS_PATHS", "0"}},         {{"BRAID_VERBS_PATHS", "abc"}},
+      {{"BRAID_VERBS_PORT_BASE", "60000"}}, {{"BRAID_VERBS_MODE", "fast"}},
+      {{"BRAID_VERBS_LOSS", "0.9"}},        {{"BRAID_VERBS_LOSS", "-1"}},
+      {{"BRAID_VERBS_MTU", "100"}},
+  };
+  for (const auto& env : bad) {
+    absl::StatusOr<VerbsConfig> c = Load(env);
+    ASSERT_FALSE(c.ok()) << env.begin()->second;
+    EXPECT_NE(std::string(c.status().message()).find(env.begin()->first),
+              std::string::npos)
+        << c.status();
+  }
+}
+
+}  // namespace
+}  // namespace braid::verbs_compat

@@ -22,6 +22,8 @@
 #   bench/compare_udp.sh [--build DIR] [--rounds 3] [--seconds 2]
 #                        [--lat-iters 20000] [--mtu 1500] [--no-gso] [--no-gro]
 #                        [--loss 0.01] [--paths 16] [--json] [--keep DIR]
+#                        [--nice N]   (run both tools at this nice level, e.g.
+#                                      -10 on a shared, busy machine; root)
 set -euo pipefail
 
 BUILD=""
@@ -36,6 +38,7 @@ PATHS=16
 JSON=0
 KEEP=""
 BUDGET=170
+NICE=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) BUILD="$2"; shift 2 ;;
@@ -50,7 +53,8 @@ while [[ $# -gt 0 ]]; do
     --json) JSON=1; shift ;;
     --keep) KEEP="$2"; shift 2 ;;
     --budget) BUDGET="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --nice) NICE="$2"; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +78,8 @@ PERF="$(find_bin tools/braid_perf/braid-perf)"
 [[ -x "$PERF" ]] || { echo "braid-perf not found (build it, or --build DIR)" >&2; exit 2; }
 
 DGRAM=$((MTU - 28))
+RUN=(nice -n "$NICE")
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 WORK="$(mktemp -d /tmp/compare_udp.XXXXXX)"
 SERVER_PID=""
 START=$SECONDS
@@ -102,22 +108,28 @@ BLAST_PORT=$((20000 + RANDOM % 20000))
 
 # record <tag> <json line>: appends to the results file.
 record() { printf '%s\t%s\n' "$1" "$2" >> "$WORK/results.tsv"; }
+# progress <tag> <start second>: one line on stderr per measurement.
+progress() {
+  [[ $JSON -eq 1 ]] || echo "  $1: $((SECONDS - $2)) s" >&2
+}
 
 # raw <tag> <client args...>: one udp-blast measurement with its own server.
 raw() {
   local tag="$1"; shift
   over_budget && return 0
-  "$BLAST" server -b "127.0.0.1:$BLAST_PORT" --busy-poll --json \
+  local t0=$SECONDS
+  "${RUN[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" --busy-poll --json \
     >"$WORK/blast_server.out" 2>&1 &
   SERVER_PID=$!
   sleep 0.2
   local out
-  if out="$(timeout 30 "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" --busy-poll --json 2>"$WORK/blast_client.err")"; then
+  if out="$(timeout 30 "${RUN[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" --busy-poll --json 2>"$WORK/blast_client.err")"; then
     record "$tag" "$out"
   else
     echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
   fi
   stop_server
+  progress "$tag" "$t0"
 }
 
 # braid <tag> <server extra args> -- <client args...>
@@ -127,8 +139,9 @@ braid() {
   while [[ "$1" != "--" ]]; do sargs+=("$1"); shift; done
   shift
   over_budget && return 0
+  local t0=$SECONDS
   : >"$WORK/perf_server.err"
-  "$PERF" --server --bind 127.0.0.1:0 --time-limit 40 --json "${sargs[@]}" \
+  "${RUN[@]}" "$PERF" --server --bind 127.0.0.1:0 --time-limit 40 --json "${sargs[@]}" \
     >"$WORK/perf_server.out" 2>"$WORK/perf_server.err" &
   SERVER_PID=$!
   local addr="" i
@@ -143,7 +156,7 @@ braid() {
     return 0
   fi
   local out rc=0
-  out="$(timeout 45 "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
+  out="$(timeout 45 "${RUN[@]}" "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
   if [[ -n "$out" ]]; then
     record "$tag" "$out"
   fi
@@ -156,6 +169,7 @@ braid() {
     sleep 0.05
   done
   stop_server
+  progress "$tag" "$t0"
 }
 
 COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS")
@@ -175,9 +189,10 @@ done
 braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 --block "${COMMON[@]}"
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
-python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" <<'PY'
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" <<'PY'
 import json, statistics, sys
-path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed = sys.argv[1:]
+path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1 = sys.argv[1:]
 runs = {}
 try:
     for line in open(path):
@@ -245,6 +260,7 @@ if as_json == "1":
     print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
                       "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
                       "loss": float(loss), "paths": int(paths), "elapsed_s": int(elapsed),
+                      "nice": int(nice), "loadavg_before": load0, "loadavg_after": load1,
                       "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
@@ -255,6 +271,7 @@ def f(v, spec):
 print(f"braid vs raw UDP on loopback: {rounds} rounds alternating, MTU {mtu} "
       f"(datagram {int(mtu)-28} B), {gso[2:]}, {gro[2:]}, {paths} paths, "
       f"loss runs at {float(loss)*100:g}% on both sides; {elapsed} s")
+print(f"nice {nice}; load average before {load0}, after {load1}")
 print()
 print("medians")
 print(f"  raw  bw  {int(mtu)-28} B datagrams   {f(fig['raw_bw_gbps'], '8.3f')} Gbit/s")

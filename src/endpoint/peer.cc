@@ -73,6 +73,10 @@ Peer::Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
       window_(kWindowPackets),
       acks_(AckOpts(cfg)),
       reassembler_(ReasmOptions(cfg, host)) {
+  // A random first session number: if this endpoint forgets the peer
+  // (eviction) and meets it again, the peer's receive side must see a new
+  // session, not a continuation of the old one.
+  session_ = static_cast<uint32_t>(seed >> 32) | 1;
   session_base_ = sent_.next_psn();
   credit_limit_ = session_base_ + wire::kInitialCreditPackets;
   granted_ = window_.cum() + wire::kInitialCreditPackets;
@@ -97,6 +101,7 @@ bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, DropStats* drops) {
   peer_inc_ = src_inc;
   ResetReceiveSide(0, window_.cum());
   rx_synced_ = false;
+  retired_sessions_.fill(0);
   RestartSession(FailureCause::kPeerRestarted, now);
   return true;
 }

@@ -178,6 +178,8 @@ class Peer : private retransmit::SenderEvents {
   // ---- Receive side ----
   bool rx_synced_ = false;
   uint32_t rx_session_ = 0;
+  std::array<uint32_t, 4> retired_sessions_{};
+  size_t retired_session_next_ = 0;
   reorder::ReceiveWindow window_;
   reorder::AckScheduler acks_;
   reorder::Reassembler reassembler_;

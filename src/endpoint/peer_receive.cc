@@ -9,7 +9,15 @@ namespace braid::endpoint {
 void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
   window_.Reset(base);
   reassembler_.Clear();
-  ordered_.Reset();
+  // Held ordered messages were acknowledged: deliver them (in order, the
+  // failed ones skipped) rather than drop what the sender counts as done.
+  released_.clear();
+  ordered_.Flush(&released_);
+  for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
+  released_.clear();
+  if (rx_synced_ && rx_session_ != session) {
+    retired_sessions_[retired_session_next_++ % retired_sessions_.size()] = rx_session_;
+  }
   rx_session_ = session;
   granted_ = base + wire::kInitialCreditPackets;
   nak_pending_ = false;
@@ -148,8 +156,13 @@ void Peer::OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops) {
   last_activity_ = now;
   switch (c.type) {
     case wire::CtrlType::kSync: {
-      const int32_t age = static_cast<int32_t>(c.session - rx_session_);
-      if (rx_synced_ && age <= 0) return;  // this session, or an older one
+      // Session numbers start at a random value per sender context, so a
+      // sender that forgot us (evicted) never reuses the one we hold; a SYNC
+      // of the current or a retired session is a late duplicate.
+      if (rx_synced_ && c.session == rx_session_) return;
+      for (uint32_t r : retired_sessions_) {
+        if (r != 0 && r == c.session) return;
+      }
       ResetReceiveSide(c.session, wire::Psn(c.value));
       rx_synced_ = true;
       return;

@@ -1,5 +1,7 @@
 #include "reorder/ordered_release.h"
 
+#include <algorithm>
+
 #include <utility>
 
 namespace braid::reorder {
@@ -75,6 +77,21 @@ size_t OrderedRelease::Reset() {
   held_bytes_ = 0;
   stats_.reset_dropped += dropped;
   return dropped;
+}
+
+void OrderedRelease::Flush(std::vector<CompletedMessage>* released) {
+  std::vector<uint64_t> keys;
+  keys.reserve(held_.size());
+  for (const auto& [key, m] : held_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (uint64_t k : keys) {
+    auto it = held_.find(k);
+    released->push_back(std::move(it->second));
+    ++stats_.released_ordered;
+  }
+  held_.clear();
+  next_.clear();
+  held_bytes_ = 0;
 }
 
 size_t OrderedRelease::ResetStream(uint16_t stream_id) {

@@ -54,6 +54,11 @@ class OrderedRelease {
   // dropped. Returns the number dropped.
   size_t Reset();
 
+  // New sender session, keeping what was already acknowledged: appends every
+  // held message to *released in (stream, stream_seq) order — skipping the
+  // gaps, whose sends failed at the sender — then restarts every stream at 0.
+  void Flush(std::vector<CompletedMessage>* released);
+
   // Restarts one stream at seq 0 (e.g. its QP was reset), dropping its held
   // messages. O(held messages). Returns the number dropped.
   size_t ResetStream(uint16_t stream_id);

@@ -30,3 +30,43 @@ TEST(EndpointCoreTest, SmallMessageIsDeliveredByteExactAndCompleted) {
 
 }  // namespace
 }  // namespace braid::endpoint
+
+namespace braid::endpoint {
+namespace {
+
+// Regression: a sender that evicts a peer and meets it again starts a new
+// session; the receiver must not mistake it for its old one (which would ack
+// new PSNs as duplicates and report undelivered messages as done).
+TEST(EndpointCoreTest, SenderThatForgotThePeerStartsAFreshSession) {
+  ProtocolOptions proto;
+  proto.max_peers = 1;
+  proto.peer_timeout = DurationNs::Millis(1);
+  testing::CorePair p(proto);
+  const NetAddr c_addr = NetAddr::Ipv4(0x0a000003, 7000);
+  p.filter = [&](const testing::Wire& w) { return w.to != c_addr; };
+  std::vector<uint8_t> m(20000, 7);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
+  }
+  p.Run(200);
+  EXPECT_EQ(p.Drain(*p.b).size(), 5u);
+  EXPECT_EQ(p.Drain(*p.a).size(), 5u);
+  // A talks to C (unreachable) — B's idle peer entry is evicted for it; the
+  // send to C fails after peer_timeout, freeing the slot again.
+  ASSERT_TRUE(p.a->Send(p.now, c_addr, OutMessage::Copy(m.data(), 100)).ok());
+  p.Run(400);
+  auto failed = p.Drain(*p.a);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].type, CompletionType::kSendFailed);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
+  }
+  p.Run(400);
+  size_t done = 0;
+  for (const Completion& c : p.Drain(*p.a)) done += c.type == CompletionType::kSendDone;
+  EXPECT_EQ(done, 10u);
+  EXPECT_EQ(p.Drain(*p.b).size(), 10u);  // every "done" message really arrived
+}
+
+}  // namespace
+}  // namespace braid::endpoint

@@ -139,6 +139,7 @@ run() {
   rc=$PERF_RC
   perf_wait_server
   [[ $cond == blackhole ]] && { wait "$SAMPLER_PID" 2>/dev/null || true; }
+  cp "$FABRIC_TMP/client.json" "$ROOT/out/fabric_demo.$cond.$mode.json" 2>/dev/null || true
   perf_spread_snapshot
   spread=$(for k in 0 1 2 3; do perf_link_counter "$k" 0 up_pkts; done | paste -sd' ')
   python3 - "$FABRIC_TMP/client.json" "$cond" "$mode" "$rc" "$spread" >>"$RES" <<'PY'
@@ -250,8 +251,6 @@ set key top right
 set title "goodput per condition (udp-blast clean: $BLAST_GBPS Gbit/s)"
 plot "$FABRIC_TMP/bars.dat" using 2:xtic(1) title "spray (16 paths)", "" using 3 title "gbn (1 path)"
 if ($have_ts) {
-  unset style
-  set style data lines
   set title "blackhole at t=${EV:-?} s: wire rate into host 1 (50 ms windows)"
   set xlabel "seconds"
   set ylabel "Gbit/s"

@@ -89,7 +89,11 @@ perf_server() {
   shift
   ip=$(fab addr --host "$host")
   rm -f "$FABRIC_TMP/server.out" "$FABRIC_TMP/server.err"
-  fab exec --host "$host" -- "$PERF" --server --bind "$ip:$PERF_DPORT" "$@" \
+  # "$FABRIC" directly, not the fab function: then $! is braid-perf itself
+  # (braid-fabric exec execs `ip netns exec`, which execs the command), not
+  # a subshell, so perf_wait_server can end it.
+  "$FABRIC" exec --name "$FABRIC_NAME" --host "$host" -- \
+    "$PERF" --server --bind "$ip:$PERF_DPORT" "$@" \
     >"$FABRIC_TMP/server.out" 2>"$FABRIC_TMP/server.err" &
   PERF_SERVER_PID=$!
   FABRIC_BG_PIDS+=("$PERF_SERVER_PID")

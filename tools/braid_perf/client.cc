@@ -41,14 +41,24 @@ class Client {
     }
     if (!fatal) SayBye();
     std::string stats_json;
-    if (f_.stats && f_.json) stats_json = FormatStatsJson(ep_->ep().stats());
+    if (f_.stats && f_.json) {
+      // {"endpoint":{...},"peers":[{...with paths...}]}
+      stats_json = FormatStatsJson(ep_->ep().stats());
+      std::string peers;
+      for (const PeerStats& p : ep_->ep().peer_stats(/*with_paths=*/true)) {
+        if (!peers.empty()) peers += ",";
+        peers += FormatPeerStatsJson(p);
+      }
+      stats_json =
+          "{\"endpoint\":" + stats_json + ",\"peers\":[" + peers + "]}";
+    }
     if (f_.json) {
       std::fputs(FormatJson(f_, rows, stats_json).c_str(), stdout);
     } else {
       std::fputs(FormatTable(rows).c_str(), stdout);
       if (f_.stats) {
         std::fputs(FormatStatsTable(ep_->ep().stats()).c_str(), stdout);
-        for (const PeerStats& p : ep_->ep().peer_stats()) {
+        for (const PeerStats& p : ep_->ep().peer_stats(/*with_paths=*/true)) {
           std::fputs(FormatPeerStatsTable(p).c_str(), stdout);
         }
       }

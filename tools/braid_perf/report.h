@@ -53,7 +53,7 @@ struct RunResult {
 // failing result.
 std::string FormatTable(const std::vector<RunResult>& rows);
 // One JSON object (one line) describing the whole invocation.
-// `stats_json` (FormatStatsJson output or "") is embedded as "stats".
+// `stats_json` (a JSON object or "") is embedded as "stats".
 std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
                        const std::string& stats_json);
 // One row as a JSON object.

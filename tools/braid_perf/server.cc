@@ -66,7 +66,7 @@ class Server {
   // Prints the endpoint's counters (--stats) to stderr.
   void PrintStats() {
     std::fprintf(stderr, "%s", FormatStatsTable(ep_->ep().stats()).c_str());
-    for (const PeerStats& p : ep_->ep().peer_stats()) {
+    for (const PeerStats& p : ep_->ep().peer_stats(/*with_paths=*/true)) {
       std::fprintf(stderr, "%s", FormatPeerStatsTable(p).c_str());
     }
   }

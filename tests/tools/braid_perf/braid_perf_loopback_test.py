@@ -159,7 +159,9 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         row = rep["results"][0]
         self.assertTrue(row["ok"])
         self.assertGreater(row["iters"], 0)
-        self.assertIn("tx_syscalls", rep["stats"])
+        self.assertIn("tx_syscalls", rep["stats"]["endpoint"])
+        self.assertEqual(len(rep["stats"]["peers"]), 1)
+        self.assertGreater(len(rep["stats"]["peers"][0]["paths"]), 0)
 
     def test_table_output_for_people(self):
         srv = Server(["--block"])

@@ -51,8 +51,9 @@ struct ProtocolOptions {
   // peers; while above it, no new credit is granted (a slow reader is never
   // overrun, the senders wait).
   uint64_t receive_queue_bytes = 256ull << 20;
-  // A peer that answers nothing for this long fails every send to it
-  // with kPeerUnreachable.
+  // A peer that answers nothing for this long — or leaves one packet
+  // unacknowledged for this long while acking others (it keeps refusing it)
+  // — fails the sends in flight to it with kPeerUnreachable.
   DurationNs peer_timeout = DurationNs::Seconds(2);
   // Retransmission timer bounds.
   DurationNs min_rto = DurationNs::Micros(200);

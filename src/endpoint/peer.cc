@@ -177,8 +177,11 @@ void Peer::OnTimer(TimeNs now) {
   sent_.OnTimer(now, *this);
   paths_.OnTimer(now);
   FlushCcEvents(now);
+  TrackOldestUnacked(now);
   const bool busy = sent_.HasUnacked() || !queued_.empty();
-  if (busy && now - last_ack_progress_ >= cfg_.proto.peer_timeout) {
+  const bool stuck = !oldest_unacked_since_.IsInfinite() &&
+                     now - oldest_unacked_since_ >= cfg_.proto.peer_timeout;
+  if ((busy && now - last_ack_progress_ >= cfg_.proto.peer_timeout) || stuck) {
     // The peer answered nothing for peer_timeout: fail what it holds up.
     FailAll(FailureCause::kPeerUnreachable, now);
     return;
@@ -204,6 +207,7 @@ TimeNs Peer::NextWake() const {
   if (sent_.HasUnacked() || !queued_.empty()) {
     t = Min(t, last_ack_progress_ + cfg_.proto.peer_timeout);
   }
+  t = Min(t, oldest_unacked_since_ + cfg_.proto.peer_timeout);
   if (credit_blocked_ && next_probe_.IsInfinite()) {
     // Arm the probe timer on the next OnTimer.
     t = Min(t, last_activity_ + sent_.rto());

@@ -133,6 +133,7 @@ class Peer : private retransmit::SenderEvents {
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                          wire::PathId path);
   void FlushCcEvents(TimeNs now);
+  void TrackOldestUnacked(TimeNs now);
 
   // Receive-side helpers (peer_receive.cc).
   void ResetReceiveSide(uint32_t session, wire::Psn base);
@@ -165,6 +166,11 @@ class Peer : private retransmit::SenderEvents {
   wire::Psn credit_limit_;   // peer lets us send PSN < this
   uint32_t last_ce_count_ = 0;
   TimeNs last_ack_progress_;  // for the peer_timeout deadline
+  // The oldest unacknowledged PSN and since when it has been the oldest: a
+  // packet the peer keeps refusing fails its session after peer_timeout even
+  // while other packets are acked.
+  wire::Psn oldest_unacked_;
+  TimeNs oldest_unacked_since_ = TimeNs::Infinite();
   TimeNs next_probe_;
   bool probe_due_ = false;
   bool credit_blocked_ = false;

@@ -108,6 +108,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
   next_probe_ = TimeNs::Infinite();
   have_ack_event_ = have_loss_event_ = false;
   last_ack_progress_ = now;
+  oldest_unacked_since_ = TimeNs::Infinite();
 }
 
 void Peer::FailAll(FailureCause cause, TimeNs now) {
@@ -214,6 +215,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                            out.subspan(pos));
     sent_.OnFirstSent(TagOf(m->msg_seq, m->next_frag), bytes, path, h.path_seq,
                       now);
+    if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
     ++m->next_frag;
     ++packets_sent_;
     bytes_sent_ += plen;
@@ -278,6 +280,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   }
   PopFinishedMessages();
   FlushCcEvents(now);
+  TrackOldestUnacked(now);
 }
 
 void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
@@ -330,6 +333,18 @@ void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
   if (path < paths_.size()) paths_.OnRttSample(path, rtt);
   pending_ack_event_.rtt = rtt;
   have_ack_event_ = true;
+}
+
+void Peer::TrackOldestUnacked(TimeNs now) {
+  if (!sent_.HasUnacked()) {
+    oldest_unacked_since_ = TimeNs::Infinite();
+    return;
+  }
+  const wire::Psn lowest = sent_.lowest_unacked();
+  if (oldest_unacked_since_.IsInfinite() || lowest != oldest_unacked_) {
+    oldest_unacked_ = lowest;
+    oldest_unacked_since_ = now;
+  }
 }
 
 void Peer::OnSpuriousRetransmit(wire::Psn psn) { ++rel_.spurious_retransmits; }

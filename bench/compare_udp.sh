@@ -19,17 +19,19 @@
 # its PID; a trap stops whatever is left. The whole run is bounded (default
 # budget 170 s; each process also has its own time limit).
 #
-#   bench/compare_udp.sh [--build DIR] [--rounds 3] [--seconds 2]
-#                        [--lat-iters 20000] [--mtu 1500] [--no-gso] [--no-gro]
+#   bench/compare_udp.sh [--build DIR] [--rounds 3] [--seconds 1.5]
+#                        [--lat-iters 5000] [--mtu 1500] [--no-gso] [--no-gro]
 #                        [--loss 0.01] [--paths 16] [--json] [--keep DIR]
 #                        [--nice N]   (run both tools at this nice level, e.g.
 #                                      -10 on a shared, busy machine; root)
+#                        [--braid-args "--cc none ..."]  (extra braid-perf
+#                                      flags for both sides, for diagnosis)
 set -euo pipefail
 
 BUILD=""
 ROUNDS=3
-SECS=2
-LAT_ITERS=20000
+SECS=1.5
+LAT_ITERS=5000
 MTU=1500
 GSO=--gso
 GRO=--gro
@@ -39,6 +41,7 @@ JSON=0
 KEEP=""
 BUDGET=170
 NICE=0
+BRAID_ARGS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) BUILD="$2"; shift 2 ;;
@@ -54,7 +57,8 @@ while [[ $# -gt 0 ]]; do
     --keep) KEEP="$2"; shift 2 ;;
     --budget) BUDGET="$2"; shift 2 ;;
     --nice) NICE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --braid-args) BRAID_ARGS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -172,7 +176,8 @@ braid() {
   progress "$tag" "$t0"
 }
 
-COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS")
+# shellcheck disable=SC2206  # word-splitting of --braid-args is wanted
+COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS" $BRAID_ARGS)
 IMP=(--loss "$LOSS")
 for round in $(seq "$ROUNDS"); do
   [[ $JSON -eq 1 ]] || echo "round $round/$ROUNDS ($((SECONDS - START)) s)" >&2
@@ -190,9 +195,9 @@ braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 --block "
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" <<'PY'
+python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" <<'PY'
 import json, statistics, sys
-path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1 = sys.argv[1:]
+path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs = sys.argv[1:]
 runs = {}
 try:
     for line in open(path):
@@ -260,7 +265,7 @@ if as_json == "1":
     print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
                       "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
                       "loss": float(loss), "paths": int(paths), "elapsed_s": int(elapsed),
-                      "nice": int(nice), "loadavg_before": load0, "loadavg_after": load1,
+                      "nice": int(nice), "braid_args": bargs, "loadavg_before": load0, "loadavg_after": load1,
                       "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
@@ -271,7 +276,8 @@ def f(v, spec):
 print(f"braid vs raw UDP on loopback: {rounds} rounds alternating, MTU {mtu} "
       f"(datagram {int(mtu)-28} B), {gso[2:]}, {gro[2:]}, {paths} paths, "
       f"loss runs at {float(loss)*100:g}% on both sides; {elapsed} s")
-print(f"nice {nice}; load average before {load0}, after {load1}")
+print(f"nice {nice}; load average before {load0}, after {load1}"
+      + (f"; extra braid-perf flags: {bargs}" if bargs else ""))
 print()
 print("medians")
 print(f"  raw  bw  {int(mtu)-28} B datagrams   {f(fig['raw_bw_gbps'], '8.3f')} Gbit/s")

@@ -1,7 +1,6 @@
 #include "endpoint/endpoint_core.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "wire/frames.h"
@@ -129,7 +128,6 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         continue;
       }
     } else if (dst != cfg_.incarnation) {
-      fprintf(stderr, "DBG core stale type=%d dst=%llx mine=%llx\n", (int)f.type, (unsigned long long)dst, (unsigned long long)cfg_.incarnation);
       ++drops_.stale_incarnation;
       continue;
     }
@@ -152,9 +150,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         peer->OnData(now, f.data, f.payload, ce, &drops_);
         break;
       case wire::FrameType::kAck:
-        fprintf(stderr, "DBG ack inc=%llx dst=%llx session=%u cum=%u credit=%u stale_before=%llu\n", (unsigned long long)cfg_.incarnation, (unsigned long long)f.ack.dst_incarnation, f.ack.session, f.ack.cum_psn.value(), f.ack.credit_psn.value(), (unsigned long long)drops_.stale_incarnation);
         peer->OnAck(now, f.ack, f.sack, &drops_);
-        fprintf(stderr, "DBG after stale=%llu\n", (unsigned long long)drops_.stale_incarnation);
         break;
       case wire::FrameType::kCtrl:
         peer->OnCtrl(now, f.ctrl, &drops_);

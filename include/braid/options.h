@@ -36,6 +36,12 @@ struct ProtocolOptions {
   Mode mode = Mode::kSpray;
   // Entropy values (paths) per peer, 1..256. kGoBackN always uses 1.
   uint16_t paths = 16;
+  // Datagrams sent on one path before the next is picked (1 = a new path per
+  // datagram; 0 = the backend's default: 8 over kernel UDP, 1 in the
+  // simulator). Short runs on one path let kernel UDP batch them (one
+  // syscall, one GSO super-datagram, GRO at the receiver) while still
+  // spreading every message over the paths.
+  uint16_t spray_run = 0;
   CcAlgorithm cc = CcAlgorithm::kSwift;
   // Largest message Send accepts, bytes. Hard ceiling 1 GiB.
   uint32_t max_message_bytes = 64u << 20;
@@ -87,7 +93,8 @@ struct TestImpairments {
 struct UdpBackendOptions {
   // First source port of the entropy sockets; 0 = ephemeral ports.
   uint16_t src_port_base = 0;
-  // Entropy sockets (distinct source ports). 0 = same as paths.
+  // Entropy sockets (distinct source ports). 0 = twice the paths (at most
+  // 256), leaving spare ports for recycling failed paths.
   uint16_t entropy_sockets = 0;
   bool gso = true;
   bool gro = true;

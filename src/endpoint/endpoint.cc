@@ -8,6 +8,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -197,7 +198,11 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   uo.src_port_base = options.udp.src_port_base;
   const uint16_t paths =
       options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
-  uo.num_entropies = options.udp.entropy_sockets ? options.udp.entropy_sockets : paths;
+  // Twice as many entropy sockets as paths, so a failing path can be
+  // recycled onto a source port no other path uses.
+  uo.num_entropies = options.udp.entropy_sockets
+                         ? options.udp.entropy_sockets
+                         : static_cast<uint16_t>(std::min(256, 2 * paths));
   const uint32_t ip_hdr = bind->family == NetAddr::Family::kIpv6 ? 40 : 20;
   uo.mtu_payload = options.mtu - ip_hdr - 8;
   uo.gso = options.udp.gso;
@@ -233,6 +238,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   Rng rng(seed);
   endpoint::CoreConfig cfg;
   cfg.proto = options.protocol;
+  if (cfg.proto.spray_run == 0) cfg.proto.spray_run = 8;  // kernel UDP batches runs
   cfg.incarnation = rng.Next() | 1;  // never 0
   cfg.seed = rng.Next();
   cfg.entropy_count = be->EntropyCount();

@@ -124,7 +124,15 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     uint32_t bytes;
     wire::PathId last;
     if (sent_.PeekRetransmit(&psn, &tag, &bytes, &last)) avoid = last;
-    path = paths_.Pick(now, avoid);
+    if (run_left_ > 0 && run_path_ != avoid &&
+        paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
+      path = run_path_;
+      --run_left_;
+    } else {
+      path = paths_.Pick(now, avoid);
+      run_path_ = path;
+      run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
+    }
     have_path = true;
   }
   // Control first: SYNC must precede the data it announces.

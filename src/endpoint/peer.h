@@ -154,6 +154,8 @@ class Peer : private retransmit::SenderEvents {
   multipath::PathSet paths_;
   retransmit::SentPacketManager sent_;
   std::unique_ptr<cc::CongestionControl> cc_;
+  wire::PathId run_path_ = 0;  // path of the current spray run
+  uint16_t run_left_ = 0;      // datagrams left in it
   std::deque<OutMessage> queued_;    // accepted, not started
   std::deque<OutMessage> inflight_;  // started; front has msg_seq inflight_base_
   uint32_t inflight_base_ = 0;       // msg_seq of inflight_.front()

@@ -62,6 +62,7 @@ Protocol
   --mode M             spray | gbn | both (default spray)
   --paths N            entropies per peer (default 16)
   --cc C               swift | none (default swift)
+  --spray-run N        datagrams per path before switching (default 1)
   --peer-timeout-ms T  sends fail after T ms of peer silence (default 50)
 Impairments (repeatable)
   --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
@@ -240,6 +241,8 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
       }
     } else if (flag == "--paths") {
       s = Int<uint16_t>(flag, v, 1, 256, &c.protocol.paths);
+    } else if (flag == "--spray-run") {
+      s = Int<uint16_t>(flag, v, 1, 1024, &c.protocol.spray_run);
     } else if (flag == "--cc") {
       absl::StatusOr<CcAlgorithm> a = ParseCc(v);
       if (a.ok()) {

@@ -13,7 +13,7 @@
 #   braid bw  with --loss P on both sides (data and ack paths)
 #   braid lat with --loss P on both sides
 #
-# then prints the median of each figure over the rounds and the ratios the
+# (--block: both tools wait in poll/epoll instead) then prints the median of each figure over the rounds and the ratios the
 # issue asks for, plus one --block bw run for syscalls per datagram.
 # Every server is started by this script for one measurement and stopped by
 # its PID; a trap stops whatever is left. The whole run is bounded (default
@@ -24,6 +24,8 @@
 #                        [--loss 0.01] [--paths 16] [--json] [--keep DIR]
 #                        [--nice N]   (run both tools at this nice level, e.g.
 #                                      -10 on a shared, busy machine; root)
+#                        [--block]    (both tools block in poll/epoll instead
+#                                      of busy-polling; for loaded machines)
 #                        [--braid-args "--cc none ..."]  (extra braid-perf
 #                                      flags for both sides, for diagnosis)
 set -euo pipefail
@@ -42,6 +44,7 @@ KEEP=""
 BUDGET=170
 NICE=0
 BRAID_ARGS=""
+BLOCK=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) BUILD="$2"; shift 2 ;;
@@ -58,7 +61,8 @@ while [[ $# -gt 0 ]]; do
     --budget) BUDGET="$2"; shift 2 ;;
     --nice) NICE="$2"; shift 2 ;;
     --braid-args) BRAID_ARGS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --block) BLOCK=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -82,6 +86,9 @@ PERF="$(find_bin tools/braid_perf/braid-perf)"
 [[ -x "$PERF" ]] || { echo "braid-perf not found (build it, or --build DIR)" >&2; exit 2; }
 
 DGRAM=$((MTU - 28))
+BLAST_POLL=(--busy-poll)
+PERF_POLL=(--poll)
+if [[ $BLOCK -eq 1 ]]; then BLAST_POLL=(); PERF_POLL=(--block); fi
 RUN=(nice -n "$NICE")
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 WORK="$(mktemp -d /tmp/compare_udp.XXXXXX)"
@@ -122,12 +129,12 @@ raw() {
   local tag="$1"; shift
   over_budget && return 0
   local t0=$SECONDS
-  "${RUN[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" --busy-poll --json \
+  "${RUN[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json \
     >"$WORK/blast_server.out" 2>&1 &
   SERVER_PID=$!
   sleep 0.2
   local out
-  if out="$(timeout 30 "${RUN[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" --busy-poll --json 2>"$WORK/blast_client.err")"; then
+  if out="$(timeout 30 "${RUN[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json 2>"$WORK/blast_client.err")"; then
     record "$tag" "$out"
   else
     echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
@@ -177,7 +184,7 @@ braid() {
 }
 
 # shellcheck disable=SC2206  # word-splitting of --braid-args is wanted
-COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS" $BRAID_ARGS)
+COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS" "${PERF_POLL[@]}" $BRAID_ARGS)
 IMP=(--loss "$LOSS")
 for round in $(seq "$ROUNDS"); do
   [[ $JSON -eq 1 ]] || echo "round $round/$ROUNDS ($((SECONDS - START)) s)" >&2
@@ -191,13 +198,13 @@ for round in $(seq "$ROUNDS"); do
   braid braid_lat_loss "${COMMON[@]}" "${IMP[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}" "${IMP[@]}"
 done
 # Syscalls per datagram with blocking waits (busy-polling counts empty polls).
-braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 --block "${COMMON[@]}"
+braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 "${COMMON[@]}" --block
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" <<'PY'
+python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" <<'PY'
 import json, statistics, sys
-path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs = sys.argv[1:]
+path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs, block = sys.argv[1:]
 runs = {}
 try:
     for line in open(path):
@@ -265,7 +272,8 @@ if as_json == "1":
     print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
                       "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
                       "loss": float(loss), "paths": int(paths), "elapsed_s": int(elapsed),
-                      "nice": int(nice), "braid_args": bargs, "loadavg_before": load0, "loadavg_after": load1,
+                      "nice": int(nice), "braid_args": bargs,
+                      "polling": "block" if block == "1" else "busy", "loadavg_before": load0, "loadavg_after": load1,
                       "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
@@ -275,6 +283,7 @@ def f(v, spec):
 
 print(f"braid vs raw UDP on loopback: {rounds} rounds alternating, MTU {mtu} "
       f"(datagram {int(mtu)-28} B), {gso[2:]}, {gro[2:]}, {paths} paths, "
+      f"{'blocking' if block == '1' else 'busy-polling'} both sides, "
       f"loss runs at {float(loss)*100:g}% on both sides; {elapsed} s")
 print(f"nice {nice}; load average before {load0}, after {load1}"
       + (f"; extra braid-perf flags: {bargs}" if bargs else ""))

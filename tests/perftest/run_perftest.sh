@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Runs the unmodified perftest and ibverbs-utils binaries over braid0 on
+# loopback: a server and a client process per case, both with
+# LD_PRELOAD=libbraid-verbs.so, each bounded by `timeout`. Every case must
+# exit 0 on both sides.
+#
+# usage: run_perftest.sh <path/to/libbraid-verbs.so> [filter-regex]
+# env:   BRAID_VERBS_LOSS (e.g. 1%) is passed through to both processes.
+#        PERFTEST_ITERS   iterations per size (default 20 for -a, 200 else)
+#        PERFTEST_TIMEOUT seconds per process (default 240)
+#        PERFTEST_PORT    first TCP port for perftest's own exchange
+set -u
+LIB=${1:?usage: run_perftest.sh <libbraid-verbs.so> [filter]}
+FILTER=${2:-.}
+LIB=$(readlink -f "$LIB")
+ITERS_A=${PERFTEST_ITERS:-20}
+ITERS=${PERFTEST_ITERS_PLAIN:-200}
+TMO=${PERFTEST_TIMEOUT:-240}
+PORT=${PERFTEST_PORT:-$((19000 + RANDOM % 2000))}
+LOGDIR=$(mktemp -d /tmp/braid-perftest.XXXXXX)
+pass=0
+fail=0
+skip=0
+failed_cases=()
+server_pid=""
+
+cleanup() {
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+  fi
+}
+trap cleanup EXIT INT TERM
+
+for bin in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
+           ib_write_lat ib_read_lat ib_atomic_lat ibv_devinfo \
+           ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
+  if ! command -v "$bin" >/dev/null; then
+    echo "run_perftest: $bin not installed (apt-get install perftest ibverbs-utils)"
+    exit 1
+  fi
+done
+
+# Waits until a TCP listener is on $1 (perftest's server), up to 10 s.
+wait_listen() {
+  local port=$1 i
+  for i in $(seq 1 200); do
+    if ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; then return 0; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then return 1; fi
+    sleep 0.05
+  done
+  return 1
+}
+
+# run_pair <name> <binary> <args...>: server then client on a fresh port.
+run_pair() {
+  local name=$1 bin=$2
+  shift 2
+  if ! [[ "$name" =~ $FILTER ]]; then
+    return
+  fi
+  PORT=$((PORT + 1))
+  local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
+  local start=$SECONDS
+  LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" >"$slog" 2>&1 &
+  server_pid=$!
+  local crc=0 src=0
+  if wait_listen "$PORT"; then
+    LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" 127.0.0.1 \
+      >"$clog" 2>&1
+    crc=$?
+  else
+    crc=99
+    echo "(server never listened)" >"$clog"
+  fi
+  if [[ $crc -ne 0 ]]; then
+    # The server cannot finish without its client.
+    sleep 2
+    cleanup
+  fi
+  wait "$server_pid" 2>/dev/null
+  src=$?
+  server_pid=""
+  local dt=$((SECONDS - start))
+  if [[ $crc -eq 0 && $src -eq 0 ]]; then
+    pass=$((pass + 1))
+    printf 'PASS %-34s %4ds\n' "$name" "$dt"
+  else
+    fail=$((fail + 1))
+    failed_cases+=("$name")
+    printf 'FAIL %-34s %4ds (client rc=%d, server rc=%d)\n' "$name" "$dt" \
+      "$crc" "$src"
+    echo "---- server log ($slog)"; tail -n 15 "$slog"
+    echo "---- client log ($clog)"; tail -n 15 "$clog"
+  fi
+}
+
+run_single() {
+  local name=$1
+  shift
+  if ! [[ "$name" =~ $FILTER ]]; then
+    return
+  fi
+  local log="$LOGDIR/$name.log"
+  if LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$@" >"$log" 2>&1 &&
+      grep -q braid0 "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS %-34s\n' "$name"
+  else
+    fail=$((fail + 1))
+    failed_cases+=("$name")
+    printf 'FAIL %-34s\n' "$name"
+    tail -n 20 "$log"
+  fi
+}
+
+D=(-d braid0)
+echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0} logs=$LOGDIR"
+
+run_single ibv_devinfo_v ibv_devinfo -v
+run_pair ibv_rc_pingpong ibv_rc_pingpong "${D[@]}" -n 500
+run_pair ibv_rc_pingpong_gid ibv_rc_pingpong "${D[@]}" -g 0 -n 200 -e
+run_pair ibv_ud_pingpong ibv_ud_pingpong "${D[@]}" -n 500
+run_pair ibv_srq_pingpong ibv_srq_pingpong "${D[@]}" -n 200
+
+# Every verb, all sizes (-a: 2 B .. 8 MiB).
+for t in send write read; do
+  run_pair "ib_${t}_bw_a" "ib_${t}_bw" "${D[@]}" -a -n "$ITERS_A"
+  run_pair "ib_${t}_lat_a" "ib_${t}_lat" "${D[@]}" -a -n "$ITERS_A"
+done
+run_pair ib_atomic_bw_fa ib_atomic_bw "${D[@]}" -A FETCH_AND_ADD -n "$ITERS"
+run_pair ib_atomic_bw_cs ib_atomic_bw "${D[@]}" -A CMP_AND_SWAP -n "$ITERS"
+run_pair ib_atomic_lat ib_atomic_lat "${D[@]}" -n "$ITERS"
+
+# Events, multiple QPs, SRQ, UD.
+run_pair ib_send_bw_e ib_send_bw "${D[@]}" -e -n "$ITERS"
+run_pair ib_send_lat_e ib_send_lat "${D[@]}" -e -n "$ITERS"
+run_pair ib_read_bw_e ib_read_bw "${D[@]}" -e -n "$ITERS"
+run_pair ib_send_bw_q4 ib_send_bw "${D[@]}" -q 4 -n "$ITERS"
+run_pair ib_write_bw_q4 ib_write_bw "${D[@]}" -q 4 -n "$ITERS"
+run_pair ib_read_bw_q4 ib_read_bw "${D[@]}" -q 4 -n "$ITERS"
+run_pair ib_atomic_bw_q4 ib_atomic_bw "${D[@]}" -q 4 -n "$ITERS"
+run_pair ib_send_bw_srq ib_send_bw "${D[@]}" --use-srq -n "$ITERS"
+run_pair ib_send_lat_srq ib_send_lat "${D[@]}" --use-srq -n "$ITERS"
+run_pair ib_send_bw_ud ib_send_bw "${D[@]}" -c UD -a -n "$ITERS_A"
+run_pair ib_send_lat_ud ib_send_lat "${D[@]}" -c UD -a -n "$ITERS_A"
+run_pair ib_send_bw_bidir ib_send_bw "${D[@]}" -b -n "$ITERS"
+run_pair ib_write_bw_64k ib_write_bw "${D[@]}" -s 65536 -n 2000
+run_pair ib_send_lat_64 ib_send_lat "${D[@]}" -s 64 -n 2000
+
+echo
+echo "perftest over braid0: $pass passed, $fail failed"
+if [[ $fail -ne 0 ]]; then
+  echo "failed: ${failed_cases[*]}"
+  exit 1
+fi
+rm -rf "$LOGDIR"
+exit 0

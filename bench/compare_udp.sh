@@ -132,7 +132,15 @@ raw() {
   "${RUN[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json \
     >"$WORK/blast_server.out" 2>&1 &
   SERVER_PID=$!
-  sleep 0.2
+  local i
+  for i in $(seq 60); do  # until the server's socket is bound (<= 3 s)
+    if command -v ss >/dev/null; then
+      [[ -n "$(ss -Hlun "sport = :$BLAST_PORT" 2>/dev/null)" ]] && break
+    elif (( i >= 4 )); then
+      break
+    fi
+    sleep 0.05
+  done
   local out
   if out="$(timeout 30 "${RUN[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json 2>"$WORK/blast_client.err")"; then
     record "$tag" "$out"

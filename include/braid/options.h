@@ -61,8 +61,12 @@ struct ProtocolOptions {
   // unacknowledged for this long while acking others (it keeps refusing it)
   // — fails the sends in flight to it with kPeerUnreachable.
   DurationNs peer_timeout = DurationNs::Seconds(2);
-  // Retransmission timer bounds.
-  DurationNs min_rto = DurationNs::Micros(200);
+  // Retransmission timer bounds. The RTO is the last resort (losses with
+  // traffic behind them are found by the per-path gap and time rules); its
+  // floor must sit above the host's scheduling jitter, or it fires
+  // spuriously: 1 ms suits kernel UDP on a shared host, the simulator
+  // (deterministic microsecond delays) uses 200 us.
+  DurationNs min_rto = DurationNs::Millis(1);
   DurationNs max_rto = DurationNs::Millis(50);
   DurationNs initial_rtt = DurationNs::Micros(100);
   // Ack coalescing: ack after this many data packets or this delay.

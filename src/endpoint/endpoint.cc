@@ -96,22 +96,23 @@ class Endpoint::Impl {
 
   void Transmit(TimeNs now) {
     for (int round = 0; round < 16; ++round) {
-      tx_.clear();
-      const size_t n = core_.PollTx(now, &tx_);
-      if (n == 0) break;
-      grouper_.Group(tx_.mutable_packets());
-      size_t off = 0;
-      while (off < n) {
-        const size_t k = backend_->TxBurst(tx_.packets().subspan(off));
-        if (k == 0) {
-          // Kernel buffers full: what was not taken is dropped here and
-          // repaired by the protocol like any loss.
-          ++tx_backpressure_;
-          break;
-        }
-        off += k;
+      if (tx_off_ == tx_.size()) {
+        tx_.clear();
+        tx_off_ = 0;
+        if (core_.PollTx(now, &tx_) == 0) break;
+        grouper_.Group(tx_.mutable_packets());
       }
-      if (n < tx_.capacity()) break;
+      // Datagrams the kernel refused (send buffer full) stay in tx_ and go
+      // first next time; the core is not asked for more until they left.
+      while (tx_off_ < tx_.size()) {
+        const size_t k = backend_->TxBurst(tx_.packets().subspan(tx_off_));
+        if (k == 0) {
+          ++tx_backpressure_;
+          return;
+        }
+        tx_off_ += k;
+      }
+      if (tx_.size() < tx_.capacity()) break;
     }
   }
 
@@ -182,6 +183,7 @@ class Endpoint::Impl {
   TimeNs armed_ = TimeNs(-1);
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
+  size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
   uint32_t core_max_message_ = 0;
 };
 

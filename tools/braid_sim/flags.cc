@@ -148,6 +148,7 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   c.topology.fabric_link.rate_bps = 100'000'000'000ULL;
   c.topology.host_link.queue_bytes = 16u << 20;  // a deep NIC transmit queue
   c.protocol.peer_timeout = DurationNs::Millis(50);
+  c.protocol.min_rto = DurationNs::Micros(200);  // simulated fabric: no host jitter
   double link_gbps = 100, host_gbps = 100;
   int64_t delay_us = 1, queue_kb = 512;
   std::vector<int64_t> spine_delays;

@@ -22,6 +22,7 @@ ScenarioConfig Base(uint64_t seed = 1) {
   c.topology.host_link.queue_bytes = 16u << 20;
   c.topology.fabric_link.queue_bytes = 512u << 10;
   c.protocol.peer_timeout = DurationNs::Millis(50);
+  c.protocol.min_rto = DurationNs::Micros(200);  // as braid-sim: no host jitter
   c.sizes = {65536, 65536};
   c.messages_per_sender = 300;
   c.window = 16;

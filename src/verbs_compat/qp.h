@@ -137,8 +137,10 @@ class Qp {
     return PsnDiff(PsnAdd(expected_psn_, kPsnMask), last_ack_sent_) > 0;
   }
 
-  // Moves to ERR and flushes every outstanding WR (qp_state.cc).
-  void EnterError();
+  // Moves to ERR and flushes every outstanding WR (qp_state.cc). An error
+  // the QP ran into (fatal) is also reported as IBV_EVENT_QP_FATAL; a
+  // modify to ERR by the application is not.
+  void EnterError(bool fatal = true);
 
   // Flags used by the context's work lists.
   bool in_pump_list = false;

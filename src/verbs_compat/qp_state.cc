@@ -175,7 +175,7 @@ int Qp::Modify(const ibv_qp_attr& a, int mask) {
 
   const ibv_qp_state prev = state_;
   if (next == IBV_QPS_ERR && prev != IBV_QPS_ERR) {
-    EnterError();
+    EnterError(/*fatal=*/false);
   } else if (next == IBV_QPS_RESET) {
     state_ = IBV_QPS_RESET;
     ResetQueues();
@@ -227,7 +227,7 @@ void Qp::FailWqe(SendWqe& w, ibv_wc_status st) {
   w.status = st;
 }
 
-void Qp::EnterError() {
+void Qp::EnterError(bool fatal) {
   const bool was_error = state_ == IBV_QPS_ERR;
   state_ = IBV_QPS_ERR;
   shell_.ibv.qp_base.state = IBV_QPS_ERR;
@@ -246,13 +246,11 @@ void Qp::EnterError() {
       rq_.pop();
     }
   }
-  if (!was_error) {
+  if (!was_error && fatal) {
     ibv_async_event ev{};
     ev.element.qp = ibv();
     ev.event_type = IBV_EVENT_QP_FATAL;
-    // Only errors the QP ran into are fatal events; a modify to ERR by
-    // the application is not reported (hardware behaves the same).
-    (void)ev;
+    ctx_->RaiseAsync(ev);
   }
 }
 

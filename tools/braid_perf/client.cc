@@ -20,6 +20,9 @@ namespace {
 
 // Cookies of control sends; data sends use their slot index (< 2^32).
 constexpr uint64_t kCtrlCookie = uint64_t{1} << 40;
+// Ping buffers (zero-copy sends): a ping's buffer is reused only after its
+// send completed, so a late ACK seldom holds the next ping back.
+constexpr uint64_t kPingSlots = 16;
 // How long the client keeps re-sending Hello while the server is not up.
 constexpr double kConnectSeconds = 10;
 
@@ -234,7 +237,7 @@ class Client {
     const uint64_t iters = f_.seconds > 0 ? UINT64_MAX : ItersForSize(f_, size);
     const uint64_t warmup =
         f_.seconds > 0 ? 100 : std::min<uint64_t>(1000, iters / 10);
-    slots_.assign(2, Slot{});
+    slots_.assign(kPingSlots, Slot{});
     free_.clear();
     for (Slot& s : slots_) {
       s.buf.resize(size);
@@ -247,7 +250,7 @@ class Client {
     for (uint64_t i = 0; i < warmup + iters && r->failure.empty(); ++i) {
       if (i == warmup) first_send_ns_ = NowNs();
       if (i >= warmup && NowNs() >= stop_ns) break;
-      Slot& s = slots_[i & 1];
+      Slot& s = slots_[i % kPingSlots];
       while (s.busy && r->failure.empty()) {  // its previous send not yet acked
         Pump(r, nullptr);
         if (deadline_.Passed()) {
@@ -260,7 +263,7 @@ class Client {
       pong_seen_ = false;
       const int64_t t0 = NowNs();
       const absl::Status st =
-          ep_->ep().SendZeroCopy(f_.server, s.buf, {.cookie = i & 1});
+          ep_->ep().SendZeroCopy(f_.server, s.buf, {.cookie = i % kPingSlots});
       if (!st.ok()) {
         Fail(r, absl::StrCat("send: ", st.message()));
         break;
@@ -282,7 +285,13 @@ class Client {
       }
     }
     // Let the last pings' send completions come in before Done.
-    while ((slots_[0].busy || slots_[1].busy) && r->failure.empty()) {
+    auto any_busy = [&] {
+      for (const Slot& k : slots_) {
+        if (k.busy) return true;
+      }
+      return false;
+    };
+    while (any_busy() && r->failure.empty()) {
       Pump(r, nullptr);
       if (deadline_.Passed()) {
         r->time_limit = true;

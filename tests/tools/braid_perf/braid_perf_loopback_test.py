@@ -23,9 +23,9 @@ IMPAIR = ["--loss", "0.05", "--dup", "0.05", "--reorder", "0.05"]
 class Server:
     """A braid-perf --server child process on an ephemeral loopback port."""
 
-    def __init__(self, extra=(), time_limit=90):
+    def __init__(self, extra=(), time_limit=90, bind="127.0.0.1:0"):
         self.proc = subprocess.Popen(
-            [BIN, "--server", "--bind", "127.0.0.1:0", "--time-limit",
+            [BIN, "--server", "--bind", bind, "--time-limit",
              str(time_limit), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # bounded: the server prints it first
@@ -178,6 +178,33 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         header = p.stdout.splitlines()[0].split()
         for col in ("size", "iters", "Gbit/s", "msg/s", "p99", "retrans"):
             self.assertIn(col, header)
+
+    def test_persistent_server_serves_clients_one_after_another(self):
+        srv = Server(["--block", "--persistent"])
+        try:
+            for _ in range(2):
+                rc, out, err = run_client(srv.addr, ["--test", "bw", "-n", "300",
+                                                     "--block"])
+                self.assertEqual(rc, 0, err)
+                self.assert_clean(json.loads(out)["results"][0], 300)
+            self.assertIsNone(srv.proc.poll(), "persistent server exited")
+        finally:
+            srv.kill()
+
+    def test_ipv6_loopback(self):
+        try:
+            srv = Server(["--block"], bind="[::1]:0")
+        except AssertionError as e:
+            self.skipTest(f"no IPv6 loopback here: {e}")
+        try:
+            rc, out, err = run_client(srv.addr, ["--test", "lat", "-n", "500",
+                                                 "--block"])
+            src, _, serr = srv.wait()
+        finally:
+            srv.kill()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(src, 0, serr)
+        self.assert_clean(json.loads(out)["results"][0], 500)
 
     def test_bad_flags_exit_2_with_a_message(self):
         for args in (["--bogus"], ["--client"], ["--client", "127.0.0.1:1",

@@ -25,6 +25,10 @@ namespace {
 // this window.
 constexpr int64_t kAppActiveNs = 100 * 1000;
 constexpr int kCookieResponseBit = 31;
+// Cookies of zero-copy sends are tokens with this bit set (QP cookies
+// carry a 24-bit QPN in bits 32..55, so they never have it).
+constexpr uint64_t kTokenBit = 1ull << 63;
+constexpr size_t kMaxPooledBuffers = 16;
 
 bool PortInUse(const absl::Status& s) {
   return s.code() == absl::StatusCode::kAlreadyExists ||
@@ -97,6 +101,7 @@ Context::~Context() {
   ep_->Close();
   std::vector<Completion> last;
   ep_->Poll(&last);
+  ep_.reset();  // before the in-flight buffers it may still point at
   if (shell_.vctx.context.async_fd >= 0) close(shell_.vctx.context.async_fd);
   if (stop_fd_ >= 0) close(stop_fd_);
 }
@@ -138,6 +143,29 @@ Qp* Context::FindQp(uint32_t qpn) const {
 Context::SendResult Context::Send(const NetAddr& peer, uint16_t stream,
                                   absl::Span<const uint8_t> msg,
                                   uint64_t cookie) {
+  if (msg.size() >= kZeroCopyMinBytes && msg.data() == scratch_.data() &&
+      msg.size() == scratch_.size()) {
+    const uint64_t token = kTokenBit | next_token_++;
+    absl::Status s =
+        ep_->SendZeroCopy(peer, msg, {.stream = stream, .cookie = token});
+    if (s.ok()) {
+      ++unacked_sends_;
+      in_flight_.emplace(token, InFlight{std::move(scratch_), cookie});
+      if (!free_bufs_.empty()) {
+        scratch_ = std::move(free_bufs_.back());
+        free_bufs_.pop_back();
+      } else {
+        scratch_ = std::vector<uint8_t>();
+      }
+      return SendResult::kOk;
+    }
+    if (s.code() == absl::StatusCode::kResourceExhausted) {
+      ++counters_.send_retries;
+      return SendResult::kRetry;
+    }
+    ++counters_.transport_failures;
+    return SendResult::kFailed;
+  }
   absl::Status s = ep_->Send(peer, msg, {.stream = stream, .cookie = cookie});
   if (s.ok()) {
     ++unacked_sends_;
@@ -192,6 +220,16 @@ void Context::PumpAll() {
 }
 
 void Context::Handle(Completion& c) {
+  if (c.type != CompletionType::kRecv && (c.cookie & kTokenBit)) {
+    auto it = in_flight_.find(c.cookie);
+    if (it != in_flight_.end()) {
+      c.cookie = it->second.cookie;
+      if (free_bufs_.size() < kMaxPooledBuffers) {
+        free_bufs_.push_back(std::move(it->second.buf));
+      }
+      in_flight_.erase(it);
+    }
+  }
   switch (c.type) {
     case CompletionType::kRecv: {
       ++counters_.messages_received;

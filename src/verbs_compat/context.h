@@ -37,6 +37,8 @@ namespace braid::verbs_compat {
 
 class Qp;
 
+inline constexpr size_t kZeroCopyMinBytes = 8192;
+
 // Counters of a context (BRAID_VERBS_STATS=1 prints them at close).
 struct ContextCounters {
   uint64_t messages_received = 0;
@@ -73,8 +75,11 @@ class Context {
   Qp* FindQp(uint32_t qpn) const;
 
   enum class SendResult : uint8_t { kOk, kRetry, kFailed };
-  // Sends one verbs message (copied). kRetry: endpoint backpressure, try
-  // again after progress. Context lock held.
+  // Sends one verbs message. A message built in scratch() of at least
+  // kZeroCopyMinBytes is handed to the endpoint without a copy (the buffer
+  // moves to an in-flight table until the send completes, and scratch()
+  // gets a pooled one); others are copied. kRetry: endpoint backpressure,
+  // try again after progress. Context lock held.
   SendResult Send(const NetAddr& peer, uint16_t stream,
                   absl::Span<const uint8_t> msg, uint64_t cookie);
   // Reusable buffer for building outgoing messages. Context lock held.
@@ -136,6 +141,13 @@ class Context {
   std::vector<Completion> comps_;
   uint64_t unacked_sends_ = 0;  // messages the endpoint has not completed
   std::vector<uint8_t> scratch_;
+  struct InFlight {
+    std::vector<uint8_t> buf;
+    uint64_t cookie;  // the caller's
+  };
+  absl::flat_hash_map<uint64_t, InFlight> in_flight_;  // by token
+  std::vector<std::vector<uint8_t>> free_bufs_;
+  uint64_t next_token_ = 0;
   std::deque<ibv_async_event> async_;
   ContextCounters counters_;
 

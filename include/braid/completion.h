@@ -29,8 +29,8 @@ struct Completion {
   CompletionType type = CompletionType::kRecv;
   FailureCause cause = FailureCause::kNone;
   NetAddr peer;
-  uint16_t stream = 0;   // ordered stream id, 0 = unordered
-  uint64_t cookie = 0;   // the caller's cookie (send completions)
+  uint16_t stream = 0;        // ordered stream id, 0 = unordered
+  uint64_t cookie = 0;        // the caller's cookie (send completions)
   std::vector<uint8_t> data;  // the message (kRecv)
 };
 

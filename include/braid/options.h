@@ -26,7 +26,7 @@ enum class CcAlgorithm : uint8_t {
   kNone,   // window fixed at its maximum; for comparison only
 };
 
-absl::StatusOr<Mode> ParseMode(absl::string_view s);  // "spray" | "gbn"
+absl::StatusOr<Mode> ParseMode(absl::string_view s);       // "spray" | "gbn"
 absl::StatusOr<CcAlgorithm> ParseCc(absl::string_view s);  // "swift" | "none"
 const char* ModeName(Mode m);
 const char* CcName(CcAlgorithm c);

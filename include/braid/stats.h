@@ -29,14 +29,14 @@ struct PathStats {
 
 // Retransmission and loss counters of one sender (peer or endpoint total).
 struct ReliabilityStats {
-  uint64_t retransmits = 0;            // all causes
-  uint64_t retransmits_path_gap = 0;   // gap within one path (FIFO rule)
-  uint64_t retransmits_time = 0;       // time-based (later packet acked)
-  uint64_t retransmits_rto = 0;        // retransmission timeout
+  uint64_t retransmits = 0;           // all causes
+  uint64_t retransmits_path_gap = 0;  // gap within one path (FIFO rule)
+  uint64_t retransmits_time = 0;      // time-based (later packet acked)
+  uint64_t retransmits_rto = 0;       // retransmission timeout
   uint64_t retransmits_tail_probe = 0;
-  uint64_t retransmits_nak = 0;        // go-back-N NAK
+  uint64_t retransmits_nak = 0;  // go-back-N NAK
   uint64_t rtos = 0;
-  uint64_t spurious_retransmits = 0;   // original turned out delivered
+  uint64_t spurious_retransmits = 0;  // original turned out delivered
 };
 
 // Why inbound datagrams were dropped.
@@ -51,20 +51,20 @@ struct DropStats {
   uint64_t empty_fragment = 0;
   uint64_t sack_too_long = 0;
   uint64_t bad_ctrl_type = 0;
-  uint64_t bad_preamble = 0;           // not a braid datagram
-  uint64_t inconsistent_fragment = 0;  // disagrees with earlier fragments
-  uint64_t invalid_ack = 0;            // acks PSNs never sent
-  uint64_t stale_incarnation = 0;      // from/to an incarnation that is gone
-  uint64_t beyond_window = 0;          // PSN beyond the granted credit
-  uint64_t duplicates = 0;             // PSN already received
-  uint64_t no_peer_slot = 0;           // peer table full, nothing evictable
-  uint64_t no_memory = 0;              // receive budget exhausted
-  uint64_t unsynced = 0;               // data before the sender's SYNC
-  uint64_t out_of_order_discarded = 0; // go-back-N receiver: not the next PSN
+  uint64_t bad_preamble = 0;            // not a braid datagram
+  uint64_t inconsistent_fragment = 0;   // disagrees with earlier fragments
+  uint64_t invalid_ack = 0;             // acks PSNs never sent
+  uint64_t stale_incarnation = 0;       // from/to an incarnation that is gone
+  uint64_t beyond_window = 0;           // PSN beyond the granted credit
+  uint64_t duplicates = 0;              // PSN already received
+  uint64_t no_peer_slot = 0;            // peer table full, nothing evictable
+  uint64_t no_memory = 0;               // receive budget exhausted
+  uint64_t unsynced = 0;                // data before the sender's SYNC
+  uint64_t out_of_order_discarded = 0;  // go-back-N receiver: not the next PSN
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
-           zero_incarnation + fragment_bounds + empty_fragment +
-           sack_too_long + bad_ctrl_type + bad_preamble + inconsistent_fragment;
+           zero_incarnation + fragment_bounds + empty_fragment + sack_too_long +
+           bad_ctrl_type + bad_preamble + inconsistent_fragment;
   }
 };
 
@@ -75,7 +75,7 @@ struct PeerStats {
   uint64_t bytes_sent = 0;  // payload bytes, first transmissions
   uint64_t packets_received = 0;
   uint64_t bytes_received = 0;
-  uint64_t messages_sent = 0;      // completed kSendDone
+  uint64_t messages_sent = 0;  // completed kSendDone
   uint64_t messages_failed = 0;
   uint64_t messages_received = 0;
   uint64_t acks_sent = 0;
@@ -101,7 +101,7 @@ struct EndpointStats {
   uint64_t datagrams_received = 0;
   uint64_t packets_sent = 0;  // data frames, incl. retransmissions
   uint64_t packets_received = 0;
-  uint64_t bytes_sent = 0;    // datagram bytes
+  uint64_t bytes_sent = 0;  // datagram bytes
   uint64_t bytes_received = 0;
   uint64_t messages_sent = 0;
   uint64_t messages_failed = 0;
@@ -109,10 +109,10 @@ struct EndpointStats {
   uint64_t acks_sent = 0;
   uint64_t acks_received = 0;
   uint64_t ecn_marks_received = 0;
-  uint64_t peers = 0;           // current
+  uint64_t peers = 0;  // current
   uint64_t peers_created = 0;
   uint64_t peers_evicted = 0;
-  uint64_t peer_restarts = 0;   // a peer came back with a new incarnation
+  uint64_t peer_restarts = 0;  // a peer came back with a new incarnation
   uint64_t penalties = 0;
   uint64_t recycles = 0;
   ReliabilityStats reliability;

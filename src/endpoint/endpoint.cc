@@ -58,9 +58,10 @@ class Endpoint::Impl {
 
   absl::Status Send(const NetAddr& peer, endpoint::OutMessage&& m) {
     if (peer.family != backend_->LocalAddress().family) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "peer ", peer.ToString(), " is not of the endpoint's address family (",
-          backend_->LocalAddress().ToString(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("peer ", peer.ToString(),
+                       " is not of the endpoint's address family (",
+                       backend_->LocalAddress().ToString(), ")"));
     }
     absl::Status s = core_.Send(MonotonicNow(), peer, std::move(m));
     if (s.ok()) {
@@ -132,14 +133,16 @@ class Endpoint::Impl {
 
   void Wait(DurationNs timeout) {
     epoll_event ev[2];
-    const int ms = timeout.IsInfinite()
-                       ? -1
-                       : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
+    const int ms =
+        timeout.IsInfinite()
+            ? -1
+            : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
     const int n = epoll_wait(epfd_, ev, 2, ms);
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == timerfd_) {
         uint64_t expirations;
-        [[maybe_unused]] ssize_t r = read(timerfd_, &expirations, sizeof(expirations));
+        [[maybe_unused]] ssize_t r =
+            read(timerfd_, &expirations, sizeof(expirations));
         armed_ = TimeNs(-1);  // force re-arm
       }
     }
@@ -189,8 +192,10 @@ class Endpoint::Impl {
 
 absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
     const EndpointOptions& options) {
-  if (absl::Status s = endpoint::CheckEndpointOptions(options); !s.ok()) return s;
-  absl::StatusOr<NetAddr> bind = NetAddr::Parse(options.bind, /*allow_port_zero=*/true);
+  if (absl::Status s = endpoint::CheckEndpointOptions(options); !s.ok())
+    return s;
+  absl::StatusOr<NetAddr> bind =
+      NetAddr::Parse(options.bind, /*allow_port_zero=*/true);
   if (!bind.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("EndpointOptions.bind: ", bind.status().message()));
@@ -217,7 +222,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   if (!udp.ok()) return udp.status();
   std::unique_ptr<backend::Backend> be = std::move(*udp);
   if (options.impair.any()) {
-    be = std::make_unique<backend::ImpairBackend>(std::move(be), options.impair);
+    be =
+        std::make_unique<backend::ImpairBackend>(std::move(be), options.impair);
   }
 
   const int epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -240,7 +246,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   Rng rng(seed);
   endpoint::CoreConfig cfg;
   cfg.proto = options.protocol;
-  if (cfg.proto.spray_run == 0) cfg.proto.spray_run = 8;  // kernel UDP batches runs
+  if (cfg.proto.spray_run == 0)
+    cfg.proto.spray_run = 8;         // kernel UDP batches runs
   cfg.incarnation = rng.Next() | 1;  // never 0
   cfg.seed = rng.Next();
   cfg.entropy_count = be->EntropyCount();
@@ -256,34 +263,43 @@ Endpoint::~Endpoint() { Close(); }
 
 NetAddr Endpoint::local_address() const { return impl_->local(); }
 
+namespace {
+
+absl::StatusOr<endpoint::OutMessage> MakeMessage(
+    absl::Span<const uint8_t> message, const SendOptions& opts,
+    uint32_t max_bytes, bool copy) {
+  if (message.size() > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", message.size(),
+                     " bytes exceeds max_message_bytes (", max_bytes, ")"));
+  }
+  const uint32_t n = static_cast<uint32_t>(message.size());
+  endpoint::OutMessage m =
+      copy ? endpoint::OutMessage::Copy(message.data(), n)
+           : endpoint::OutMessage::Borrow(message.data(), n);
+  m.stream = opts.stream;
+  m.cookie = opts.cookie;
+  return m;
+}
+
+}  // namespace
+
 absl::Status Endpoint::Send(const NetAddr& peer,
                             absl::Span<const uint8_t> message,
                             const SendOptions& opts) {
-  if (message.size() > max_message_bytes()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("message of ", message.size(),
-                     " bytes exceeds max_message_bytes (", max_message_bytes(), ")"));
-  }
-  endpoint::OutMessage m = endpoint::OutMessage::Copy(
-      message.data(), static_cast<uint32_t>(message.size()));
-  m.stream = opts.stream;
-  m.cookie = opts.cookie;
-  return impl_->Send(peer, std::move(m));
+  absl::StatusOr<endpoint::OutMessage> m =
+      MakeMessage(message, opts, max_message_bytes(), /*copy=*/true);
+  if (!m.ok()) return m.status();
+  return impl_->Send(peer, std::move(*m));
 }
 
 absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
                                     absl::Span<const uint8_t> message,
                                     const SendOptions& opts) {
-  if (message.size() > max_message_bytes()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("message of ", message.size(),
-                     " bytes exceeds max_message_bytes (", max_message_bytes(), ")"));
-  }
-  endpoint::OutMessage m = endpoint::OutMessage::Borrow(
-      message.data(), static_cast<uint32_t>(message.size()));
-  m.stream = opts.stream;
-  m.cookie = opts.cookie;
-  return impl_->Send(peer, std::move(m));
+  absl::StatusOr<endpoint::OutMessage> m =
+      MakeMessage(message, opts, max_message_bytes(), /*copy=*/false);
+  if (!m.ok()) return m.status();
+  return impl_->Send(peer, std::move(*m));
 }
 
 size_t Endpoint::Poll(std::vector<Completion>* out, size_t max) {
@@ -292,7 +308,9 @@ size_t Endpoint::Poll(std::vector<Completion>* out, size_t max) {
 int Endpoint::fd() const { return impl_->fd(); }
 void Endpoint::Wait(DurationNs timeout) { impl_->Wait(timeout); }
 void Endpoint::Close() { impl_->Close(); }
-uint32_t Endpoint::max_message_bytes() const { return impl_->max_message_bytes(); }
+uint32_t Endpoint::max_message_bytes() const {
+  return impl_->max_message_bytes();
+}
 EndpointStats Endpoint::stats() const { return impl_->stats(); }
 std::vector<PeerStats> Endpoint::peer_stats(bool with_paths) const {
   return impl_->peer_stats(with_paths);

@@ -14,16 +14,19 @@ constexpr size_t kMaxStaleReplies = 64;
 }  // namespace
 
 EndpointCore::EndpointCore(const CoreConfig& cfg)
-    : cfg_(cfg), rng_(cfg.seed), peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
+    : cfg_(cfg),
+      rng_(cfg.seed),
+      peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
   peer_cfg_.proto = cfg.proto;
   peer_cfg_.local_incarnation = cfg.incarnation;
   peer_cfg_.max_datagram = cfg.max_datagram;
   // A data frame always leaves room for a SYNC frame in front of it: until
   // the receiver confirms a session every datagram must carry one (see
   // peer.h), so full-size fragments must still fit.
-  peer_cfg_.mss = cfg.max_datagram -
-                  static_cast<uint32_t>(wire::kPreambleSize + wire::kDataHeaderSize +
-                                        wire::kCtrlFrameSize);
+  peer_cfg_.mss =
+      cfg.max_datagram -
+      static_cast<uint32_t>(wire::kPreambleSize + wire::kDataHeaderSize +
+                            wire::kCtrlFrameSize);
   peer_cfg_.entropy_count = cfg.entropy_count;
 }
 
@@ -65,19 +68,42 @@ Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
 void EndpointCore::CountParseError(wire::ParseError e) {
   using wire::ParseError;
   switch (e) {
-    case ParseError::kTruncated: ++drops_.truncated; break;
-    case ParseError::kBadVersion: ++drops_.bad_version; break;
-    case ParseError::kBadType: ++drops_.bad_type; break;
-    case ParseError::kBadFlags: ++drops_.bad_flags; break;
-    case ParseError::kReservedNonZero: ++drops_.reserved_nonzero; break;
-    case ParseError::kZeroIncarnation: ++drops_.zero_incarnation; break;
-    case ParseError::kFragmentBounds: ++drops_.fragment_bounds; break;
-    case ParseError::kEmptyFragment: ++drops_.empty_fragment; break;
-    case ParseError::kSackTooLong: ++drops_.sack_too_long; break;
-    case ParseError::kBadCtrlType: ++drops_.bad_ctrl_type; break;
-    case ParseError::kBadPreamble: ++drops_.bad_preamble; break;
+    case ParseError::kTruncated:
+      ++drops_.truncated;
+      break;
+    case ParseError::kBadVersion:
+      ++drops_.bad_version;
+      break;
+    case ParseError::kBadType:
+      ++drops_.bad_type;
+      break;
+    case ParseError::kBadFlags:
+      ++drops_.bad_flags;
+      break;
+    case ParseError::kReservedNonZero:
+      ++drops_.reserved_nonzero;
+      break;
+    case ParseError::kZeroIncarnation:
+      ++drops_.zero_incarnation;
+      break;
+    case ParseError::kFragmentBounds:
+      ++drops_.fragment_bounds;
+      break;
+    case ParseError::kEmptyFragment:
+      ++drops_.empty_fragment;
+      break;
+    case ParseError::kSackTooLong:
+      ++drops_.sack_too_long;
+      break;
+    case ParseError::kBadCtrlType:
+      ++drops_.bad_ctrl_type;
+      break;
+    case ParseError::kBadPreamble:
+      ++drops_.bad_preamble;
+      break;
     case ParseError::kNone:
-    case ParseError::kCount: break;
+    case ParseError::kCount:
+      break;
   }
 }
 
@@ -132,7 +158,8 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       continue;
     }
     if (peer == nullptr) {
-      peer = addressed_by_sender ? FindOrCreatePeer(now, from) : peers_.Find(from);
+      peer =
+          addressed_by_sender ? FindOrCreatePeer(now, from) : peers_.Find(from);
       if (peer == nullptr) {
         if (addressed_by_sender) {
           ++drops_.no_peer_slot;
@@ -157,7 +184,8 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         break;
     }
   }
-  if (reader.error() != wire::ParseError::kNone) CountParseError(reader.error());
+  if (reader.error() != wire::ParseError::kNone)
+    CountParseError(reader.error());
 }
 
 void EndpointCore::OnTimer(TimeNs now) {
@@ -200,12 +228,14 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
     int sent = 0;
     while (sent < kPerTurn && !batch->full()) {
       wire::Entropy e = 0;
-      absl::Span<uint8_t> slot = batch->next_slot().subspan(0, cfg_.max_datagram);
-      const size_t len = p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e);
+      absl::Span<uint8_t> slot =
+          batch->next_slot().subspan(0, cfg_.max_datagram);
+      const size_t len =
+          p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e);
       if (len == 0) break;
       wire::WritePreamble(cfg_.local_port, slot);
-      batch->Commit(p->addr(), e, static_cast<uint32_t>(len + wire::kPreambleSize),
-                    true);
+      batch->Commit(p->addr(), e,
+                    static_cast<uint32_t>(len + wire::kPreambleSize), true);
       ++sent;
     }
     n += sent;

@@ -30,7 +30,8 @@ struct CoreConfig {
   uint64_t seed = 1;         // path choices
   uint32_t entropy_count = 16384;
   uint32_t max_datagram = 1472;
-  uint16_t local_port = 0;  // the port peers send to (written in every datagram)
+  uint16_t local_port =
+      0;  // the port peers send to (written in every datagram)
 };
 
 class EndpointCore final : public PeerHost {

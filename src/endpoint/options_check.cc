@@ -15,8 +15,8 @@ absl::StatusOr<Mode> ParseMode(absl::string_view s) {
 absl::StatusOr<CcAlgorithm> ParseCc(absl::string_view s) {
   if (s == "swift") return CcAlgorithm::kSwift;
   if (s == "none") return CcAlgorithm::kNone;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown congestion control '", s, "' (expected swift or none)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown congestion control '", s, "' (expected swift or none)"));
 }
 
 const char* ModeName(Mode m) { return m == Mode::kSpray ? "spray" : "gbn"; }
@@ -26,11 +26,16 @@ const char* CcName(CcAlgorithm c) {
 
 const char* FailureCauseName(FailureCause c) {
   switch (c) {
-    case FailureCause::kNone: return "none";
-    case FailureCause::kPeerUnreachable: return "peer_unreachable";
-    case FailureCause::kPeerRestarted: return "peer_restarted";
-    case FailureCause::kClosed: return "closed";
-    case FailureCause::kPeerEvicted: return "peer_evicted";
+    case FailureCause::kNone:
+      return "none";
+    case FailureCause::kPeerUnreachable:
+      return "peer_unreachable";
+    case FailureCause::kPeerRestarted:
+      return "peer_restarted";
+    case FailureCause::kClosed:
+      return "closed";
+    case FailureCause::kPeerEvicted:
+      return "peer_evicted";
   }
   return "unknown";
 }
@@ -51,7 +56,8 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
     return Bad("max_message_bytes", "must be at most 1 GiB");
   }
   if (p.max_peers < 1) return Bad("max_peers", "must be at least 1");
-  if (p.max_pending_sends < 1) return Bad("max_pending_sends", "must be at least 1");
+  if (p.max_pending_sends < 1)
+    return Bad("max_pending_sends", "must be at least 1");
   if (p.receive_budget_bytes < 65536) {
     return Bad("receive_budget_bytes", "must be at least 64 KiB");
   }
@@ -61,7 +67,8 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
   if (p.min_rto <= DurationNs::Zero() || p.max_rto < p.min_rto) {
     return Bad("min_rto/max_rto", "need 0 < min_rto <= max_rto");
   }
-  if (p.ack_every_packets < 1) return Bad("ack_every_packets", "must be at least 1");
+  if (p.ack_every_packets < 1)
+    return Bad("ack_every_packets", "must be at least 1");
   if (p.initial_cwnd_bytes < 1 || p.max_cwnd_bytes < p.initial_cwnd_bytes) {
     return Bad("initial_cwnd_bytes/max_cwnd_bytes",
                "need 0 < initial_cwnd_bytes <= max_cwnd_bytes");

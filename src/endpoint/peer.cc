@@ -21,7 +21,8 @@ retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
   o.min_rto = cfg.proto.min_rto;
   // Backoff must leave room for many attempts before the peer is declared
   // unreachable: a heavily lossy path can lose several probes in a row.
-  o.max_rto = Max(cfg.proto.min_rto, Min(cfg.proto.max_rto, cfg.proto.peer_timeout / 16));
+  o.max_rto = Max(cfg.proto.min_rto,
+                  Min(cfg.proto.max_rto, cfg.proto.peer_timeout / 16));
   o.initial_rtt = cfg.proto.initial_rtt;
   o.go_back_n = cfg.proto.mode == Mode::kGoBackN;
   o.tail_probe = cfg.proto.mode != Mode::kGoBackN;
@@ -30,8 +31,9 @@ retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
 
 cc::CcOptions CongestionOptions(const PeerConfig& cfg) {
   cc::CcOptions o;
-  o.algorithm = cfg.proto.cc == CcAlgorithm::kNone ? cc::CcOptions::Algorithm::kNone
-                                                   : cc::CcOptions::Algorithm::kSwift;
+  o.algorithm = cfg.proto.cc == CcAlgorithm::kNone
+                    ? cc::CcOptions::Algorithm::kNone
+                    : cc::CcOptions::Algorithm::kSwift;
   o.mss = cfg.mss;
   o.initial_cwnd_bytes = cfg.proto.initial_cwnd_bytes;
   o.min_cwnd_bytes = cfg.mss;
@@ -47,7 +49,8 @@ reorder::AckOptions AckOpts(const PeerConfig& cfg) {
   return o;
 }
 
-reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg, PeerHost* host) {
+reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg,
+                                         PeerHost* host) {
   reorder::ReassemblerOptions o;
   o.max_bytes = cfg.proto.receive_budget_bytes;
   o.pool = host->buffer_pool();

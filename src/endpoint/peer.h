@@ -70,9 +70,7 @@ class Peer : private retransmit::SenderEvents {
   // Queues a message. The endpoint has already checked size and limits.
   void Enqueue(OutMessage&& m, TimeNs now);
   // Messages queued or in flight (not yet completed).
-  size_t pending_messages() const {
-    return queued_.size() + inflight_count_;
-  }
+  size_t pending_messages() const { return queued_.size() + inflight_count_; }
 
   // --- Inbound frames (already parsed and validated by wire/) -------------
   // `sync_seen` tells whether this datagram carried a SYNC we accepted.
@@ -84,8 +82,7 @@ class Peer : private retransmit::SenderEvents {
   // Checks a frame's incarnations against what we know of the peer. Returns
   // false (and counts) if the frame is stale. A new incarnation of the peer
   // resets both directions (sends in flight fail with kPeerRestarted).
-  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation,
-                        DropStats* drops);
+  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation, DropStats* drops);
 
   // --- Output -------------------------------------------------------------
   // True if BuildDatagram would produce bytes now.
@@ -128,6 +125,7 @@ class Peer : private retransmit::SenderEvents {
   OutMessage* MessageForTag(uint64_t tag);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
+  void FailMessage(const OutMessage& m, FailureCause cause);
   void PopFinishedMessages();
   void RestartSession(FailureCause cause, TimeNs now);
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
@@ -154,18 +152,19 @@ class Peer : private retransmit::SenderEvents {
   multipath::PathSet paths_;
   retransmit::SentPacketManager sent_;
   std::unique_ptr<cc::CongestionControl> cc_;
-  wire::PathId run_path_ = 0;  // path of the current spray run
-  uint16_t run_left_ = 0;      // datagrams left in it
-  std::deque<OutMessage> queued_;    // accepted, not started
-  std::deque<OutMessage> inflight_;  // started; front has msg_seq inflight_base_
-  uint32_t inflight_base_ = 0;       // msg_seq of inflight_.front()
-  size_t inflight_count_ = 0;        // not yet completed among inflight_
+  wire::PathId run_path_ = 0;      // path of the current spray run
+  uint16_t run_left_ = 0;          // datagrams left in it
+  std::deque<OutMessage> queued_;  // accepted, not started
+  std::deque<OutMessage>
+      inflight_;                // started; front has msg_seq inflight_base_
+  uint32_t inflight_base_ = 0;  // msg_seq of inflight_.front()
+  size_t inflight_count_ = 0;   // not yet completed among inflight_
   uint32_t next_msg_seq_ = 0;
   std::vector<uint32_t> stream_next_seq_;  // per stream id, this session
   uint32_t session_ = 1;
   wire::Psn session_base_;
   bool session_confirmed_ = false;
-  wire::Psn credit_limit_;   // peer lets us send PSN < this
+  wire::Psn credit_limit_;  // peer lets us send PSN < this
   uint32_t last_ce_count_ = 0;
   TimeNs last_ack_progress_;  // for the peer_timeout deadline
   // The oldest unacknowledged PSN and since when it has been the oldest: a
@@ -193,7 +192,7 @@ class Peer : private retransmit::SenderEvents {
   reorder::Reassembler reassembler_;
   reorder::OrderedRelease ordered_;
   std::vector<reorder::CompletedMessage> released_;  // scratch
-  wire::Psn granted_;        // credit limit we advertised
+  wire::Psn granted_;         // credit limit we advertised
   bool nak_pending_ = false;  // go-back-N: out-of-order seen at cum
   bool nak_sent_for_cum_ = false;
   bool need_sync_reply_ = false;

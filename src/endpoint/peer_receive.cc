@@ -16,7 +16,8 @@ void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
   for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
   released_.clear();
   if (rx_synced_ && rx_session_ != session) {
-    retired_sessions_[retired_session_next_++ % retired_sessions_.size()] = rx_session_;
+    retired_sessions_[retired_session_next_++ % retired_sessions_.size()] =
+        rx_session_;
   }
   rx_session_ = session;
   granted_ = base + wire::kInitialCreditPackets;
@@ -123,8 +124,8 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
   if (!rx_synced_) return 0;
   if (out.size() < wire::AckFrameSize(0)) return 0;
   uint64_t words[wire::kMaxSackWords];
-  const size_t room_words =
-      std::min<size_t>(wire::kMaxSackWords, (out.size() - wire::kAckHeaderSize) / 8);
+  const size_t room_words = std::min<size_t>(
+      wire::kMaxSackWords, (out.size() - wire::kAckHeaderSize) / 8);
   const size_t n = window_.FillSack(absl::MakeSpan(words, room_words));
   const reorder::AckScheduler::Echo echo = acks_.OnAckSent(now);
   wire::AckHeader h;

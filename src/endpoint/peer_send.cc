@@ -10,7 +10,9 @@ namespace {
 constexpr uint64_t TagOf(uint32_t msg_seq, uint32_t frag) {
   return (uint64_t{msg_seq} << 32) | frag;
 }
-constexpr uint32_t MsgOf(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
+constexpr uint32_t MsgOf(uint64_t tag) {
+  return static_cast<uint32_t>(tag >> 32);
+}
 constexpr uint32_t FragOf(uint64_t tag) { return static_cast<uint32_t>(tag); }
 
 }  // namespace
@@ -34,9 +36,9 @@ bool Peer::CanSendNew() const {
 
 bool Peer::HasSendable() const {
   if (sent_.HasRetransmit()) return true;
-  const bool have_new =
-      !queued_.empty() ||
-      (!inflight_.empty() && inflight_.back().next_frag < inflight_.back().frags_total);
+  const bool have_new = !queued_.empty() || (!inflight_.empty() &&
+                                             inflight_.back().next_frag <
+                                                 inflight_.back().frags_total);
   return have_new && CanSendNew();
 }
 
@@ -49,7 +51,8 @@ OutMessage* Peer::MessageForTag(uint64_t tag) {
 void Peer::StartMessage(OutMessage& m) {
   m.msg_seq = next_msg_seq_++;
   if (m.stream != 0) {
-    if (stream_next_seq_.size() <= m.stream) stream_next_seq_.resize(m.stream + 1u, 0);
+    if (stream_next_seq_.size() <= m.stream)
+      stream_next_seq_.resize(m.stream + 1u, 0);
     m.stream_seq = stream_next_seq_[m.stream]++;
   }
   m.frags_total = m.len == 0 ? 1 : (m.len + cfg_.mss - 1) / cfg_.mss;
@@ -79,17 +82,20 @@ void Peer::PopFinishedMessages() {
   }
 }
 
+void Peer::FailMessage(const OutMessage& m, FailureCause cause) {
+  ++messages_failed_;
+  Completion c;
+  c.type = CompletionType::kSendFailed;
+  c.cause = cause;
+  c.peer = addr_;
+  c.stream = m.stream;
+  c.cookie = m.cookie;
+  host_->Complete(std::move(c));
+}
+
 void Peer::RestartSession(FailureCause cause, TimeNs now) {
   for (OutMessage& m : inflight_) {
-    if (m.done) continue;
-    ++messages_failed_;
-    Completion c;
-    c.type = CompletionType::kSendFailed;
-    c.cause = cause;
-    c.peer = addr_;
-    c.stream = m.stream;
-    c.cookie = m.cookie;
-    host_->Complete(std::move(c));
+    if (!m.done) FailMessage(m, cause);
   }
   inflight_.clear();
   inflight_count_ = 0;
@@ -114,15 +120,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
 void Peer::FailAll(FailureCause cause, TimeNs now) {
   RestartSession(cause, now);
   while (!queued_.empty()) {
-    OutMessage& m = queued_.front();
-    ++messages_failed_;
-    Completion c;
-    c.type = CompletionType::kSendFailed;
-    c.cause = cause;
-    c.peer = addr_;
-    c.stream = m.stream;
-    c.cookie = m.cookie;
-    host_->Complete(std::move(c));
+    FailMessage(queued_.front(), cause);
     queued_.pop_front();
   }
 }
@@ -176,8 +174,9 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     }
     if (!CanSendNew()) {
       const bool have_new =
-          !queued_.empty() || (!inflight_.empty() && inflight_.back().next_frag <
-                                                         inflight_.back().frags_total);
+          !queued_.empty() ||
+          (!inflight_.empty() &&
+           inflight_.back().next_frag < inflight_.back().frags_total);
       if (have_new && sent_.next_psn() >= credit_limit_ && !credit_blocked_) {
         credit_blocked_ = true;
         ++credit_blocked_count_;
@@ -185,7 +184,8 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       break;
     }
     OutMessage* m = nullptr;
-    if (!inflight_.empty() && inflight_.back().next_frag < inflight_.back().frags_total) {
+    if (!inflight_.empty() &&
+        inflight_.back().next_frag < inflight_.back().frags_total) {
       m = &inflight_.back();
     } else if (!queued_.empty()) {
       const uint32_t plen0 = std::min(cfg_.mss, queued_.front().len);
@@ -297,11 +297,21 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
 void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
                         wire::PathId path, retransmit::LossCause cause) {
   switch (cause) {
-    case retransmit::LossCause::kPathGap: ++rel_.retransmits_path_gap; break;
-    case retransmit::LossCause::kTime: ++rel_.retransmits_time; break;
-    case retransmit::LossCause::kRto: ++rel_.retransmits_rto; break;
-    case retransmit::LossCause::kTailProbe: ++rel_.retransmits_tail_probe; break;
-    case retransmit::LossCause::kNak: ++rel_.retransmits_nak; break;
+    case retransmit::LossCause::kPathGap:
+      ++rel_.retransmits_path_gap;
+      break;
+    case retransmit::LossCause::kTime:
+      ++rel_.retransmits_time;
+      break;
+    case retransmit::LossCause::kRto:
+      ++rel_.retransmits_rto;
+      break;
+    case retransmit::LossCause::kTailProbe:
+      ++rel_.retransmits_tail_probe;
+      break;
+    case retransmit::LossCause::kNak:
+      ++rel_.retransmits_nak;
+      break;
   }
   if (cause == retransmit::LossCause::kTailProbe) {
     // A probe re-sends a packet that is not known to be lost: no penalty

@@ -17,7 +17,8 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back({"retransmits_path_gap", absl::StrCat(r.retransmits_path_gap)});
   f->push_back({"retransmits_time", absl::StrCat(r.retransmits_time)});
   f->push_back({"retransmits_rto", absl::StrCat(r.retransmits_rto)});
-  f->push_back({"retransmits_tail_probe", absl::StrCat(r.retransmits_tail_probe)});
+  f->push_back(
+      {"retransmits_tail_probe", absl::StrCat(r.retransmits_tail_probe)});
   f->push_back({"retransmits_nak", absl::StrCat(r.retransmits_nak)});
   f->push_back({"rtos", absl::StrCat(r.rtos)});
   f->push_back({"spurious_retransmits", absl::StrCat(r.spurious_retransmits)});
@@ -114,7 +115,8 @@ Fields Flatten(const PeerStats& s) {
 
 std::string Table(const Fields& f) {
   std::string out;
-  for (const auto& [k, v] : f) absl::StrAppendFormat(&out, "  %-30s %s\n", k, v);
+  for (const auto& [k, v] : f)
+    absl::StrAppendFormat(&out, "  %-30s %s\n", k, v);
   return out;
 }
 
@@ -146,20 +148,23 @@ std::string PathsJson(const std::vector<PathStats>& paths) {
 
 }  // namespace
 
-std::string FormatStatsTable(const EndpointStats& s) { return Table(Flatten(s)); }
+std::string FormatStatsTable(const EndpointStats& s) {
+  return Table(Flatten(s));
+}
 std::string FormatStatsJson(const EndpointStats& s) { return Json(Flatten(s)); }
 
 std::string FormatPeerStatsTable(const PeerStats& s) {
   std::string out = Table(Flatten(s));
   if (!s.paths.empty()) {
-    absl::StrAppendFormat(&out, "  %-5s %-7s %-10s %10s %10s %8s %6s %7s %9s\n", "path",
-                          "entropy", "health", "sent", "acked", "lost", "ecn",
-                          "recycl", "srtt_us");
+    absl::StrAppendFormat(&out, "  %-5s %-7s %-10s %10s %10s %8s %6s %7s %9s\n",
+                          "path", "entropy", "health", "sent", "acked", "lost",
+                          "ecn", "recycl", "srtt_us");
     for (size_t i = 0; i < s.paths.size(); ++i) {
       const PathStats& p = s.paths[i];
-      absl::StrAppendFormat(&out, "  %-5d %-7u %-10s %10u %10u %8u %6u %7u %9.1f\n",
-                            i, p.entropy, p.health, p.packets_sent, p.packets_acked,
-                            p.packets_lost, p.ecn_marks, p.recycles, p.srtt.us());
+      absl::StrAppendFormat(
+          &out, "  %-5d %-7u %-10s %10u %10u %8u %6u %7u %9.1f\n", i, p.entropy,
+          p.health, p.packets_sent, p.packets_acked, p.packets_lost,
+          p.ecn_marks, p.recycles, p.srtt.us());
     }
   }
   return out;

@@ -17,7 +17,8 @@ std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
 TEST(EndpointCoreTest, SmallMessageIsDeliveredByteExactAndCompleted) {
   CorePair p;
   auto msg = Pattern(100, 3);
-  ASSERT_TRUE(p.a->Send(p.now, p.b_addr, OutMessage::Copy(msg.data(), 100)).ok());
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Copy(msg.data(), 100)).ok());
   p.Run(100);
   auto rb = p.Drain(*p.b);
   ASSERT_EQ(rb.size(), 1u);
@@ -46,7 +47,8 @@ TEST(EndpointCoreTest, SenderThatForgotThePeerStartsAFreshSession) {
   p.filter = [&](const testing::Wire& w) { return w.to != c_addr; };
   std::vector<uint8_t> m(20000, 7);
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
   }
   p.Run(200);
   EXPECT_EQ(p.Drain(*p.b).size(), 5u);
@@ -59,11 +61,13 @@ TEST(EndpointCoreTest, SenderThatForgotThePeerStartsAFreshSession) {
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].type, CompletionType::kSendFailed);
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());
   }
   p.Run(400);
   size_t done = 0;
-  for (const Completion& c : p.Drain(*p.a)) done += c.type == CompletionType::kSendDone;
+  for (const Completion& c : p.Drain(*p.a))
+    done += c.type == CompletionType::kSendDone;
   EXPECT_EQ(done, 10u);
   EXPECT_EQ(p.Drain(*p.b).size(), 10u);  // every "done" message really arrived
 }

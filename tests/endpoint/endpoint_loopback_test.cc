@@ -24,7 +24,8 @@ std::unique_ptr<Endpoint> OpenOrDie(EndpointOptions o = {}) {
 template <typename Fn>
 void PollUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
                std::vector<Completion>* cb, Fn done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!done() && std::chrono::steady_clock::now() < deadline) {
     a.Poll(ca);
     b.Poll(cb);
@@ -34,13 +35,16 @@ void PollUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
 TEST(EndpointLoopbackTest, MessagesOfManySizesArriveExactlyOnceAndByteExact) {
   auto a = OpenOrDie();
   auto b = OpenOrDie();
-  const std::vector<size_t> sizes = {0, 1, 100, 1400, 1500, 4000, 65536, 1 << 20};
+  const std::vector<size_t> sizes = {0,    1,    100,   1400,
+                                     1500, 4000, 65536, 1 << 20};
   for (size_t i = 0; i < sizes.size(); ++i) {
     auto m = Pattern(sizes[i], static_cast<uint32_t>(i));
     ASSERT_TRUE(a->Send(b->local_address(), m, {.cookie = i}).ok());
   }
   std::vector<Completion> ca, cb;
-  PollUntil(*a, *b, &ca, &cb, [&] { return ca.size() == sizes.size() && cb.size() == sizes.size(); });
+  PollUntil(*a, *b, &ca, &cb, [&] {
+    return ca.size() == sizes.size() && cb.size() == sizes.size();
+  });
   ASSERT_EQ(ca.size(), sizes.size());
   ASSERT_EQ(cb.size(), sizes.size());
   for (const Completion& c : ca) EXPECT_EQ(c.type, CompletionType::kSendDone);
@@ -49,7 +53,8 @@ TEST(EndpointLoopbackTest, MessagesOfManySizesArriveExactlyOnceAndByteExact) {
     ASSERT_EQ(c.type, CompletionType::kRecv);
     EXPECT_EQ(c.peer, a->local_address());
     size_t idx = 0;
-    while (idx < sizes.size() && (sizes[idx] != c.data.size() || seen[idx])) ++idx;
+    while (idx < sizes.size() && (sizes[idx] != c.data.size() || seen[idx]))
+      ++idx;
     ASSERT_LT(idx, sizes.size());
     EXPECT_EQ(c.data, Pattern(sizes[idx], static_cast<uint32_t>(idx)));
     ++seen[idx];

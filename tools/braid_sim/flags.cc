@@ -14,23 +14,24 @@ absl::Status Bad(absl::string_view flag, absl::string_view why) {
 }
 
 template <typename T>
-absl::Status Int(absl::string_view flag, absl::string_view v, T lo, T hi, T* out) {
+absl::Status Int(absl::string_view flag, absl::string_view v, T lo, T hi,
+                 T* out) {
   int64_t x;
   if (!absl::SimpleAtoi(v, &x) || x < static_cast<int64_t>(lo) ||
       x > static_cast<int64_t>(hi)) {
-    return Bad(flag, absl::StrCat("expected an integer in ", lo, "..", hi, ", got '",
-                                  v, "'"));
+    return Bad(flag, absl::StrCat("expected an integer in ", lo, "..", hi,
+                                  ", got '", v, "'"));
   }
   *out = static_cast<T>(x);
   return absl::OkStatus();
 }
 
-absl::Status Real(absl::string_view flag, absl::string_view v, double lo, double hi,
-                  double* out) {
+absl::Status Real(absl::string_view flag, absl::string_view v, double lo,
+                  double hi, double* out) {
   double x;
   if (!absl::SimpleAtod(v, &x) || x < lo || x > hi) {
-    return Bad(flag, absl::StrCat("expected a number in ", lo, "..", hi, ", got '", v,
-                                  "'"));
+    return Bad(flag, absl::StrCat("expected a number in ", lo, "..", hi,
+                                  ", got '", v, "'"));
   }
   *out = x;
   return absl::OkStatus();
@@ -111,7 +112,8 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
       std::vector<std::string> g = absl::StrSplit(v, ':');
       if (g.size() != 2) return Bad("--impair ge", "expected PGB:PBG");
       s = Real("--impair ge", g[0], 0, 1, &t.impairment.ge_p_good_to_bad);
-      if (s.ok()) s = Real("--impair ge", g[1], 0, 1, &t.impairment.ge_p_bad_to_good);
+      if (s.ok())
+        s = Real("--impair ge", g[1], 0, 1, &t.impairment.ge_p_bad_to_good);
     } else if (k == "dup") {
       s = Real("--impair dup", v, 0, 1, &t.impairment.duplicate);
     } else if (k == "corrupt") {
@@ -129,7 +131,8 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
     } else if (k == "start_us" || k == "stop_us") {
       int64_t d;
       s = Int<int64_t>("--impair " + k, v, 0, int64_t{1} << 40, &d);
-      (k == "start_us" ? t.start : t.stop) = TimeNs::Zero() + DurationNs::Micros(d);
+      (k == "start_us" ? t.start : t.stop) =
+          TimeNs::Zero() + DurationNs::Micros(d);
     } else {
       return Bad("--impair", absl::StrCat("unknown key '", k, "'"));
     }
@@ -148,7 +151,8 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   c.topology.fabric_link.rate_bps = 100'000'000'000ULL;
   c.topology.host_link.queue_bytes = 16u << 20;  // a deep NIC transmit queue
   c.protocol.peer_timeout = DurationNs::Millis(50);
-  c.protocol.min_rto = DurationNs::Micros(200);  // simulated fabric: no host jitter
+  c.protocol.min_rto =
+      DurationNs::Micros(200);  // simulated fabric: no host jitter
   double link_gbps = 100, host_gbps = 100;
   int64_t delay_us = 1, queue_kb = 512;
   std::vector<int64_t> spine_delays;
@@ -221,7 +225,8 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
         s = Bad(flag, "expected A:B");
       } else {
         s = Int<uint32_t>(flag, r[0], 16, 1u << 30, &c.sizes.min);
-        if (s.ok()) s = Int<uint32_t>(flag, r[1], c.sizes.min, 1u << 30, &c.sizes.max);
+        if (s.ok())
+          s = Int<uint32_t>(flag, r[1], c.sizes.min, 1u << 30, &c.sizes.max);
       }
     } else if (flag == "--messages") {
       s = Int<uint32_t>(flag, v, 1, 10'000'000, &c.messages_per_sender);
@@ -292,11 +297,13 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   }
   const int hosts = c.topology.hosts_per_leaf * 2;
   if (c.traffic == Traffic::kIncast && c.incast >= hosts) {
-    return Bad("--incast", absl::StrCat("needs fewer senders than hosts (", hosts, ")"));
+    return Bad("--incast",
+               absl::StrCat("needs fewer senders than hosts (", hosts, ")"));
   }
   for (const TimedImpairment& t : c.impairments) {
     if (t.spine >= c.topology.num_spines) {
-      return Bad("--impair", absl::StrCat("spine ", t.spine, " does not exist"));
+      return Bad("--impair",
+                 absl::StrCat("spine ", t.spine, " does not exist"));
     }
   }
   for (const Restart& r : c.restarts) {

@@ -17,7 +17,7 @@ struct SimFlags {
   bool json = false;
   bool wall = false;
   bool help = false;
-  bool ab_demo = false;  // --ab-demo: spray vs gbn under four conditions
+  bool ab_demo = false;      // --ab-demo: spray vs gbn under four conditions
   std::string command_line;  // echoed in the output
 };
 

@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
                           RunScenario(cfg));
       }
     }
-    const std::string out = flags->json ? FormatJson(*flags, runs)
-                                        : FormatDemoTable(runs);
+    const std::string out =
+        flags->json ? FormatJson(*flags, runs) : FormatDemoTable(runs);
     std::fputs(out.c_str(), stdout);
     bool clean = true;
     for (const auto& [name, r] : runs) clean = clean && r.Clean();
@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
     cfg.protocol.mode = m;
     runs.emplace_back(braid::ModeName(m), RunScenario(cfg));
   }
-  const std::string out = flags->json ? FormatJson(*flags, runs)
-                                      : FormatTable(*flags, runs);
+  const std::string out =
+      flags->json ? FormatJson(*flags, runs) : FormatTable(*flags, runs);
   std::fputs(out.c_str(), stdout);
   bool clean = true;
   for (const auto& [name, r] : runs) clean = clean && r.Clean();

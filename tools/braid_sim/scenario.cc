@@ -20,7 +20,8 @@ constexpr uint32_t kMagic = 0xb4a1d5e1;
 constexpr uint32_t kHeader = 16;  // sender, msg, len, magic
 
 uint8_t PatternByte(uint64_t seed, uint32_t sender, uint32_t msg, uint32_t i) {
-  uint64_t x = seed ^ (uint64_t{sender} << 40) ^ (uint64_t{msg} << 8) ^ (i >> 3);
+  uint64_t x =
+      seed ^ (uint64_t{sender} << 40) ^ (uint64_t{msg} << 8) ^ (i >> 3);
   x *= 0x9e3779b97f4a7c15ULL;
   return static_cast<uint8_t>((x >> 56) + i);
 }
@@ -32,8 +33,8 @@ void Put32(uint8_t* p, uint32_t v) {
   p[3] = v;
 }
 uint32_t Get32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) |
-         p[3];
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+         (uint32_t{p[2]} << 8) | p[3];
 }
 
 class Run;
@@ -54,9 +55,9 @@ struct HostDriver {
   int dest = -1;
   uint32_t next_msg = 0;
   uint32_t outstanding = 0;
-  std::vector<TimeNs> send_time;     // per msg id
-  std::vector<uint8_t> completed;    // 0 none, 1 done, 2 failed, 3 abandoned
-  std::vector<uint8_t> delivered;    // at the receiver: times delivered
+  std::vector<TimeNs> send_time;        // per msg id
+  std::vector<uint8_t> completed;       // 0 none, 1 done, 2 failed, 3 abandoned
+  std::vector<uint8_t> delivered;       // at the receiver: times delivered
   std::vector<int64_t> last_on_stream;  // receiver side, per (sender,stream)
 };
 
@@ -116,7 +117,8 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
     const uint32_t id = d.next_msg;
     const uint32_t span = cfg_.sizes.max - cfg_.sizes.min;
     const uint32_t len =
-        cfg_.sizes.min + (span ? static_cast<uint32_t>(rng_.Uniform(uint64_t{span} + 1)) : 0);
+        cfg_.sizes.min +
+        (span ? static_cast<uint32_t>(rng_.Uniform(uint64_t{span} + 1)) : 0);
     std::vector<uint8_t> buf(len);
     Put32(buf.data(), static_cast<uint32_t>(d.index));
     Put32(buf.data() + 4, id);
@@ -174,7 +176,8 @@ void Run::OnRecv(HostDriver& d, const Completion& c, TimeNs now) {
   if (c.stream != 0) {
     const size_t key = size_t{sender} * 65536 + c.stream;
     if (d.last_on_stream.size() <= key) d.last_on_stream.resize(key + 1, -1);
-    if (static_cast<int64_t>(id) < d.last_on_stream[key]) ++res_.order_violations;
+    if (static_cast<int64_t>(id) < d.last_on_stream[key])
+      ++res_.order_violations;
     d.last_on_stream[key] = id;
   }
   ++res_.messages_delivered;
@@ -205,8 +208,8 @@ void Run::HandleCompletions(HostDriver& d, TimeNs now) {
       d.completed[id] = 2;
       ++res_.messages_failed;
       const std::string cause = FailureCauseName(c.cause);
-      if (std::find(res_.failure_causes.begin(), res_.failure_causes.end(), cause) ==
-          res_.failure_causes.end()) {
+      if (std::find(res_.failure_causes.begin(), res_.failure_causes.end(),
+                    cause) == res_.failure_causes.end()) {
         res_.failure_causes.push_back(cause);
       }
     }
@@ -220,7 +223,8 @@ void Run::Service(HostDriver& d) {
     const size_t n = d.backend->RxBurst(absl::MakeSpan(d.rx));
     for (size_t i = 0; i < n; ++i) {
       d.core->OnDatagram(now, d.rx[i].src,
-                         absl::MakeConstSpan(d.rx[i].data, d.rx[i].len), d.rx[i].ce);
+                         absl::MakeConstSpan(d.rx[i].data, d.rx[i].len),
+                         d.rx[i].ce);
     }
     if (n < d.rx.size()) break;
   }
@@ -277,7 +281,8 @@ ScenarioResult Run::Go() {
     bo.mtu_payload = cfg_.mtu_payload;
     d->backend = std::make_unique<backend::SimBackend>(d->host, bo);
     MakeCore(*d);
-    d->batch = std::make_unique<endpoint::TxBatch>(kBurst, d->backend->MaxDatagram());
+    d->batch =
+        std::make_unique<endpoint::TxBatch>(kBurst, d->backend->MaxDatagram());
     d->rx.resize(kBurst);
     d->delivered.assign(cfg_.messages_per_sender, 0);
     d->host->SetRxHook(
@@ -319,11 +324,13 @@ ScenarioResult Run::Go() {
       const int first = ti.spine < 0 ? 0 : ti.spine;
       const int last = ti.spine < 0 ? fabric_->num_spines() - 1 : ti.spine;
       for (int s = first; s <= last && s < fabric_->num_spines(); ++s) {
-        fabric_->SetSpineImpairment(s, ti.dir, on ? ti.impairment : sim::Impairment{});
+        fabric_->SetSpineImpairment(s, ti.dir,
+                                    on ? ti.impairment : sim::Impairment{});
       }
     };
     sim_.Schedule(ti.start, [apply] { apply(true); });
-    if (!ti.stop.IsInfinite()) sim_.Schedule(ti.stop, [apply] { apply(false); });
+    if (!ti.stop.IsInfinite())
+      sim_.Schedule(ti.stop, [apply] { apply(false); });
   }
   for (const Restart& r : cfg_.restarts) {
     if (r.host < 0 || r.host >= n) continue;
@@ -359,22 +366,26 @@ ScenarioResult Run::Go() {
     for (size_t id = 0; id < d->completed.size(); ++id) {
       if (id >= d->next_msg) continue;
       if (d->completed[id] == 0) ++res_.lost_without_error;
-      if (d->completed[id] == 1 && d->delivered[id] == 0) ++res_.lost_without_error;
+      if (d->completed[id] == 1 && d->delivered[id] == 0)
+        ++res_.lost_without_error;
     }
     FoldStats(*d->core);
     if (getenv("BRAID_SIM_DUMP_STATS")) {
-      fprintf(stderr, "host %d\n%s", d->index, FormatStatsTable(d->core->stats()).c_str());
+      fprintf(stderr, "host %d\n%s", d->index,
+              FormatStatsTable(d->core->stats()).c_str());
     }
   }
   for (int s = 0; s < fabric_->num_spines(); ++s) {
     res_.spine_packets.push_back(fabric_->spine_packets(s));
   }
   res_.link_drops = fabric_->TotalLinkDrops();
-  for (int i = 0; i < n; ++i) res_.sim_packets += fabric_->host(i).counters().tx_packets;
+  for (int i = 0; i < n; ++i)
+    res_.sim_packets += fabric_->host(i).counters().tx_packets;
   std::sort(mct_.begin(), mct_.end());
   auto pct = [this](double q) {
     if (mct_.empty()) return DurationNs::Zero();
-    size_t i = static_cast<size_t>(q * static_cast<double>(mct_.size() - 1) + 0.5);
+    size_t i =
+        static_cast<size_t>(q * static_cast<double>(mct_.size() - 1) + 0.5);
     return mct_[std::min(i, mct_.size() - 1)];
   };
   res_.mct_p50 = pct(0.50);
@@ -387,7 +398,8 @@ ScenarioResult Run::Go() {
                                 static_cast<double>(active.ns())
                           : 0;
   res_.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
+          .count();
   return res_;
 }
 
@@ -398,11 +410,13 @@ ScenarioResult RunScenario(const ScenarioConfig& cfg) {
   return run.Go();
 }
 
-double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from, TimeNs to) {
+double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from,
+                    TimeNs to) {
   const size_t b0 = static_cast<size_t>(from.ns() / bin.ns());
   const size_t b1 = static_cast<size_t>(to.ns() / bin.ns());
   uint64_t bytes = 0;
-  for (size_t b = b0; b < b1 && b < r.timeline.size(); ++b) bytes += r.timeline[b];
+  for (size_t b = b0; b < b1 && b < r.timeline.size(); ++b)
+    bytes += r.timeline[b];
   const double ns = static_cast<double>((b1 - b0) * bin.ns());
   return ns > 0 ? static_cast<double>(bytes) * 8 / ns : 0;
 }

@@ -52,26 +52,27 @@ struct ScenarioConfig {
   int incast = 8;
   SizeDist sizes;
   uint32_t messages_per_sender = 1000;
-  uint32_t window = 16;       // messages a sender keeps outstanding
-  uint16_t streams = 0;       // >0: messages cycle over ordered streams 1..n
+  uint32_t window = 16;  // messages a sender keeps outstanding
+  uint16_t streams = 0;  // >0: messages cycle over ordered streams 1..n
   uint64_t seed = 1;
   std::vector<TimedImpairment> impairments;
   std::vector<Restart> restarts;
-  DurationNs time_limit = DurationNs::Seconds(2);  // simulated
+  DurationNs time_limit = DurationNs::Seconds(2);    // simulated
   DurationNs goodput_bin = DurationNs::Micros(100);  // timeline resolution
 };
 
 struct ScenarioResult {
-  uint64_t messages_sent = 0;        // accepted by Send
-  uint64_t messages_done = 0;        // kSendDone
-  uint64_t messages_failed = 0;      // kSendFailed
-  uint64_t messages_delivered = 0;   // distinct messages delivered
+  uint64_t messages_sent = 0;       // accepted by Send
+  uint64_t messages_done = 0;       // kSendDone
+  uint64_t messages_failed = 0;     // kSendFailed
+  uint64_t messages_delivered = 0;  // distinct messages delivered
   uint64_t duplicates_delivered = 0;
   uint64_t byte_mismatches = 0;
-  uint64_t order_violations = 0;     // ordered streams out of order
-  uint64_t lost_without_error = 0;   // no completion, or done but never delivered
+  uint64_t order_violations = 0;  // ordered streams out of order
+  uint64_t lost_without_error =
+      0;  // no completion, or done but never delivered
   uint64_t bytes_delivered = 0;
-  double goodput_gbps = 0;           // delivered bytes / active time
+  double goodput_gbps = 0;                // delivered bytes / active time
   DurationNs mct_p50, mct_p99, mct_p999;  // message completion time
   uint64_t retransmits = 0;
   uint64_t spurious_retransmits = 0;
@@ -86,8 +87,8 @@ struct ScenarioResult {
   TimeNs first_send, last_delivery;
   DurationNs sim_time;
   double wall_seconds = 0;
-  uint64_t sim_packets = 0;          // packets handed to hosts' uplinks
-  bool timed_out = false;            // time_limit hit with sends pending
+  uint64_t sim_packets = 0;  // packets handed to hosts' uplinks
+  bool timed_out = false;    // time_limit hit with sends pending
   // Bytes delivered per goodput_bin since time 0.
   std::vector<uint64_t> timeline;
   std::vector<std::string> failure_causes;  // one entry per distinct cause

@@ -52,10 +52,10 @@ class ImpairBackend final : public Backend {
   TestImpairments imp_;
   Rng rng_;
   ImpairCounters counters_;
-  std::vector<Held> held_;         // reordered, waiting
-  std::vector<Held> copies_;       // storage for this burst's altered copies
+  std::vector<Held> held_;    // reordered, waiting
+  std::vector<Held> copies_;  // storage for this burst's altered copies
   size_t copies_used_ = 0;
-  std::vector<TxPacket> out_;      // the burst handed to inner_
+  std::vector<TxPacket> out_;  // the burst handed to inner_
 };
 
 }  // namespace braid::backend

@@ -39,13 +39,12 @@ TimedImpairment OnAllSpines(sim::Impairment imp) {
 }
 
 std::string Describe(const ScenarioConfig& c, const ScenarioResult& r) {
-  return absl::StrCat("seed=", c.seed, " sent=", r.messages_sent,
-                      " done=", r.messages_done, " failed=", r.messages_failed,
-                      " delivered=", r.messages_delivered,
-                      " dup=", r.duplicates_delivered, " bad=", r.byte_mismatches,
-                      " lost=", r.lost_without_error, " retx=", r.retransmits,
-                      " rtos=", r.rtos, " gbps=", r.goodput_gbps,
-                      " timed_out=", r.timed_out);
+  return absl::StrCat(
+      "seed=", c.seed, " sent=", r.messages_sent, " done=", r.messages_done,
+      " failed=", r.messages_failed, " delivered=", r.messages_delivered,
+      " dup=", r.duplicates_delivered, " bad=", r.byte_mismatches,
+      " lost=", r.lost_without_error, " retx=", r.retransmits, " rtos=", r.rtos,
+      " gbps=", r.goodput_gbps, " timed_out=", r.timed_out);
 }
 
 // Every send completed, nothing duplicated/corrupted/lost silently; and when
@@ -158,7 +157,8 @@ TEST(ScenarioMatrixTest, BlackholedSpineLosesNothingAndRestores) {
   EXPECT_GT(r.path_penalties, 0u) << Describe(c, r);
 }
 
-TEST(ScenarioMatrixTest, BlackholedSpineRecoversNinetyPercentOfRemainingCapacity) {
+TEST(ScenarioMatrixTest,
+     BlackholedSpineRecoversNinetyPercentOfRemainingCapacity) {
   // Clean run for the reference rate, then the same seed with spine 1 of 4
   // blackholed from 300 us on. 20 RTTs (~10 us each here) after the failure
   // the goodput must be >= 0.9 x 3/4 of the clean goodput.
@@ -239,7 +239,8 @@ TEST(ScenarioMatrixTest, OnePercentLossKeepsNinetyPercentOfLosslessGoodput) {
   // Losses with traffic behind them are repaired by the per-path gap rule,
   // not by timeouts.
   EXPECT_EQ(lossy.rtos, 0u) << Describe(c, lossy);
-  EXPECT_GT(lossy.retransmits_path_gap, lossy.retransmits / 2) << Describe(c, lossy);
+  EXPECT_GT(lossy.retransmits_path_gap, lossy.retransmits / 2)
+      << Describe(c, lossy);
 }
 
 TEST(ScenarioMatrixTest, SprayBeatsGoBackNUnderOnePercentLoss) {
@@ -263,8 +264,8 @@ TEST(ScenarioMatrixTest, SprayBeatsGoBackNUnderOnePercentLoss) {
     spray_p99 += spray.mct_p99.us();
     gbn_p99 += gbn.mct_p99.us();
   }
-  EXPECT_GE(spray_gbps, 3.0 * gbn_gbps)
-      << "mean spray " << spray_gbps / 5 << " gbn " << gbn_gbps / 5 << " Gbit/s";
+  EXPECT_GE(spray_gbps, 3.0 * gbn_gbps) << "mean spray " << spray_gbps / 5
+                                        << " gbn " << gbn_gbps / 5 << " Gbit/s";
   EXPECT_LE(spray_p99 * 3, gbn_p99)
       << "mean p99 spray " << spray_p99 / 5 << " gbn " << gbn_p99 / 5 << " us";
 }

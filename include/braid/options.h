@@ -75,8 +75,12 @@ struct ProtocolOptions {
   // Congestion window bounds (bytes).
   uint64_t initial_cwnd_bytes = 512 * 1024;
   uint64_t max_cwnd_bytes = 64ull << 20;
-  // Swift delay target above the path's minimum RTT.
-  DurationNs cc_target_delay = DurationNs::Micros(50);
+  // Swift delay target above the path's minimum RTT. Zero = the backend's
+  // default: 50 us in the simulator; 1 ms over kernel UDP, where (without NIC
+  // timestamps) the measured RTT includes host scheduling and socket queueing
+  // that no sender can drain, and a fabric-sized target only starves the
+  // window.
+  DurationNs cc_target_delay = DurationNs::Zero();
 };
 
 // Test facility: impairments applied at the backend boundary (outbound
@@ -86,7 +90,8 @@ struct TestImpairments {
   double drop = 0;       // probability a datagram is dropped
   double duplicate = 0;  // probability it is sent twice
   double reorder = 0;    // probability it is held back and sent later
-  double corrupt = 0;    // probability one byte is flipped
+  double corrupt = 0;    // probability it is corrupted on the wire (and so
+                         // discarded by the receiver's UDP checksum)
   uint64_t seed = 1;
   bool any() const {
     return drop > 0 || duplicate > 0 || reorder > 0 || corrupt > 0;

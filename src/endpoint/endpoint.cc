@@ -246,8 +246,10 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   Rng rng(seed);
   endpoint::CoreConfig cfg;
   cfg.proto = options.protocol;
-  if (cfg.proto.spray_run == 0)
-    cfg.proto.spray_run = 8;         // kernel UDP batches runs
+  if (cfg.proto.spray_run == 0) cfg.proto.spray_run = 8;  // runs batch
+  if (cfg.proto.cc_target_delay == DurationNs::Zero()) {
+    cfg.proto.cc_target_delay = DurationNs::Millis(1);
+  }
   cfg.incarnation = rng.Next() | 1;  // never 0
   cfg.seed = rng.Next();
   cfg.entropy_count = be->EntropyCount();

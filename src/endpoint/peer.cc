@@ -38,7 +38,9 @@ cc::CcOptions CongestionOptions(const PeerConfig& cfg) {
   o.initial_cwnd_bytes = cfg.proto.initial_cwnd_bytes;
   o.min_cwnd_bytes = cfg.mss;
   o.max_cwnd_bytes = cfg.proto.max_cwnd_bytes;
-  o.base_target = cfg.proto.cc_target_delay;
+  o.base_target = cfg.proto.cc_target_delay > DurationNs::Zero()
+                      ? cfg.proto.cc_target_delay
+                      : DurationNs::Micros(50);
   return o;
 }
 
@@ -87,11 +89,20 @@ Peer::Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
 
 Peer::~Peer() = default;
 
-bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, DropStats* drops) {
+bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, bool may_announce,
+                            DropStats* drops) {
   if (src_inc == peer_inc_) return true;
   if (peer_inc_ == 0) {
     peer_inc_ = src_inc;
     return true;
+  }
+  // Only a frame that announces a new life (a SYNC, which a restarted peer
+  // sends before any data, or a STALE reply echoing our incarnation) may
+  // replace the one we know; anything else with a strange incarnation is
+  // stale, forged or corrupted, and must not tear down a working context.
+  if (!may_announce) {
+    ++drops->stale_incarnation;
+    return false;
   }
   for (uint64_t r : retired_incs_) {
     if (r == src_inc) {

@@ -80,9 +80,11 @@ class Peer : private retransmit::SenderEvents {
              DropStats* drops);
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
   // Checks a frame's incarnations against what we know of the peer. Returns
-  // false (and counts) if the frame is stale. A new incarnation of the peer
+  // false (and counts) if the frame is stale. A new incarnation — accepted
+  // only from a frame that may announce one (`may_announce`: SYNC, STALE) —
   // resets both directions (sends in flight fail with kPeerRestarted).
-  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation, DropStats* drops);
+  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation, bool may_announce,
+                        DropStats* drops);
 
   // --- Output -------------------------------------------------------------
   // True if BuildDatagram would produce bytes now.

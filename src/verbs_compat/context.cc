@@ -305,8 +305,14 @@ void Context::ThreadMain() {
     int timeout_ms = 5;
     {
       std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
-      if (lk.owns_lock() && (!pump_list_.empty() || !ack_list_.empty())) {
-        timeout_ms = 0;
+      if (lk.owns_lock()) {
+        // Owed ACKs go out at once; queued work (an RNR wait, endpoint
+        // backpressure) is retried every millisecond.
+        if (!ack_list_.empty()) {
+          timeout_ms = 0;
+        } else if (!pump_list_.empty()) {
+          timeout_ms = 1;
+        }
       }
     }
     const int n = poll(fds, 2, timeout_ms);

@@ -218,6 +218,48 @@ TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   EXPECT_GT(b->stats().drops.duplicates, 0u);
 }
 
+TEST(EndpointIntegrationTest,
+     GoBackNModeDeliversExactlyOnceUnderLossDupAndReorder) {
+  EndpointOptions o;
+  o.protocol.mode = Mode::kGoBackN;
+  o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 21};
+  auto a = OpenOrDie(o);
+  o.impair.seed = 22;
+  auto b = OpenOrDie(o);
+  ASSERT_TRUE(a && b);
+  constexpr uint64_t kSeed = 31;
+  auto sized = [](Rng& r) {
+    return static_cast<uint32_t>(testing::kHeaderBytes) +
+           testing::SkewedSize(r);
+  };
+  FlowConfig un{.flow = 1, .count = 1500, .seed = kSeed, .size = sized};
+  FlowConfig ord{
+      .flow = 2, .stream = 9, .count = 500, .seed = kSeed, .size = sized};
+  FlowSender f1(un, a.get(), b->local_address()),
+      f2(ord, a.get(), b->local_address());
+  ReceiveChecker at_b(kSeed);
+  at_b.ExpectFlow(1, 0, a->local_address());
+  at_b.ExpectFlow(2, 9, a->local_address());
+  Side sa{a.get(), {&f1, &f2}, nullptr, 0};
+  Side sb{b.get(), {}, &at_b, un.count + ord.count};
+  std::vector<std::string> errors;
+  EXPECT_TRUE(DrivePair(sa, sb, std::chrono::seconds(240), &errors));
+  ExpectNoErrors(errors, "completions");
+  ExpectNoErrors(f1.errors(), "sender");
+  ExpectNoErrors(f2.errors(), "sender");
+  ExpectNoErrors(at_b.errors(), "receiver");
+  EXPECT_EQ(at_b.Missing(1, un.count), 0u);
+  EXPECT_EQ(at_b.Missing(2, ord.count), 0u);
+  EXPECT_EQ(at_b.duplicates(), 0u);
+  EXPECT_EQ(at_b.order_violations(), 0u);
+  // It really ran go-back-N: one path, out-of-order data discarded.
+  const std::vector<PeerStats> ps = a->peer_stats(true);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].paths.size(), 1u);
+  EXPECT_GT(b->stats().drops.out_of_order_discarded, 0u);
+  EXPECT_GT(a->stats().reliability.retransmits, 0u);
+}
+
 TEST(EndpointIntegrationTest, Ipv6EndpointsExchangeMessages) {
   EndpointOptions o;
   o.bind = "[::1]:0";

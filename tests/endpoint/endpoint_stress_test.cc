@@ -6,7 +6,7 @@
 //
 // Size of the default run (CI): 100k messages A->B with a size mix heavily
 // skewed to small messages (SkewedSize in message_codec.h: 1 % tiny incl.
-// 0 B, 88 % up to 2 KiB, 10 % up to 64 KiB, 1 % up to 1 MiB; ~0.94 GB in
+// 0 B, 88 % up to 2 KiB, 10 % up to 64 KiB, 1 % up to 1 MiB; ~1 GB in
 // all, plus the first message is 0 B and the second exactly 1 MiB), and 10k
 // messages B->A at the same time. BRAID_STRESS_MESSAGES=n overrides the
 // A->B count. The full-size variant (sizes uniform in 0..1 MiB, ~52 GB per

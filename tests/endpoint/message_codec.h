@@ -93,8 +93,8 @@ inline std::string DecodeMessage(uint64_t seed,
 
 // The size mix of the stress tests: heavily skewed to small messages, with a
 // tail up to 1 MiB. Means: ~1 % tiny (< kHeaderBytes, incl. 0 B), ~88 %
-// 12 B..2 KiB, 10 % 2..64 KiB, 1 % 64 KiB..1 MiB: about 9.4 KiB per message
-// on average (~0.94 GB per 100k messages).
+// 12 B..2 KiB, 10 % 2..64 KiB, 1 % 64 KiB..1 MiB: about 10 KB per message
+// on average (~1 GB per 100k messages).
 inline uint32_t SkewedSize(Rng& rng) {
   const uint64_t r = rng.Uniform(1000);
   if (r < 10) return static_cast<uint32_t>(rng.Uniform(kHeaderBytes));

@@ -62,7 +62,8 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
 Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
   if (Peer* p = peers_.Find(addr)) return p;
   return peers_.Insert(
-      std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now));
+      std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now), now,
+      cfg_.proto.peer_timeout);
 }
 
 void EndpointCore::CountParseError(wire::ParseError e) {

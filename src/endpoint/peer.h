@@ -129,6 +129,8 @@ class Peer : private retransmit::SenderEvents {
   void CompleteMessage(OutMessage& m, TimeNs now);
   void FailMessage(const OutMessage& m, FailureCause cause);
   void PopFinishedMessages();
+  // Starts a new send session. In-flight messages fail with `cause`, or —
+  // with kNone (the receiver evicted our idle context) — are sent again.
   void RestartSession(FailureCause cause, TimeNs now);
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                          wire::PathId path);

@@ -172,9 +172,10 @@ void Peer::OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops) {
       if (rx_synced_ && c.session == rx_session_) window_update_ = true;
       return;
     case wire::CtrlType::kNeedSync:
-      // The peer lost our session. If it had confirmed it, what was in flight
-      // is gone with it; otherwise our SYNCs are already on their way.
-      if (session_confirmed_) RestartSession(FailureCause::kPeerEvicted, now);
+      // The peer evicted our idle session. What we sent since was dropped
+      // unseen: resend it in a new session. (If the session was never
+      // confirmed, our SYNCs are already on their way.)
+      if (session_confirmed_) RestartSession(FailureCause::kNone, now);
       return;
     case wire::CtrlType::kStale:
       // Handled by CheckIncarnation (the frame carries the peer's new

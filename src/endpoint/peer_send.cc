@@ -94,8 +94,23 @@ void Peer::FailMessage(const OutMessage& m, FailureCause cause) {
 }
 
 void Peer::RestartSession(FailureCause cause, TimeNs now) {
-  for (OutMessage& m : inflight_) {
-    if (!m.done) FailMessage(m, cause);
+  if (cause == FailureCause::kNone) {
+    // The receiver evicted our idle context and dropped what we sent since
+    // (it never saw any of it: see PeerTable::Insert). Send those messages
+    // again, first and in order, in the new session.
+    for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
+      if (it->done) continue;
+      OutMessage m = std::move(*it);
+      m.msg_seq = m.stream_seq = m.frags_total = m.frags_acked = m.next_frag = 0;
+      queued_.push_front(std::move(m));
+      if (!queued_.front().owned.empty()) {
+        queued_.front().data = queued_.front().owned.data();
+      }
+    }
+  } else {
+    for (OutMessage& m : inflight_) {
+      if (!m.done) FailMessage(m, cause);
+    }
   }
   inflight_.clear();
   inflight_count_ = 0;

@@ -29,11 +29,14 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.spurious_retransmits += x.spurious_retransmits;
 }
 
-Peer* PeerTable::Insert(std::unique_ptr<Peer> peer) {
+Peer* PeerTable::Insert(std::unique_ptr<Peer> peer, TimeNs now,
+                        DurationNs min_idle) {
   if (peers_.size() >= max_peers_) {
     size_t victim = peers_.size();
     for (size_t i = 0; i < peers_.size(); ++i) {
-      if (!peers_[i]->Idle()) continue;
+      if (!peers_[i]->Idle() || now - peers_[i]->last_activity() < min_idle) {
+        continue;
+      }
       if (victim == peers_.size() ||
           peers_[i]->last_activity() < peers_[victim]->last_activity()) {
         victim = i;

@@ -22,9 +22,13 @@ class PeerTable {
     auto it = map_.find(addr);
     return it == map_.end() ? nullptr : it->second;
   }
-  // Inserts a new peer, evicting an idle one if the table is full. Returns
-  // nullptr (and inserts nothing) if the table is full of busy peers.
-  Peer* Insert(std::unique_ptr<Peer> peer);
+  // Inserts a new peer, evicting one that has been idle for at least
+  // `min_idle` if the table is full. Returns nullptr (and inserts nothing)
+  // if no peer qualifies. The idle age matters for correctness: a peer that
+  // still had an unacknowledged retransmission on its way to us would have
+  // made its context busy again within min_idle (= peer_timeout), so what
+  // the peer sends after an eviction was never seen by the evicted context.
+  Peer* Insert(std::unique_ptr<Peer> peer, TimeNs now, DurationNs min_idle);
 
   size_t size() const { return peers_.size(); }
   // Stable iteration order (insertion order, with swaps on eviction).

@@ -55,11 +55,13 @@ TEST(EndpointCoreTest, SenderThatForgotThePeerStartsAFreshSession) {
   EXPECT_EQ(p.Drain(*p.a).size(), 5u);
   // A talks to C (unreachable) — B's idle peer entry is evicted for it; the
   // send to C fails after peer_timeout, freeing the slot again.
+  p.now += proto.peer_timeout;  // B's context at A is now evictable
   ASSERT_TRUE(p.a->Send(p.now, c_addr, OutMessage::Copy(m.data(), 100)).ok());
   p.Run(400);
   auto failed = p.Drain(*p.a);
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].type, CompletionType::kSendFailed);
+  p.now += proto.peer_timeout;  // and now C's
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(
         p.a->Send(p.now, p.b_addr, OutMessage::Copy(m.data(), 20000)).ok());

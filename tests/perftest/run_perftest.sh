@@ -114,10 +114,32 @@ run_single() {
   fi
 }
 
+# A bad configuration: a clear message, braid0 not listed, no crash.
+run_bad_env() {
+  local name=bad_env_not_listed
+  if ! [[ "$name" =~ $FILTER ]]; then
+    return
+  fi
+  local log="$LOGDIR/$name.log" rc=0
+  BRAID_VERBS_PATHS=abc LD_PRELOAD="$LIB" timeout -k 5 30 ibv_devices \
+    >"$log" 2>&1 || rc=$?
+  if [[ $rc -lt 128 ]] && grep -q 'BRAID_VERBS_PATHS="abc" is invalid' "$log" &&
+      ! grep -q 'braid0 *[0-9a-f]' "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS %-34s\n' "$name"
+  else
+    fail=$((fail + 1))
+    failed_cases+=("$name")
+    printf 'FAIL %-34s (rc=%d)\n' "$name" "$rc"
+    cat "$log"
+  fi
+}
+
 D=(-d braid0)
 echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0} logs=$LOGDIR"
 
 run_single ibv_devinfo_v ibv_devinfo -v
+run_bad_env
 run_pair ibv_rc_pingpong ibv_rc_pingpong "${D[@]}" -n 500
 run_pair ibv_rc_pingpong_gid ibv_rc_pingpong "${D[@]}" -g 0 -n 200 -e
 run_pair ibv_ud_pingpong ibv_ud_pingpong "${D[@]}" -n 500

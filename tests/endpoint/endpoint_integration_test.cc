@@ -482,6 +482,74 @@ TEST(EndpointIntegrationTest,
   EXPECT_TRUE(has_fresh());
 }
 
+// A server with more clients than max_peers: contexts of clients idle for
+// peer_timeout are evicted for new ones, and a client coming back after its
+// context was evicted is served again without any failure.
+TEST(EndpointIntegrationTest, ServerWithMoreClientsThanPeerSlotsServesThemAll) {
+  constexpr auto kPeerTimeout = std::chrono::milliseconds(100);
+  EndpointOptions os;
+  os.protocol.max_peers = 2;
+  os.protocol.peer_timeout = DurationNs::Millis(kPeerTimeout.count());
+  auto server = OpenOrDie(os);
+  ASSERT_TRUE(server);
+  EndpointOptions oc;
+  oc.protocol.peer_timeout = DurationNs::Seconds(5);
+  std::vector<std::unique_ptr<Endpoint>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(OpenOrDie(oc));
+    ASSERT_TRUE(clients.back());
+  }
+  std::vector<Completion> at_server;
+  uint64_t expected_at_server = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t ci = 0; ci < clients.size(); ++ci) {
+      Endpoint& c = *clients[ci];
+      constexpr int kPerTurn = 5;
+      for (int k = 0; k < kPerTurn; ++k) {
+        const uint32_t tag = static_cast<uint32_t>(round * 1000 + ci * 100 + k);
+        ASSERT_TRUE(c.Send(server->local_address(), Pattern(3000 + k, tag),
+                           {.cookie = tag})
+                        .ok());
+      }
+      expected_at_server += kPerTurn;
+      auto done = PollUntil(
+          c, nullptr,
+          [&](const std::vector<Completion>& g) {
+            server->Poll(&at_server);
+            return g.size() >= kPerTurn;
+          },
+          std::chrono::seconds(30));
+      ASSERT_EQ(done.size(), static_cast<size_t>(kPerTurn));
+      for (const Completion& d : done) {
+        EXPECT_EQ(d.type, CompletionType::kSendDone)
+            << "client " << ci << " round " << round << ": "
+            << FailureCauseName(d.cause);
+      }
+      // Let every context at the server go idle for longer than its
+      // peer_timeout (so it may be evicted), keeping the server polled.
+      const auto idle_end = Clock::now() + 3 * kPeerTimeout;
+      while (Clock::now() < idle_end) {
+        server->Poll(&at_server);
+        c.Poll(&done);
+      }
+    }
+  }
+  while (at_server.size() < expected_at_server) {
+    if (server->Poll(&at_server) == 0) break;
+  }
+  EXPECT_EQ(at_server.size(), expected_at_server);
+  std::set<std::vector<uint8_t>> distinct;
+  for (const Completion& c : at_server) {
+    EXPECT_EQ(c.type, CompletionType::kRecv);
+    distinct.insert(c.data);
+  }
+  EXPECT_EQ(distinct.size(), expected_at_server) << "a message arrived twice";
+  const EndpointStats s = server->stats();
+  EXPECT_LE(s.peers, 2u);
+  EXPECT_GE(s.peers_evicted, 6u);  // 8 turns, 2 slots
+  for (const auto& c : clients) EXPECT_EQ(c->stats().messages_failed, 0u);
+}
+
 // --------------------------------------------------------------------------
 // Close.
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,8 @@ class PeerProcess {
       return false;
     }
     if (pid_ == 0) {
+      // Dies with the test process, even if that crashes.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       dup2(fds[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
       execv(argv[0], argv.data());
       _exit(127);

@@ -291,7 +291,6 @@ void Context::NoteAppActivity() {
 
 void Context::EnsureThread() {
   if (thread_.joinable()) return;
-  if (getenv("BRAID_VERBS_NO_THREAD") != nullptr) return;
   thread_ = std::thread([this] { ThreadMain(); });
 }
 

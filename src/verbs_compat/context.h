@@ -95,6 +95,9 @@ class Context {
   // Records that the application is driving progress (the thread backs
   // off). Lock-free.
   void NoteAppActivity();
+  // Records that the application now sleeps in a verbs call (the thread
+  // takes over progress at once). Lock-free.
+  void NoteAppBlocked() { last_app_ns_.store(0, std::memory_order_relaxed); }
   static TimeNs Now();
   // Starts the background progress thread if not yet running.
   void EnsureThread();

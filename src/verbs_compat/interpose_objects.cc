@@ -274,10 +274,11 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
                      void** cq_context) {
   if (IsBraidContext(channel->context)) {
     uint64_t v;
+    Context* ctx = Context::From(channel->context);
+    ctx->NoteAppBlocked();
     // Blocks (or fails with EAGAIN if the application made the fd
     // non-blocking) until the progress engine raises an event.
     if (read(channel->fd, &v, sizeof(v)) != sizeof(v)) return -1;
-    Context* ctx = Context::From(channel->context);
     std::lock_guard<std::mutex> lk(ctx->mu());
     Cq* c = CompChannel::From(channel)->Take();
     if (c == nullptr) {

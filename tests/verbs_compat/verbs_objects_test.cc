@@ -149,6 +149,28 @@ TEST(QpStateTest, QueryReportsTheAttributesSet) {
   EXPECT_EQ(ia.cap.max_send_wr, 128u);
 }
 
+TEST(QpStateTest, SendsPostedInSqdWaitUntilBackInRts) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_SQD;
+  at.en_sqd_async_notify = 1;
+  ASSERT_EQ(
+      ibv_modify_qp(p.a.qp, &at, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+  ibv_async_event ev;
+  ASSERT_EQ(ibv_get_async_event(p.a.ctx, &ev), 0);  // queue already empty
+  EXPECT_EQ(ev.event_type, IBV_EVENT_SQ_DRAINED);
+  ibv_ack_async_event(&ev);
+  ASSERT_EQ(
+      PostSend(p.a, 1, IBV_WR_RDMA_WRITE, 0, 64, p.b.addr(0), p.b.mr->rkey), 0);
+  EXPECT_TRUE(StaysEmpty(p.a.scq, 30));
+  at.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(p.a.qp, &at, IBV_QP_STATE), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.a.scq, &wc));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
 TEST(ResourceTest, PdInUseCannotBeDeallocated) {
   ibv_context* ctx = OpenBraid0();
   ibv_pd* pd = ibv_alloc_pd(ctx);

@@ -126,9 +126,9 @@ run() {
   [[ $mode == gbn ]] && paths=1
   pin_for "$mode"
   fab counters --reset
-  perf_server 1 --paths $paths --mode "$mode" --mtu 9000 --block
+  perf_server 1 --paths $paths --entropy-sockets $paths --mode "$mode" --mtu 9000 --block
   [[ $cond == blackhole ]] && start_sampler "$mode"
-  perf_client_bg 0 1 --test bw -s 64k -D "$SECS" --paths $paths --mode "$mode" \
+  perf_client_bg 0 1 --test bw -s 64k -D "$SECS" --paths $paths --entropy-sockets $paths --mode "$mode" \
     --mtu 9000 --block --time-limit $((SECS + 6))
   if [[ -n $action ]]; then
     sleep "$(awk -v s="$SECS" 'BEGIN { print s / 2 }')"

@@ -15,8 +15,8 @@ base=$(braid_balanced_base 0 1 16)
 [[ -n $base ]] || fabric_fail "no 16-port window spreads evenly"
 braid_pin_ports 0 "$base" 16
 braid_pin_ports 1 "$base" 16
-perf_server 1 --paths 16 --mtu 9000 --block
-perf_client_bg 0 1 --test bw -s 64k -D 6 --paths 16 --mode spray --mtu 9000 --block
+perf_server 1 --paths 16 --entropy-sockets 16 --mtu 9000 --block
+perf_client_bg 0 1 --test bw -s 64k -D 6 --paths 16 --entropy-sockets 16 --mode spray --mtu 9000 --block
 sleep 1.5
 fab impair --spine $bad --dir both --blackhole
 fabric_log "spine $bad blackholed"

@@ -159,8 +159,17 @@ perf_wait_server() {
 perf_run() {
   local src=$1 dst=$2
   shift 2
-  perf_server "$dst" $(perf_common_flags "$@")
-  perf_client "$src" "$dst" "$@"
+  # The endpoint opens 2 x paths source ports by default (spares for
+  # recycling); the narrowed port range holds exactly one per path, so ask
+  # for exactly that many.
+  local paths=16 a prev=""
+  for a in "$@"; do
+    [[ $prev == --paths ]] && paths=$a
+    [[ $prev == --mode && $a == gbn ]] && paths=1
+    prev=$a
+  done
+  perf_server "$dst" $(perf_common_flags "$@") --entropy-sockets "$paths"
+  perf_client "$src" "$dst" "$@" --entropy-sockets "$paths"
   perf_wait_server
 }
 

@@ -42,6 +42,8 @@ const char* PerfUsage() {
 common flags (give the impairment flags to both sides to impair acks too):
   --bind ADDR:PORT   local address (server default 0.0.0.0:18515)
   --paths N          entropy values per peer, 1..256 (default 16)
+  --entropy-sockets N  UDP source ports opened (default 2 x paths, spares
+                     for recycling failed paths)
   --mode spray|gbn   multipath spraying or the go-back-N baseline
   --cc swift|none    congestion control
   --poll | --block   busy-poll (default) or block on the endpoint's fd
@@ -254,6 +256,8 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
       s = number(&f.window, 1, 16384);
     } else if (a == "--paths") {
       s = number(&f.endpoint.protocol.paths, 1, 256);
+    } else if (a == "--entropy-sockets") {
+      s = number(&f.endpoint.udp.entropy_sockets, 1, 256);
     } else if (a == "--mode") {
       absl::StatusOr<std::string> v = value();
       if (!v.ok()) return v.status();

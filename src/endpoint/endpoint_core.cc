@@ -171,9 +171,9 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       }
     }
     const uint64_t before = peer->peer_incarnation();
-    const bool may_announce =
-        f.type == wire::FrameType::kCtrl &&
-        (f.ctrl.type == wire::CtrlType::kSync || f.ctrl.type == wire::CtrlType::kStale);
+    const bool may_announce = f.type == wire::FrameType::kCtrl &&
+                              (f.ctrl.type == wire::CtrlType::kSync ||
+                               f.ctrl.type == wire::CtrlType::kStale);
     if (!peer->CheckIncarnation(now, src, may_announce, &drops_)) continue;
     if (before != 0 && before != peer->peer_incarnation()) ++peer_restarts_;
     switch (f.type) {

@@ -197,6 +197,7 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
 void Peer::OnTimer(TimeNs now) {
   event_now_ = now;
   sent_.OnTimer(now, *this);
+  AttributeRtoToPaths(now);
   paths_.OnTimer(now);
   FlushCcEvents(now);
   TrackOldestUnacked(now);

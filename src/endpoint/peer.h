@@ -14,6 +14,7 @@
 #define BRAID_ENDPOINT_PEER_H_
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -136,6 +137,7 @@ class Peer : private retransmit::SenderEvents {
                          wire::PathId path);
   void FlushCcEvents(TimeNs now);
   void TrackOldestUnacked(TimeNs now);
+  void AttributeRtoToPaths(TimeNs now);
 
   // Receive-side helpers (peer_receive.cc).
   void ResetReceiveSide(uint32_t session, wire::Psn base);
@@ -156,6 +158,9 @@ class Peer : private retransmit::SenderEvents {
   multipath::PathSet paths_;
   retransmit::SentPacketManager sent_;
   std::unique_ptr<cc::CongestionControl> cc_;
+  // Packets declared lost by the RTO during one timer run, per path.
+  std::array<uint32_t, 256> rto_lost_{};
+  std::bitset<256> rto_paths_;
   wire::PathId run_path_ = 0;      // path of the current spray run
   uint16_t run_left_ = 0;          // datagrams left in it
   std::deque<OutMessage> queued_;  // accepted, not started

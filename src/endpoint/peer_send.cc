@@ -101,7 +101,8 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
     for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
       if (it->done) continue;
       OutMessage m = std::move(*it);
-      m.msg_seq = m.stream_seq = m.frags_total = m.frags_acked = m.next_frag = 0;
+      m.msg_seq = m.stream_seq = m.frags_total = m.frags_acked = m.next_frag =
+          0;
       queued_.push_front(std::move(m));
       if (!queued_.front().owned.empty()) {
         queued_.front().data = queued_.front().owned.data();
@@ -333,13 +334,15 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
     // for its path, no loss signal for congestion control.
     return;
   }
-  if (path < paths_.size()) {
-    multipath::PathEvent pe = multipath::PathEvent::kNone;
-    if (cause == retransmit::LossCause::kRto) {
-      pe = paths_.OnTimeout(path, event_now_);
-    } else {
-      pe = paths_.OnLoss(path, event_now_);
+  if (cause == retransmit::LossCause::kRto) {
+    // Judged per timer run (AttributeRtoToPaths): a timeout on most paths
+    // at once is the host or the peer stalling, not a bad path.
+    if (path < paths_.size()) {
+      rto_paths_.set(path);
+      ++rto_lost_[path];
     }
+  } else if (path < paths_.size()) {
+    const multipath::PathEvent pe = paths_.OnLoss(path, event_now_);
     // A recycled entropy takes a new route: packets after this point may
     // overtake older ones on the same path id, so the FIFO rule must not
     // compare across the change.
@@ -358,6 +361,24 @@ void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
   if (path < paths_.size()) paths_.OnRttSample(path, rtt);
   pending_ack_event_.rtt = rtt;
   have_ack_event_ = true;
+}
+
+void Peer::AttributeRtoToPaths(TimeNs now) {
+  if (rto_paths_.none()) return;
+  const bool path_specific = rto_paths_.count() * 2 <= paths_.size();
+  for (size_t p = 0; p < paths_.size(); ++p) {
+    if (!rto_paths_.test(p)) continue;
+    const auto id = static_cast<wire::PathId>(p);
+    for (uint32_t i = 0; i < rto_lost_[p]; ++i) {
+      if (!path_specific) {
+        paths_.OnDiscarded(id);
+      } else if (paths_.OnTimeout(id, now) == multipath::PathEvent::kRecycled) {
+        sent_.OnPathRerouted(id);
+      }
+    }
+    rto_lost_[p] = 0;
+  }
+  rto_paths_.reset();
 }
 
 void Peer::TrackOldestUnacked(TimeNs now) {

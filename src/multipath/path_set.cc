@@ -220,6 +220,11 @@ PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {
   return AfterLossOutcome(p, now);
 }
 
+void PathSet::OnDiscarded(wire::PathId p) {
+  if (p >= paths_.size()) return;
+  TakeOutcome(At(p));
+}
+
 PathEvent PathSet::OnTimeout(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);

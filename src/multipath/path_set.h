@@ -68,6 +68,10 @@ class PathSet {
   // A retransmit timeout fired for one packet sent on `p` (the packet
   // counts as lost; do not also call OnLoss for it).
   PathEvent OnTimeout(wire::PathId p, TimeNs now);
+  // The outcome of a packet sent on p is unknown but not p's fault (e.g. a
+  // timeout that hit most paths at once: the host or the peer stalled).
+  // Releases its in-flight slot; no penalty, no loss counted.
+  void OnDiscarded(wire::PathId p);
 
   // Moves paths whose penalty expired (by `now`) to kProbing.
   void OnTimer(TimeNs now);

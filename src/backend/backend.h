@@ -18,8 +18,9 @@ namespace braid::backend {
 // until TxBurst returns (backends copy or transmit synchronously).
 struct TxPacket {
   NetAddr dst;
-  wire::Entropy entropy = 0;  // selects the source port / path; < EntropyCount()
-  bool ect = false;           // mark ECT(0) so the network may set CE
+  wire::Entropy entropy =
+      0;             // selects the source port / path; < EntropyCount()
+  bool ect = false;  // mark ECT(0) so the network may set CE
   const uint8_t* data = nullptr;
   uint32_t len = 0;
 };

@@ -37,8 +37,8 @@ class Rng {
 
   // Uniform in [0, n). n must be > 0.
   uint64_t Uniform(uint64_t n) {
-    return static_cast<uint64_t>(
-        (static_cast<unsigned __int128>(Next()) * n) >> 64);
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >>
+                                 64);
   }
   // Uniform in [0, 1).
   double UniformDouble() { return (Next() >> 11) * (1.0 / 9007199254740992.0); }

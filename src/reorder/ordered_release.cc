@@ -1,7 +1,6 @@
 #include "reorder/ordered_release.h"
 
 #include <algorithm>
-
 #include <utility>
 
 namespace braid::reorder {

@@ -28,9 +28,9 @@ inline constexpr uint8_t kAckFlagEchoCe = 0x02;  // the echoed packet had CE
 inline constexpr uint8_t kAckFlagsKnown = 0x03;
 
 enum class CtrlType : uint8_t {
-  kProbe = 1,  // "please ack now" (credit-blocked or silent sender)
-  kStale = 2,  // "your packet named an incarnation of mine that is gone"
-  kSync = 3,   // "my send session `session` to you starts at PSN `value`"
+  kProbe = 1,     // "please ack now" (credit-blocked or silent sender)
+  kStale = 2,     // "your packet named an incarnation of mine that is gone"
+  kSync = 3,      // "my send session `session` to you starts at PSN `value`"
   kNeedSync = 4,  // "I hold no session state for you: send kSync"
 };
 
@@ -101,7 +101,7 @@ enum class ParseError : uint8_t {
   kEmptyFragment,    // payload_len == 0 but msg_len != 0
   kSackTooLong,      // sack_words > kMaxSackWords
   kBadCtrlType,
-  kBadPreamble,        // not a braid datagram (magic/version), or port 0
+  kBadPreamble,  // not a braid datagram (magic/version), or port 0
   kCount,
 };
 const char* ParseErrorName(ParseError e);

@@ -59,8 +59,8 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text,
   const bool digits = !port_text.empty() &&
                       std::all_of(port_text.begin(), port_text.end(),
                                   [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || !absl::SimpleAtoi(port_text, &port) || (port == 0 && !allow_port_zero) ||
-      port > 65535) {
+  if (!digits || !absl::SimpleAtoi(port_text, &port) ||
+      (port == 0 && !allow_port_zero) || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad address '", text, "': port must be a number in 1..65535"));
   }

@@ -531,7 +531,8 @@ TEST(EndpointCoreScenarioTest,
 // Disabled so CI stays meaningful; run it with --gtest_also_run_disabled_tests.
 // It stays here as the specification of the fix (see the note above and
 // docs/protocol.md, known gaps).
-TEST(EndpointCoreScenarioTest, DISABLED_ReassemblyBudgetIsNeverExceededByCreditedData) {
+TEST(EndpointCoreScenarioTest,
+     DISABLED_ReassemblyBudgetIsNeverExceededByCreditedData) {
   ProtocolOptions o;
   o.receive_budget_bytes = 64 << 10;
   CorePair p(o);

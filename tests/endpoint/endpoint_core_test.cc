@@ -93,7 +93,8 @@ TEST(EndpointCoreTest, SixtyFourMebibyteMessageArrivesByteExactUnderLoss) {
     big[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
   }
   ASSERT_TRUE(p.a->Send(p.now, p.b_addr,
-                        OutMessage::Borrow(big.data(), static_cast<uint32_t>(big.size())))
+                        OutMessage::Borrow(big.data(),
+                                           static_cast<uint32_t>(big.size())))
                   .ok());
   std::vector<Completion> rb, ra;
   for (int i = 0; i < 200 && (rb.empty() || ra.empty()); ++i) {

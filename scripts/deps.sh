@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config
       libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libibverbs-dev ibverbs-utils perftest
-      iproute2 nftables libnetfilter-queue-dev gnuplot-nox python3)
+      iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -44,6 +44,8 @@ common flags (give the impairment flags to both sides to impair acks too):
   --paths N          entropy values per peer, 1..256 (default 16)
   --entropy-sockets N  UDP source ports opened (default 2 x paths, spares
                      for recycling failed paths)
+  --spray-run N      datagrams sent in a row on one path before the next
+                     (default 0 = the backend's choice)
   --mode spray|gbn   multipath spraying or the go-back-N baseline
   --cc swift|none    congestion control
   --poll | --block   busy-poll (default) or block on the endpoint's fd
@@ -256,6 +258,8 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
       s = number(&f.window, 1, 16384);
     } else if (a == "--paths") {
       s = number(&f.endpoint.protocol.paths, 1, 256);
+    } else if (a == "--spray-run") {
+      s = number(&f.endpoint.protocol.spray_run, 1, 1024);
     } else if (a == "--entropy-sockets") {
       s = number(&f.endpoint.udp.entropy_sockets, 1, 256);
     } else if (a == "--mode") {

@@ -25,13 +25,39 @@ enum class FailureCause : uint8_t {
 };
 const char* FailureCauseName(FailureCause c);
 
+// Direct data placement (see SendOptions::placement and
+// Endpoint::SetPlacementHandler): a descriptor the sender attaches to a
+// message, carried in every fragment, like a DDP tagged buffer. braid does
+// not interpret `key` and `offset`; the receiver's placement handler does.
+struct PlacementDescriptor {
+  uint64_t key = 0;     // e.g. a registered memory region's key
+  uint64_t offset = 0;  // e.g. an address within that region
+  // The first head_bytes of the message (an upper-layer header) are not
+  // placed: they arrive in Completion::data. At most kMaxPlacementHeadBytes
+  // and at most the message length.
+  uint32_t head_bytes = 0;
+  bool operator==(const PlacementDescriptor&) const = default;
+};
+inline constexpr uint32_t kMaxPlacementHeadBytes = 4096;
+
+enum class PlacementStatus : uint8_t {
+  kNone,     // an ordinary message: `data` holds all of it
+  kPlaced,   // bytes after the head were written where the handler said
+  kRefused,  // the handler refused: bytes after the head were written
+             // nowhere (unless it accepted some fragments first)
+};
+
 struct Completion {
   CompletionType type = CompletionType::kRecv;
   FailureCause cause = FailureCause::kNone;
   NetAddr peer;
   uint16_t stream = 0;        // ordered stream id, 0 = unordered
   uint64_t cookie = 0;        // the caller's cookie (send completions)
-  std::vector<uint8_t> data;  // the message (kRecv)
+  std::vector<uint8_t> data;  // the message (kRecv); placed: the head only
+  // kRecv of a message sent with a placement descriptor:
+  PlacementStatus placement = PlacementStatus::kNone;
+  PlacementDescriptor descriptor;
+  uint32_t msg_len = 0;  // total message bytes, head included (kRecv)
 };
 
 }  // namespace braid

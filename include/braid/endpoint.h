@@ -21,7 +21,9 @@
 #define BRAID_ENDPOINT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,7 +40,26 @@ namespace braid {
 struct SendOptions {
   uint16_t stream = 0;  // 0: unordered; n: ordered stream n to this peer
   uint64_t cookie = 0;  // returned in the send's completion
+  // Set: the receiver places the message directly (every fragment carries
+  // the descriptor; placed fragments hold 24 bytes less payload).
+  std::optional<PlacementDescriptor> placement = std::nullopt;
 };
+
+// What the receiver's placement handler is asked, once per arriving
+// fragment of a placed message that carries bytes past the head.
+struct PlacementRequest {
+  NetAddr peer;
+  uint16_t stream = 0;
+  PlacementDescriptor descriptor;
+  uint32_t msg_len = 0;  // placed part: msg_len - descriptor.head_bytes
+};
+// Returns true and sets *dest to at least msg_len - head_bytes writable
+// bytes (the message's placed part goes to dest[0..]); or false to refuse.
+// Runs on the endpoint's thread inside Poll, per fragment: it must not call
+// the Endpoint. A refusal is final for the message: nothing more of it is
+// written, and it completes with PlacementStatus::kRefused.
+using PlacementHandler =
+    std::function<bool(const PlacementRequest& req, absl::Span<uint8_t>* dest)>;
 
 class Endpoint {
  public:
@@ -58,7 +79,8 @@ class Endpoint {
 
   // Sends a copy of `message`; the caller may reuse its buffer at once.
   // Errors: InvalidArgument (bad address, wrong family, message larger than
-  // max_message_bytes), ResourceExhausted (send queue or peer table full:
+  // max_message_bytes, placement head longer than the message or than
+  // kMaxPlacementHeadBytes), ResourceExhausted (send queue or peer table full:
   // retry after Poll), FailedPrecondition (endpoint closed).
   absl::Status Send(const NetAddr& peer, absl::Span<const uint8_t> message,
                     const SendOptions& opts = {});
@@ -68,6 +90,14 @@ class Endpoint {
   absl::Status SendZeroCopy(const NetAddr& peer,
                             absl::Span<const uint8_t> message,
                             const SendOptions& opts = {});
+
+  // Installs the receiver-side placement handler (replacing any earlier
+  // one; an empty function refuses every placed message). Fragments of a
+  // placed message are copied from the datagram straight to the handler's
+  // destination, in any arrival order; only the head is buffered, and no
+  // receive budget is charged for the placed bytes. The message's
+  // completion keeps stream order and carries no data beyond the head.
+  void SetPlacementHandler(PlacementHandler handler);
 
   // Makes progress (receive, timers, transmit) and appends up to `max`
   // completions to `out`. Never blocks. Returns the number appended.

@@ -52,6 +52,7 @@ struct DropStats {
   uint64_t sack_too_long = 0;
   uint64_t bad_ctrl_type = 0;
   uint64_t bad_preamble = 0;            // not a braid datagram
+  uint64_t bad_placement = 0;           // malformed placement extension
   uint64_t inconsistent_fragment = 0;   // disagrees with earlier fragments
   uint64_t invalid_ack = 0;             // acks PSNs never sent
   uint64_t stale_incarnation = 0;       // from/to an incarnation that is gone
@@ -64,7 +65,7 @@ struct DropStats {
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
            zero_incarnation + fragment_bounds + empty_fragment + sack_too_long +
-           bad_ctrl_type + bad_preamble + inconsistent_fragment;
+           bad_ctrl_type + bad_preamble + bad_placement + inconsistent_fragment;
   }
 };
 
@@ -78,6 +79,10 @@ struct PeerStats {
   uint64_t messages_sent = 0;  // completed kSendDone
   uint64_t messages_failed = 0;
   uint64_t messages_received = 0;
+  uint64_t messages_placed = 0;    // received, placed directly
+  uint64_t messages_refused = 0;   // received, placement refused
+  uint64_t bytes_placed = 0;       // received, written straight to place
+  uint64_t bytes_reassembled = 0;  // received, copied into message buffers
   uint64_t acks_sent = 0;
   uint64_t acks_received = 0;
   uint64_t ecn_marks_received = 0;  // CE on inbound data
@@ -106,6 +111,10 @@ struct EndpointStats {
   uint64_t messages_sent = 0;
   uint64_t messages_failed = 0;
   uint64_t messages_received = 0;
+  uint64_t messages_placed = 0;  // see PeerStats
+  uint64_t messages_refused = 0;
+  uint64_t bytes_placed = 0;
+  uint64_t bytes_reassembled = 0;
   uint64_t acks_sent = 0;
   uint64_t acks_received = 0;
   uint64_t ecn_marks_received = 0;

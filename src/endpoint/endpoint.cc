@@ -171,6 +171,7 @@ class Endpoint::Impl {
     return core_.peer_stats(with_paths);
   }
   bool closed() const { return core_.closed(); }
+  endpoint::EndpointCore& core() { return core_; }
 
  private:
   std::unique_ptr<backend::Backend> backend_;
@@ -281,6 +282,12 @@ absl::StatusOr<endpoint::OutMessage> MakeMessage(
            : endpoint::OutMessage::Borrow(message.data(), n);
   m.stream = opts.stream;
   m.cookie = opts.cookie;
+  if (opts.placement.has_value()) {
+    m.placed = true;
+    m.placement.key = opts.placement->key;
+    m.placement.offset = opts.placement->offset;
+    m.placement.head_len = opts.placement->head_bytes;
+  }
   return m;
 }
 
@@ -302,6 +309,10 @@ absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
       MakeMessage(message, opts, max_message_bytes(), /*copy=*/false);
   if (!m.ok()) return m.status();
   return impl_->Send(peer, std::move(*m));
+}
+
+void Endpoint::SetPlacementHandler(PlacementHandler handler) {
+  impl_->core().SetPlacementHandler(std::move(handler));
 }
 
 size_t Endpoint::Poll(std::vector<Completion>* out, size_t max) {

@@ -43,6 +43,16 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
         absl::StrCat("message of ", m.len, " bytes exceeds max_message_bytes (",
                      cfg_.proto.max_message_bytes, ")"));
   }
+  if (m.placed && (m.placement.head_len > m.len ||
+                   m.placement.head_len > kMaxPlacementHeadBytes ||
+                   m.placement.offset + (m.len - m.placement.head_len) <
+                       m.placement.offset)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad placement descriptor: head of ", m.placement.head_len,
+        " bytes exceeds the ", m.len,
+        "-byte message or kMaxPlacementHeadBytes (", kMaxPlacementHeadBytes,
+        "), or offset ", m.placement.offset, " + placed bytes wraps 2^64"));
+  }
   if (pending_sends_ >= cfg_.proto.max_pending_sends) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "send queue full: ", pending_sends_,
@@ -101,6 +111,9 @@ void EndpointCore::CountParseError(wire::ParseError e) {
       break;
     case ParseError::kBadPreamble:
       ++drops_.bad_preamble;
+      break;
+    case ParseError::kBadPlacement:
+      ++drops_.bad_placement;
       break;
     case ParseError::kNone:
     case ParseError::kCount:
@@ -259,6 +272,20 @@ TimeNs EndpointCore::NextWake() const {
   return t;
 }
 
+bool EndpointCore::Place(const NetAddr& peer, uint16_t stream,
+                         const wire::PlacementExt& ext, uint32_t msg_len,
+                         absl::Span<uint8_t>* dest) {
+  if (!placement_handler_) return false;
+  PlacementRequest req;
+  req.peer = peer;
+  req.stream = stream;
+  req.descriptor.key = ext.key;
+  req.descriptor.offset = ext.offset;
+  req.descriptor.head_bytes = ext.head_len;
+  req.msg_len = msg_len;
+  return placement_handler_(req, dest);
+}
+
 void EndpointCore::Complete(Completion&& c) {
   if (c.type == CompletionType::kRecv) {
     unpolled_bytes_ += c.data.size();
@@ -322,6 +349,10 @@ EndpointStats EndpointCore::stats() const {
   e.messages_sent = sum.messages_sent;
   e.messages_failed = sum.messages_failed;
   e.messages_received = sum.messages_received;
+  e.messages_placed = sum.messages_placed;
+  e.messages_refused = sum.messages_refused;
+  e.bytes_placed = sum.bytes_placed;
+  e.bytes_reassembled = sum.bytes_reassembled;
   e.acks_sent = sum.acks_sent;
   e.acks_received = sum.acks_received;
   e.ecn_marks_received = sum.ecn_marks_received;

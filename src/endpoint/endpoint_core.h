@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "base/rng.h"
 #include "braid/completion.h"
+#include "braid/endpoint.h"
 #include "braid/options.h"
 #include "braid/stats.h"
 #include "endpoint/out_message.h"
@@ -57,6 +58,11 @@ class EndpointCore final : public PeerHost {
   TimeNs NextWake() const;
   bool WantsToSend(TimeNs now) const;
 
+  // Installs the placement handler (see Endpoint::SetPlacementHandler).
+  void SetPlacementHandler(PlacementHandler h) {
+    placement_handler_ = std::move(h);
+  }
+
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);
   bool HasCompletions() const { return !completions_.empty(); }
@@ -75,6 +81,9 @@ class EndpointCore final : public PeerHost {
   void Complete(Completion&& c) override;
   bool ReceiveQueueFull() const override;
   reorder::BufferPool* buffer_pool() override { return &pool_; }
+  bool Place(const NetAddr& peer, uint16_t stream,
+             const wire::PlacementExt& ext, uint32_t msg_len,
+             absl::Span<uint8_t>* dest) override;
 
  private:
   struct StaleReply {
@@ -90,6 +99,7 @@ class EndpointCore final : public PeerHost {
   reorder::BufferPool pool_;
   PeerTable peers_;
   std::deque<Completion> completions_;
+  PlacementHandler placement_handler_;
   uint64_t unpolled_bytes_ = 0;
   bool was_full_ = false;
   uint64_t pending_sends_ = 0;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "wire/frames.h"
+
 namespace braid::endpoint {
 
 struct OutMessage {
@@ -15,6 +17,10 @@ struct OutMessage {
   std::vector<uint8_t> owned;
   uint64_t cookie = 0;
   uint16_t stream = 0;  // 0 = unordered
+  // Direct placement at the receiver: every fragment carries `placement`
+  // (and so holds kPlacementExtSize bytes less payload).
+  bool placed = false;
+  wire::PlacementExt placement;
 
   // Assigned when the first fragment is sent (so queued messages can move to
   // a new session without renumbering).
@@ -22,7 +28,8 @@ struct OutMessage {
   uint32_t stream_seq = 0;
   uint32_t frags_total = 0;
   uint32_t frags_acked = 0;
-  uint32_t next_frag = 0;  // next fragment to send for the first time
+  uint32_t next_frag = 0;   // next fragment to send for the first time
+  uint32_t frag_bytes = 0;  // payload bytes per fragment (the last: less)
   bool done = false;
 
   static OutMessage Copy(const uint8_t* p, uint32_t n) {

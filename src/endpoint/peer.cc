@@ -256,6 +256,11 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->messages_sent = messages_sent_;
   s->messages_failed = messages_failed_;
   s->messages_received = messages_received_;
+  const reorder::ReassemblerStats& rs = reassembler_.stats();
+  s->messages_placed = rs.messages_placed;
+  s->messages_refused = rs.messages_refused;
+  s->bytes_placed = rs.bytes_placed;
+  s->bytes_reassembled = rs.bytes_copied;
   s->acks_sent = acks_sent_;
   s->acks_received = acks_received_;
   s->ecn_marks_received = ecn_marks_received_;

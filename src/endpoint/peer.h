@@ -46,6 +46,11 @@ class PeerHost {
   // Undelivered received bytes held for the application, over all peers.
   virtual bool ReceiveQueueFull() const = 0;
   virtual reorder::BufferPool* buffer_pool() = 0;
+  // Where the placed part of a message from `peer` goes (the endpoint's
+  // placement handler); false = refused.
+  virtual bool Place(const NetAddr& peer, uint16_t stream,
+                     const wire::PlacementExt& ext, uint32_t msg_len,
+                     absl::Span<uint8_t>* dest) = 0;
 };
 
 // Fixed settings of every peer of one endpoint.

@@ -62,7 +62,14 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
   f.msg_len = h.msg_len;
   f.offset = h.frag_offset;
   f.payload = absl::MakeConstSpan(payload, h.payload_len);
-  const reorder::FragResult r = reassembler_.OnFragment(f, &done);
+  if (h.flags & wire::kDataFlagPlaced) f.placement = &h.placement;
+  const reorder::FragResult r = reassembler_.OnFragment(
+      f,
+      [this](const reorder::Fragment& fr, absl::Span<uint8_t>* dest) {
+        return host_->Place(addr_, fr.stream_id, *fr.placement, fr.msg_len,
+                            dest);
+      },
+      &done);
   if (r == reorder::FragResult::kMalformed) {
     ++drops->inconsistent_fragment;
     return;
@@ -102,6 +109,15 @@ void Peer::Deliver(reorder::CompletedMessage&& m) {
   c.peer = addr_;
   c.stream = m.stream_id;
   c.data = std::move(m.data);
+  c.msg_len = m.msg_len;
+  if (m.placement != reorder::Placement::kNone) {
+    c.placement = m.placement == reorder::Placement::kPlaced
+                      ? PlacementStatus::kPlaced
+                      : PlacementStatus::kRefused;
+    c.descriptor.key = m.ext.key;
+    c.descriptor.offset = m.ext.offset;
+    c.descriptor.head_bytes = m.ext.head_len;
+  }
   host_->Complete(std::move(c));
 }
 

@@ -55,7 +55,8 @@ void Peer::StartMessage(OutMessage& m) {
       stream_next_seq_.resize(m.stream + 1u, 0);
     m.stream_seq = stream_next_seq_[m.stream]++;
   }
-  m.frags_total = m.len == 0 ? 1 : (m.len + cfg_.mss - 1) / cfg_.mss;
+  m.frag_bytes = cfg_.mss - (m.placed ? wire::kPlacementExtSize : 0);
+  m.frags_total = m.len == 0 ? 1 : (m.len + m.frag_bytes - 1) / m.frag_bytes;
   m.frags_acked = 0;
   m.next_frag = 0;
   ++inflight_count_;
@@ -167,11 +168,13 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
         sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);  // stale entry
         continue;
       }
-      const uint32_t offset = FragOf(tag) * cfg_.mss;
-      const uint32_t plen = std::min(cfg_.mss, m->len - offset);
-      if (wire::kDataHeaderSize + plen > room) break;
+      const uint32_t offset = FragOf(tag) * m->frag_bytes;
+      const uint32_t plen = std::min(m->frag_bytes, m->len - offset);
+      h.flags = wire::kDataFlagRetransmit | wire::kDataFlagAckNow |
+                (m->placed ? wire::kDataFlagPlaced : 0);
+      h.placement = m->placement;
+      if (wire::DataHeaderBytes(h.flags) + plen > room) break;
       sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
-      h.flags = wire::kDataFlagRetransmit | wire::kDataFlagAckNow;
       h.stream_id = m->stream;
       h.psn = psn;
       h.path_seq = paths_.OnSent(path, bytes, now);
@@ -214,11 +217,12 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     } else {
       break;
     }
-    const uint32_t offset = m->next_frag * cfg_.mss;
-    const uint32_t plen = std::min(cfg_.mss, m->len - offset);
-    if (wire::kDataHeaderSize + plen > room) break;
-    bytes = static_cast<uint32_t>(wire::kDataHeaderSize + plen);
-    h.flags = 0;
+    const uint32_t offset = m->next_frag * m->frag_bytes;
+    const uint32_t plen = std::min(m->frag_bytes, m->len - offset);
+    h.flags = m->placed ? wire::kDataFlagPlaced : 0;
+    h.placement = m->placement;
+    if (wire::DataHeaderBytes(h.flags) + plen > room) break;
+    bytes = static_cast<uint32_t>(wire::DataHeaderBytes(h.flags) + plen);
     h.stream_id = m->stream;
     h.psn = sent_.next_psn();
     h.path_seq = paths_.OnSent(path, bytes, now);

@@ -10,6 +10,10 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   acc->messages_sent += s.messages_sent;
   acc->messages_failed += s.messages_failed;
   acc->messages_received += s.messages_received;
+  acc->messages_placed += s.messages_placed;
+  acc->messages_refused += s.messages_refused;
+  acc->bytes_placed += s.bytes_placed;
+  acc->bytes_reassembled += s.bytes_reassembled;
   acc->acks_sent += s.acks_sent;
   acc->acks_received += s.acks_received;
   acc->ecn_marks_received += s.ecn_marks_received;

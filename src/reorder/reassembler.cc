@@ -1,5 +1,6 @@
 #include "reorder/reassembler.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -32,18 +33,39 @@ Reassembler::FragResult Reassembler::Malformed(uint64_t* counter) {
   return FragResult::kMalformed;
 }
 
+namespace {
+
+bool RefuseAll(const Fragment&, absl::Span<uint8_t>*) { return false; }
+
+}  // namespace
+
 Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
+                                                CompletedMessage* out) {
+  return OnFragment(f, RefuseAll, out);
+}
+
+Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
+                                                PlaceFn place,
                                                 CompletedMessage* out) {
   ++stats_.fragments;
   const uint64_t len = f.payload.size();
-  if (f.msg_len > options_.max_message_bytes) {
+  const bool placed = f.placement != nullptr;
+  // A placed message needs no buffer: the limit is the destination's size,
+  // which the placement function checks.
+  if (!placed && f.msg_len > options_.max_message_bytes) {
     return Malformed(&stats_.malformed_too_large);
   }
   if (uint64_t{f.offset} + len > f.msg_len) {
     return Malformed(&stats_.malformed_out_of_bounds);
   }
+  if (placed && (f.placement->head_len > f.msg_len ||
+                 f.placement->head_len > options_.max_placement_head)) {
+    return Malformed(&stats_.malformed_placement);
+  }
   const bool final = uint64_t{f.offset} + len == f.msg_len;
   const uint32_t key = f.msg.value();
+  // Bytes this message buffers: all of it, or (placed) its head.
+  const uint32_t buf_len = placed ? f.placement->head_len : f.msg_len;
 
   auto it = partials_.empty() ? partials_.end() : partials_.find(key);
   bool created = false;
@@ -54,8 +76,26 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
       out->msg = f.msg;
       out->stream_id = f.stream_id;
       out->stream_seq = f.stream_seq;
-      out->data = pool_->Get(len);
-      if (len > 0) std::memcpy(out->data.data(), f.payload.data(), len);
+      out->msg_len = f.msg_len;
+      out->data = pool_->Get(buf_len);
+      if (buf_len > 0) std::memcpy(out->data.data(), f.payload.data(), buf_len);
+      stats_.bytes_copied += buf_len;
+      out->placement = Placement::kNone;
+      out->ext = wire::PlacementExt();
+      if (placed) {
+        out->ext = *f.placement;
+        const uint64_t n = len - buf_len;
+        absl::Span<uint8_t> dest;
+        if (n > 0 && (!place(f, &dest) || dest.size() < n)) {
+          out->placement = Placement::kRefused;
+          ++stats_.messages_refused;
+        } else {
+          if (n > 0) std::memcpy(dest.data(), f.payload.data() + buf_len, n);
+          stats_.bytes_placed += n;
+          out->placement = Placement::kPlaced;
+          ++stats_.messages_placed;
+        }
+      }
       ++stats_.messages_completed;
       ++stats_.single_fragment_messages;
       stats_.bytes_completed += len;
@@ -63,7 +103,7 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     }
     if (len == 0) return Malformed(&stats_.malformed_bad_layout);
     if (partials_.size() >= options_.max_partial_messages ||
-        memory_used_ + f.msg_len > options_.max_bytes) {
+        memory_used_ + buf_len > options_.max_bytes) {
       ++stats_.no_memory;
       return FragResult::kNoMemory;
     }
@@ -72,16 +112,20 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     p.stream_id = f.stream_id;
     p.stream_seq = f.stream_seq;
     p.msg_len = f.msg_len;
-    p.data = pool_->Get(f.msg_len);
-    p.charged = f.msg_len;
-    memory_used_ += f.msg_len;
-    bytes_buffered_ += f.msg_len;
+    p.data = pool_->Get(buf_len);
+    p.buffered = buf_len;
+    p.charged = buf_len;
+    p.placed = placed;
+    if (placed) p.ext = *f.placement;
+    memory_used_ += buf_len;
+    bytes_buffered_ += buf_len;
     created = true;
   }
 
   Partial& p = it->second;
   if (!created && (p.msg_len != f.msg_len || p.stream_id != f.stream_id ||
-                   p.stream_seq != f.stream_seq)) {
+                   p.stream_seq != f.stream_seq || p.placed != placed ||
+                   (placed && !(p.ext == *f.placement)))) {
     return Malformed(&stats_.malformed_inconsistent);
   }
 
@@ -97,7 +141,7 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     } else {
       p.have_final = true;
       p.final_offset = f.offset;
-      std::memcpy(p.data.data() + f.offset, f.payload.data(), len);
+      Store(p, f, place);
       return FragResult::kPartial;
     }
   } else if (final) {
@@ -133,9 +177,37 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
 
   p.seen[index >> 6] |= uint64_t{1} << (index & 63);
   ++p.received_frags;
-  std::memcpy(p.data.data() + f.offset, f.payload.data(), len);
+  Store(p, f, place);
   if (p.received_frags == p.total_frags) return Complete(key, p, out);
   return FragResult::kPartial;
+}
+
+void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
+  const uint8_t* src = f.payload.data();
+  uint64_t left = f.payload.size();
+  if (!p.placed) {
+    std::memcpy(p.data.data() + f.offset, src, left);
+    stats_.bytes_copied += left;
+    return;
+  }
+  const uint64_t head = p.ext.head_len;
+  uint64_t off = f.offset;
+  if (off < head) {
+    const uint64_t n = std::min(left, head - off);
+    std::memcpy(p.data.data() + off, src, n);
+    stats_.bytes_copied += n;
+    src += n;
+    off += n;
+    left -= n;
+  }
+  if (left == 0 || p.refused) return;
+  absl::Span<uint8_t> dest;
+  if (!place(f, &dest) || dest.size() < uint64_t{p.msg_len} - head) {
+    p.refused = true;  // sticky: no later fragment is written either
+    return;
+  }
+  std::memcpy(dest.data() + (off - head), src, left);
+  stats_.bytes_placed += left;
 }
 
 Reassembler::FragResult Reassembler::LearnFragSize(Partial& p, uint32_t len) {
@@ -171,18 +243,26 @@ Reassembler::FragResult Reassembler::Complete(uint32_t key, Partial& p,
   out->stream_id = p.stream_id;
   out->stream_seq = p.stream_seq;
   out->data = std::move(p.data);
+  out->msg_len = p.msg_len;
+  out->ext = p.ext;
+  out->placement = !p.placed   ? Placement::kNone
+                   : p.refused ? Placement::kRefused
+                               : Placement::kPlaced;
+  if (p.placed)
+    ++(p.refused ? stats_.messages_refused : stats_.messages_placed);
   ++stats_.messages_completed;
   stats_.bytes_completed += p.msg_len;
   memory_used_ -= p.charged;
-  bytes_buffered_ -= p.msg_len;
+  bytes_buffered_ -= p.buffered;
   partials_.erase(key);
   return FragResult::kComplete;
 }
 
 void Reassembler::Release(Partial& p) {
   memory_used_ -= p.charged;
-  bytes_buffered_ -= p.msg_len;
+  bytes_buffered_ -= p.buffered;
   p.charged = 0;
+  p.buffered = 0;
   if (p.data.capacity() > 0) pool_->Put(std::move(p.data));
 }
 

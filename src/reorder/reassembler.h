@@ -1,5 +1,8 @@
 // Out-of-order message reassembly by direct placement: each fragment is
-// copied straight to its offset in a buffer sized at the message length.
+// copied straight to its offset in a buffer sized at the message length —
+// or, for a placed message (the sender attached a placement descriptor),
+// straight into the destination the receiver's placement function names,
+// with no message buffer at all (only the message's head is buffered).
 #ifndef BRAID_REORDER_REASSEMBLER_H_
 #define BRAID_REORDER_REASSEMBLER_H_
 
@@ -10,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "reorder/buffer_pool.h"
 #include "reorder/completed_message.h"
@@ -26,6 +30,9 @@ struct ReassemblerOptions {
   uint64_t max_message_bytes = 0;
   // At most this many partial messages at once; beyond: kNoMemory.
   uint32_t max_partial_messages = 65536;
+  // Placed messages: the head (bytes before the placed part, delivered with
+  // the completion) may be at most this long; beyond: kMalformed.
+  uint32_t max_placement_head = 4096;
   // Buffer pool for message buffers (not owned; must outlive the
   // Reassembler). nullptr = an internal pool. The constructor's `pool`
   // argument, if non-null, takes precedence.
@@ -45,6 +52,11 @@ struct ReassemblerStats {
   uint64_t malformed_too_large = 0;      // msg_len > max_message_bytes
   uint64_t no_memory = 0;                // refused: memory/partial limit
   uint64_t cleared_messages = 0;         // partials dropped by Clear()
+  uint64_t malformed_placement = 0;      // head longer than allowed
+  uint64_t messages_placed = 0;          // completed, placed directly
+  uint64_t messages_refused = 0;         // completed, placement refused
+  uint64_t bytes_placed = 0;             // written straight into destinations
+  uint64_t bytes_copied = 0;  // written into message buffers (incl. heads)
 };
 
 // One data fragment as parsed from the wire.
@@ -55,7 +67,18 @@ struct Fragment {
   uint32_t msg_len = 0;
   uint32_t offset = 0;
   absl::Span<const uint8_t> payload;
+  // Non-null for a fragment of a placed message (the same descriptor in
+  // every fragment): bytes [head_len, msg_len) go where the placement
+  // function says, bytes before head_len are buffered as the head.
+  const wire::PlacementExt* placement = nullptr;
 };
+
+// Resolves where a placed message goes, asked for each placed fragment that
+// passed validation (so a destination can be re-checked per fragment).
+// Returns false to refuse; otherwise sets *dest to memory for bytes
+// [head_len, msg_len) of the message (at least that many bytes).
+using PlaceFn =
+    absl::FunctionRef<bool(const Fragment& f, absl::Span<uint8_t>* dest)>;
 
 // Reassembles messages of one peer pair. The caller filters duplicate PSNs
 // first (ReceiveWindow); this class still rejects overlap so a forged or
@@ -79,10 +102,17 @@ class Reassembler {
                        BufferPool* pool = nullptr);
 
   // Places `f`. On kComplete, *out is overwritten with the message (its
-  // previous data buffer is returned to the pool first).
+  // previous data buffer is returned to the pool first). A placed fragment
+  // goes through `place` after it passed every check, so nothing is written
+  // for a fragment that is then dropped. Once `place` refuses, the message
+  // is refused for good: no later fragment of it is written anywhere, and
+  // it completes with Placement::kRefused (its head still delivered).
+  FragResult OnFragment(const Fragment& f, PlaceFn place,
+                        CompletedMessage* out);
+  // As above, for callers without placement: placed messages are refused.
   FragResult OnFragment(const Fragment& f, CompletedMessage* out);
 
-  // Bytes held by partial message buffers.
+  // Bytes held by partial message buffers (placed messages: heads only).
   uint64_t bytes_buffered() const { return bytes_buffered_; }
   // Bytes charged against max_bytes (buffers plus fragment bitmaps).
   uint64_t memory_used() const { return memory_used_; }
@@ -107,11 +137,18 @@ class Reassembler {
     bool have_final = false;  // the final fragment arrived before L known
     uint32_t final_offset = 0;
     uint64_t charged = 0;                   // bytes charged to memory_used_
+    uint32_t buffered = 0;                  // data.size(), in bytes_buffered_
     absl::InlinedVector<uint64_t, 2> seen;  // bit per fragment index
-    std::vector<uint8_t> data;
+    std::vector<uint8_t> data;  // the message, or (placed) only its head
+    bool placed = false;
+    bool refused = false;  // placement refused: nothing more is written
+    wire::PlacementExt ext;
   };
 
   FragResult Malformed(uint64_t* counter);
+  // Copies f's bytes: to the message buffer, or (placed) the head part to
+  // the buffer and the rest through `place` unless refused.
+  void Store(Partial& p, const Fragment& f, PlaceFn place);
   FragResult Complete(uint32_t key, Partial& p, CompletedMessage* out);
   // Learns L from a non-final fragment; validates an earlier final fragment.
   FragResult LearnFragSize(Partial& p, uint32_t len);

@@ -58,6 +58,8 @@ const char* ParseErrorName(ParseError e) {
       return "bad_ctrl_type";
     case ParseError::kBadPreamble:
       return "bad_preamble";
+    case ParseError::kBadPlacement:
+      return "bad_placement";
     case ParseError::kCount:
       break;
   }
@@ -116,18 +118,35 @@ bool FrameReader::Next(Frame* out) {
       h.msg_len = Get32(p + 40);
       h.frag_offset = Get32(p + 44);
       if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
-      if (left - kDataHeaderSize < h.payload_len) {
-        return fail(ParseError::kTruncated);
+      const bool placed = (h.flags & kDataFlagPlaced) != 0;
+      const size_t hdr = DataHeaderBytes(h.flags);
+      if (placed) {
+        if (left < hdr || Get32(p + kDataHeaderSize + 20) != 0) {
+          return fail(ParseError::kBadPlacement);
+        }
+        h.placement.key = Get64(p + kDataHeaderSize);
+        h.placement.offset = Get64(p + kDataHeaderSize + 8);
+        h.placement.head_len = Get32(p + kDataHeaderSize + 16);
+      } else {
+        h.placement = PlacementExt();
       }
+      if (left - hdr < h.payload_len) return fail(ParseError::kTruncated);
       if (uint64_t{h.frag_offset} + h.payload_len > h.msg_len) {
         return fail(ParseError::kFragmentBounds);
       }
       if (h.payload_len == 0 && h.msg_len != 0) {
         return fail(ParseError::kEmptyFragment);
       }
+      if (placed) {
+        const PlacementExt& x = h.placement;
+        const uint64_t placed_len = uint64_t{h.msg_len} - x.head_len;
+        if (x.head_len > h.msg_len || x.offset + placed_len < x.offset) {
+          return fail(ParseError::kBadPlacement);
+        }
+      }
       out->type = FrameType::kData;
-      out->payload = p + kDataHeaderSize;
-      pos_ += kDataHeaderSize + h.payload_len;
+      out->payload = p + hdr;
+      pos_ += hdr + h.payload_len;
       return true;
     }
     case FrameType::kAck: {
@@ -184,7 +203,8 @@ bool FrameReader::Next(Frame* out) {
 
 size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
                  absl::Span<uint8_t> out) {
-  const size_t size = kDataHeaderSize + payload.size();
+  const size_t hdr = DataHeaderBytes(h.flags);
+  const size_t size = hdr + payload.size();
   if (out.size() < size || payload.size() > 0xffff) return 0;
   uint8_t* p = out.data();
   p[0] = kVersion;
@@ -201,8 +221,14 @@ size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
   Put32(p + 36, h.stream_seq);
   Put32(p + 40, h.msg_len);
   Put32(p + 44, h.frag_offset);
+  if (h.flags & kDataFlagPlaced) {
+    Put64(p + kDataHeaderSize, h.placement.key);
+    Put64(p + kDataHeaderSize + 8, h.placement.offset);
+    Put32(p + kDataHeaderSize + 16, h.placement.head_len);
+    Put32(p + kDataHeaderSize + 20, 0);
+  }
   if (!payload.empty()) {
-    std::memcpy(p + kDataHeaderSize, payload.data(), payload.size());
+    std::memcpy(p + hdr, payload.data(), payload.size());
   }
   return size;
 }

@@ -20,7 +20,10 @@ enum class FrameType : uint8_t { kData = 1, kAck = 2, kCtrl = 3 };
 inline constexpr uint8_t kDataFlagAckNow = 0x01;  // receiver: ack at once
 inline constexpr uint8_t kDataFlagRetransmit =
     0x02;  // not a first transmission
-inline constexpr uint8_t kDataFlagsKnown = 0x03;
+// The message is placed directly by the receiver: a 24-byte placement
+// extension (PlacementExt) follows the 48-byte header in every fragment.
+inline constexpr uint8_t kDataFlagPlaced = 0x04;
+inline constexpr uint8_t kDataFlagsKnown = 0x07;
 
 // Ack frame flags.
 inline constexpr uint8_t kAckFlagNak = 0x01;     // go-back-N: resend from cum
@@ -43,10 +46,29 @@ inline constexpr size_t kPreambleSize = 4;
 inline constexpr size_t kDataHeaderSize = 48;
 inline constexpr size_t kAckHeaderSize = 48;
 inline constexpr size_t kCtrlFrameSize = 32;
+// Placement extension of a data frame (kDataFlagPlaced): key, offset,
+// head length, reserved.
+inline constexpr size_t kPlacementExtSize = 24;
+// Header bytes of a data frame with these flags (before the payload).
+inline constexpr size_t DataHeaderBytes(uint8_t flags) {
+  return kDataHeaderSize + ((flags & kDataFlagPlaced) ? kPlacementExtSize : 0);
+}
 inline constexpr size_t kMaxSackWords = 16;  // 1024 PSNs beyond cum
 // A receiver accepts at least this many PSNs past the start of a new session
 // before its first ack grants credit explicitly.
 inline constexpr uint32_t kInitialCreditPackets = 256;
+
+// Direct data placement descriptor carried by every fragment of a placed
+// message (like a DDP tagged buffer). `key` and `offset` are opaque to the
+// transport: the receiver's placement handler interprets them. The first
+// `head_len` bytes of the message are not placed; they are delivered with
+// the completion (an upper-layer header), the rest is placed.
+struct PlacementExt {
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  uint32_t head_len = 0;  // <= msg_len
+  bool operator==(const PlacementExt&) const = default;
+};
 
 struct DataHeader {
   uint8_t flags = 0;
@@ -62,6 +84,7 @@ struct DataHeader {
   uint32_t stream_seq = 0;   // message number within stream_id
   uint32_t msg_len = 0;      // total message bytes
   uint32_t frag_offset = 0;  // this fragment's offset in the message
+  PlacementExt placement;    // valid iff flags & kDataFlagPlaced
 };
 
 struct AckHeader {
@@ -101,7 +124,9 @@ enum class ParseError : uint8_t {
   kEmptyFragment,    // payload_len == 0 but msg_len != 0
   kSackTooLong,      // sack_words > kMaxSackWords
   kBadCtrlType,
-  kBadPreamble,  // not a braid datagram (magic/version), or port 0
+  kBadPreamble,   // not a braid datagram (magic/version), or port 0
+  kBadPlacement,  // placement extension truncated, reserved bits set, head
+                  // longer than the message, or offset range wraps 2^64
   kCount,
 };
 const char* ParseErrorName(ParseError e);
@@ -111,6 +136,7 @@ struct Frame {
   FrameType type = FrameType::kData;
   DataHeader data;
   const uint8_t* payload = nullptr;  // data frames: payload_len bytes
+                                     // (after the extension, if any)
   AckHeader ack;
   const uint8_t* sack = nullptr;  // ack frames: sack_words * 8 big-endian bytes
   CtrlFrame ctrl;
@@ -143,7 +169,8 @@ uint16_t ParsePreamble(absl::Span<const uint8_t> datagram, ParseError* error);
 uint64_t SackWord(const uint8_t* sack, size_t i);
 
 // Serializers. Each returns bytes written, or 0 if `out` is too small. They
-// write exactly what the matching parser accepts.
+// write exactly what the matching parser accepts. WriteData writes the
+// placement extension iff h.flags has kDataFlagPlaced.
 size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
                  absl::Span<uint8_t> out);
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,

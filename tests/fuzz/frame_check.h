@@ -26,7 +26,7 @@ struct CheckResult {
 inline size_t WireSize(const Frame& f) {
   switch (f.type) {
     case FrameType::kData:
-      return kDataHeaderSize + f.data.payload_len;
+      return DataHeaderBytes(f.data.flags) + f.data.payload_len;
     case FrameType::kAck:
       return AckFrameSize(f.ack.sack_words);
     case FrameType::kCtrl:
@@ -68,6 +68,15 @@ inline std::string CheckAccepted(const Frame& f) {
         return "data fragment beyond its message";
       }
       if (h.payload_len == 0 && h.msg_len != 0) return "empty fragment";
+      if (h.flags & kDataFlagPlaced) {
+        if (h.placement.head_len > h.msg_len) return "head beyond message";
+        const uint64_t n = uint64_t{h.msg_len} - h.placement.head_len;
+        if (h.placement.offset + n < h.placement.offset) {
+          return "placement range wraps";
+        }
+      } else if (!(h.placement == PlacementExt())) {
+        return "unplaced frame with placement fields";
+      }
       return "";
     }
     case FrameType::kAck: {
@@ -101,7 +110,7 @@ inline CheckResult CheckDatagram(const uint8_t* data, size_t size) {
   FrameReader reader(absl::MakeConstSpan(data, size));
   Frame f;
   size_t offset = 0;
-  uint8_t scratch[kDataHeaderSize + 0xffff];
+  uint8_t scratch[kDataHeaderSize + kPlacementExtSize + 0xffff];
   const size_t max_frames = size / kCtrlFrameSize;  // smallest frame: 32 B
   while (reader.Next(&f)) {
     ++r.frames;
@@ -118,7 +127,7 @@ inline CheckResult CheckDatagram(const uint8_t* data, size_t size) {
       return r;
     }
     if (f.type == FrameType::kData &&
-        f.payload != data + offset + kDataHeaderSize) {
+        f.payload != data + offset + DataHeaderBytes(f.data.flags)) {
       r.violation = absl::StrCat("payload pointer misplaced", at);
       return r;
     }

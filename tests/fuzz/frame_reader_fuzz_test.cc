@@ -152,12 +152,19 @@ class DatagramGenerator {
       h.frag_offset =
           static_cast<uint32_t>(rng_.Uniform(uint64_t{h.msg_len} - len + 1));
     }
+    if (h.flags & kDataFlagPlaced) {
+      h.placement.key = rng_.Next();
+      h.placement.head_len =
+          static_cast<uint32_t>(rng_.Uniform(uint64_t{h.msg_len} + 1));
+      h.placement.offset = rng_.Bernoulli(0.5) ? U32() : rng_.Next();
+    }
     Bytes payload(len);
     for (auto& x : payload) x = static_cast<uint8_t>(rng_.Next());
     const size_t at = b->size();
-    b->resize(at + kDataHeaderSize + len);
+    const size_t hdr = DataHeaderBytes(h.flags);
+    b->resize(at + hdr + len);
     const size_t n = WriteData(h, payload, absl::MakeSpan(*b).subspan(at));
-    ASSERT_EQ(n, kDataHeaderSize + len);
+    ASSERT_EQ(n, hdr + len);
   }
 
   void AppendAck(Bytes* b) {

@@ -120,7 +120,7 @@ Bytes Pattern(size_t n, uint8_t seed = 0) {
 }
 
 Bytes EncodeData(const DataHeader& h, const Bytes& payload) {
-  Bytes out(kDataHeaderSize + payload.size());
+  Bytes out(DataHeaderBytes(h.flags) + payload.size());
   EXPECT_EQ(WriteData(h, payload, absl::MakeSpan(out)), out.size());
   return out;
 }
@@ -155,6 +155,11 @@ void ExpectDataEq(const DataHeader& want, const DataHeader& got) {
   EXPECT_EQ(got.stream_seq, want.stream_seq);
   EXPECT_EQ(got.msg_len, want.msg_len);
   EXPECT_EQ(got.frag_offset, want.frag_offset);
+  if (want.flags & kDataFlagPlaced) {
+    EXPECT_EQ(got.placement.key, want.placement.key);
+    EXPECT_EQ(got.placement.offset, want.placement.offset);
+    EXPECT_EQ(got.placement.head_len, want.placement.head_len);
+  }
 }
 
 void ExpectAckEq(const AckHeader& want, const AckHeader& got) {
@@ -173,6 +178,10 @@ void ExpectAckEq(const AckHeader& want, const AckHeader& got) {
 // ---------------------------------------------------------------- layout
 
 static_assert(kDataHeaderSize == 48);
+static_assert(kPlacementExtSize == 24);
+static_assert(kDataFlagPlaced == 0x04);
+static_assert(DataHeaderBytes(0) == 48);
+static_assert(DataHeaderBytes(kDataFlagPlaced) == 72);
 static_assert(kAckHeaderSize == 48);
 static_assert(kCtrlFrameSize == 32);
 static_assert(kMaxSackWords == 16);
@@ -207,6 +216,42 @@ TEST(FrameLayoutTest, DataFrameBytesAreBigEndianAtDocumentedOffsets) {
       0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x0e,  // msg len, frag offset
       0xaa, 0xbb};                                     // payload
   EXPECT_EQ(EncodeData(h, {0xaa, 0xbb}), want);
+}
+
+TEST(FrameLayoutTest, PlacementExtensionFollowsTheDataHeader) {
+  DataHeader h = SampleData();
+  h.flags = kDataFlagPlaced;
+  h.placement.key = 0x4142434445464748ULL;
+  h.placement.offset = 0x5152535455565758ULL;
+  h.placement.head_len = 0x0a;
+  const Bytes b = EncodeData(h, {0xaa, 0xbb});
+  DataHeader plain = h;
+  plain.flags = 0;
+  Bytes want = EncodeData(plain, {});  // the same 48-byte header
+  want[kOffFlags] = kDataFlagPlaced;
+  const Bytes ext = {
+      0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48,  // placement key
+      0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,  // placement offset
+      0x00, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00,  // head len, reserved
+      0xaa, 0xbb};                                     // payload
+  want.insert(want.end(), ext.begin(), ext.end());
+  EXPECT_EQ(b, want);
+  Parsed p = ParseAll(b);
+  ASSERT_EQ(p.error, ParseError::kNone);
+  ASSERT_EQ(p.frames.size(), 1u);
+  ExpectDataEq(h, p.frames[0].data);
+  EXPECT_EQ(p.frames[0].payload, p.buf.get() + 72);
+}
+
+TEST(FrameLayoutTest, UnplacedFrameCarriesNoExtensionWhateverTheStructSays) {
+  DataHeader h = SampleData();
+  h.placement.key = 99;
+  h.placement.head_len = 5;
+  const Bytes b = EncodeData(h, Pattern(3));
+  EXPECT_EQ(b.size(), kDataHeaderSize + 3);
+  Parsed p = ParseAll(b);
+  ASSERT_EQ(p.error, ParseError::kNone);
+  EXPECT_EQ(p.frames[0].data.placement, PlacementExt());
 }
 
 TEST(FrameLayoutTest, AckFrameBytesAreBigEndianAtDocumentedOffsets) {
@@ -285,7 +330,8 @@ TEST(FrameRoundTripTest, DataFrameWithMaximalFieldsRoundTrips) {
   ASSERT_EQ(p.frames.size(), 1u);
   ExpectDataEq(h, p.frames[0].data);
   ASSERT_EQ(p.frames[0].data.payload_len, 0xffff);
-  EXPECT_EQ(p.frames[0].payload, p.buf.get() + kDataHeaderSize);
+  EXPECT_EQ(p.frames[0].payload,
+            p.buf.get() + kDataHeaderSize + kPlacementExtSize);
   EXPECT_EQ(0, std::memcmp(p.frames[0].payload, payload.data(), 0xffff));
 }
 
@@ -671,6 +717,53 @@ TEST(FrameParseErrorTest, UnknownCtrlTypeIsBadCtrlType) {
   }
 }
 
+DataHeader SamplePlaced() {
+  DataHeader h = SampleData();
+  h.flags |= kDataFlagPlaced;
+  h.placement.key = 0xabcdef;
+  h.placement.offset = 0x1000;
+  h.placement.head_len = 40;
+  return h;
+}
+
+TEST(FrameParseErrorTest, TruncatedPlacementExtensionIsBadPlacement) {
+  const Bytes full = EncodeData(SamplePlaced(), Pattern(20));
+  ASSERT_EQ(ParseAll(full).error, ParseError::kNone);
+  for (size_t len = 1; len < full.size(); ++len) {
+    const Bytes cut(full.begin(), full.begin() + len);
+    const ParseError want =
+        len >= kDataHeaderSize && len < kDataHeaderSize + kPlacementExtSize
+            ? ParseError::kBadPlacement
+            : ParseError::kTruncated;
+    ASSERT_EQ(ErrorOf(cut), want) << "cut to " << len;
+  }
+}
+
+TEST(FrameParseErrorTest, NonZeroPlacementReservedBytesAreBadPlacement) {
+  for (size_t i = 68; i < 72; ++i) {
+    Bytes b = EncodeData(SamplePlaced(), Pattern(5));
+    b[i] = 1;
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadPlacement) << i;
+  }
+}
+
+TEST(FrameParseErrorTest, HeadLongerThanTheMessageIsBadPlacement) {
+  DataHeader h = SamplePlaced();
+  h.placement.head_len = h.msg_len;  // the whole message as head: fine
+  EXPECT_EQ(ParseAll(EncodeData(h, Pattern(5))).error, ParseError::kNone);
+  h.placement.head_len = h.msg_len + 1;
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(5))), ParseError::kBadPlacement);
+}
+
+TEST(FrameParseErrorTest, PlacementRangeThatWrapsIsBadPlacement) {
+  DataHeader h = SamplePlaced();
+  const uint64_t placed = h.msg_len - h.placement.head_len;
+  h.placement.offset = ~uint64_t{0} - placed;  // ends at 2^64 - 1: fine
+  EXPECT_EQ(ParseAll(EncodeData(h, Pattern(5))).error, ParseError::kNone);
+  h.placement.offset += 1;  // ends at 2^64: wraps
+  EXPECT_EQ(ErrorOf(EncodeData(h, Pattern(5))), ParseError::kBadPlacement);
+}
+
 TEST(FrameParseErrorTest, EveryReasonHasADistinctStableName) {
   const char* const want[] = {"none",
                               "truncated",
@@ -683,7 +776,8 @@ TEST(FrameParseErrorTest, EveryReasonHasADistinctStableName) {
                               "empty_fragment",
                               "sack_too_long",
                               "bad_ctrl_type",
-                              "bad_preamble"};
+                              "bad_preamble",
+                              "bad_placement"};
   ASSERT_EQ(std::size(want), static_cast<size_t>(ParseError::kCount));
   std::set<std::string> seen;
   for (size_t i = 0; i < std::size(want); ++i) {

@@ -37,6 +37,12 @@ struct ReliabilityStats {
   uint64_t retransmits_nak = 0;  // go-back-N NAK
   uint64_t rtos = 0;
   uint64_t spurious_retransmits = 0;  // original turned out delivered
+  // Time-rule loss declarations proven wrong (the copy arrived); each can
+  // widen the sender's reorder window.
+  uint64_t spurious_losses = 0;
+  // RTOs proven premature (the network delivered what they gave up on);
+  // their backoff and congestion-window cut are undone.
+  uint64_t spurious_rtos = 0;
 };
 
 // Why inbound datagrams were dropped.

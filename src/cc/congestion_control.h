@@ -49,6 +49,7 @@ struct CcStats {
   uint64_t losses_tolerated = 0;  // loss events that did not shrink the window
   uint64_t rto_events = 0;
   uint64_t rto_collapses = 0;  // RTOs that set the window to its minimum
+  uint64_t rto_undos = 0;      // spurious RTOs whose reaction was undone
 };
 
 class CongestionControl {
@@ -59,6 +60,10 @@ class CongestionControl {
   virtual void OnAck(const AckEvent& e) = 0;
   // Feeds one batch of packets declared lost (by gap, time or RTO).
   virtual void OnLoss(const LossEvent& e) = 0;
+  // The last RTO reported through OnLoss was premature (the network had
+  // delivered what it gave up on): undo that RTO's reaction if the
+  // algorithm can. Default: nothing to undo.
+  virtual void OnSpuriousRto() {}
   // Bytes the sender may have in flight; always within [min, max] of the
   // options the controller was built with.
   virtual uint64_t cwnd_bytes() const = 0;

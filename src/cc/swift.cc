@@ -27,6 +27,7 @@ void Swift::Reset() {
   ecn_window_acked_ = ecn_window_ce_ = 0;
   ClearLossWindow(TimeNs::Zero());
   consecutive_rtos_ = 0;
+  cwnd_before_rto_ = -1;
 }
 
 uint64_t Swift::cwnd_bytes() const { return static_cast<uint64_t>(cwnd_); }
@@ -151,6 +152,7 @@ void Swift::OnLoss(const LossEvent& e) {
   ++stats_.loss_events;
   if (e.rto) {
     ++stats_.rto_events;
+    if (consecutive_rtos_ == 0) cwnd_before_rto_ = cwnd_;
     ++consecutive_rtos_;
     if (consecutive_rtos_ >= opts_.rto_collapse_after) {
       cwnd_ = static_cast<double>(opts_.min_cwnd_bytes);
@@ -180,6 +182,15 @@ void Swift::OnLoss(const LossEvent& e) {
     }
   }
   ++stats_.losses_tolerated;
+}
+
+void Swift::OnSpuriousRto() {
+  if (cwnd_before_rto_ < 0) return;
+  cwnd_ = std::max(cwnd_, cwnd_before_rto_);
+  cwnd_before_rto_ = -1;
+  consecutive_rtos_ = 0;
+  Clamp();
+  ++stats_.rto_undos;
 }
 
 }  // namespace braid::cc

@@ -28,6 +28,8 @@ class Swift final : public CongestionControl {
 
   void OnAck(const AckEvent& e) override;
   void OnLoss(const LossEvent& e) override;
+  // Restores the window from before the latest RTO (once per RTO).
+  void OnSpuriousRto() override;
   uint64_t cwnd_bytes() const override;
   absl::string_view name() const override { return "swift"; }
   void Reset() override;
@@ -58,6 +60,8 @@ class Swift final : public CongestionControl {
   DurationNs srtt_;
   DurationNs min_rtt_;
   bool decreased_once_ = false;
+  // Window before the latest RTO cut, for OnSpuriousRto; < 0 if none.
+  double cwnd_before_rto_ = -1;
   TimeNs last_decrease_;
 
   double alpha_ = 1.0;

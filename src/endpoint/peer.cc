@@ -266,6 +266,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->ecn_marks_received = ecn_marks_received_;
   s->ecn_echoes = ecn_echoes_;
   s->reliability = rel_;
+  s->reliability.spurious_losses = sent_.counters().spurious_time_losses;
   s->srtt = sent_.srtt();
   s->min_rtt = sent_.min_rtt();
   s->rto = sent_.rto();

@@ -126,6 +126,7 @@ class Peer : private retransmit::SenderEvents {
                     wire::PathId path, retransmit::LossCause cause) override;
   void OnRttSample(wire::PathId path, DurationNs rtt) override;
   void OnSpuriousRetransmit(wire::Psn psn) override;
+  void OnSpuriousRto() override;
 
   // Send-side helpers (peer_send.cc).
   bool CanSendNew() const;
@@ -194,6 +195,7 @@ class Peer : private retransmit::SenderEvents {
   cc::LossEvent pending_loss_event_{};
   bool have_ack_event_ = false;
   bool have_loss_event_ = false;
+  bool spurious_rto_ = false;  // undo the last RTO's cut at the next flush
   TimeNs event_now_;
 
   // ---- Receive side ----

@@ -399,7 +399,16 @@ void Peer::TrackOldestUnacked(TimeNs now) {
 
 void Peer::OnSpuriousRetransmit(wire::Psn psn) { ++rel_.spurious_retransmits; }
 
+void Peer::OnSpuriousRto() {
+  ++rel_.spurious_rtos;
+  spurious_rto_ = true;
+}
+
 void Peer::FlushCcEvents(TimeNs now) {
+  if (spurious_rto_) {
+    spurious_rto_ = false;
+    cc_->OnSpuriousRto();
+  }
   if (have_loss_event_) {
     pending_loss_event_.now = now;
     pending_loss_event_.bytes_in_flight = sent_.bytes_in_flight();

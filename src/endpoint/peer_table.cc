@@ -31,6 +31,8 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.retransmits_nak += x.retransmits_nak;
   r.rtos += x.rtos;
   r.spurious_retransmits += x.spurious_retransmits;
+  r.spurious_losses += x.spurious_losses;
+  r.spurious_rtos += x.spurious_rtos;
 }
 
 Peer* PeerTable::Insert(std::unique_ptr<Peer> peer, TimeNs now,

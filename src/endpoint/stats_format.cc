@@ -22,6 +22,8 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back({"retransmits_nak", absl::StrCat(r.retransmits_nak)});
   f->push_back({"rtos", absl::StrCat(r.rtos)});
   f->push_back({"spurious_retransmits", absl::StrCat(r.spurious_retransmits)});
+  f->push_back({"spurious_losses", absl::StrCat(r.spurious_losses)});
+  f->push_back({"spurious_rtos", absl::StrCat(r.spurious_rtos)});
 }
 
 void AddDrops(const DropStats& d, Fields* f) {

@@ -20,11 +20,20 @@ void AckScheduler::OnData(TimeNs now, wire::PathId path, wire::PathSeq seq,
   }
   if (pending_count_ == 0) first_unacked_time_ = now;
   ++pending_count_;
-  have_latest_ = true;
-  latest_path_ = path;
-  latest_seq_ = seq;
-  latest_arrival_ = now;
-  latest_ce_ = ce;
+  // A duplicate is echoed in preference to later arrivals until the ack
+  // goes out: the echo of a re-sent copy whose packet the sender already
+  // saw acknowledged tells it the re-send was spurious (like a D-SACK).
+  if (!echo_duplicate_ || duplicate) {
+    have_latest_ = true;
+    latest_path_ = path;
+    latest_seq_ = seq;
+    latest_arrival_ = now;
+    latest_ce_ = ce;
+    if (duplicate) {
+      echo_duplicate_ = true;
+      ++stats_.duplicate_echoes;
+    }
+  }
 
   const bool at_once = ack_now || out_of_order || duplicate ||
                        (options_.ack_on_ce_change && ce_changed);
@@ -68,6 +77,7 @@ AckScheduler::Echo AckScheduler::OnAckSent(TimeNs now) {
 
 void AckScheduler::Reset() {
   pending_count_ = 0;
+  echo_duplicate_ = false;
   due_at_once_time_ = TimeNs::Infinite();
   due_by_count_ = false;
 }

@@ -21,11 +21,12 @@ struct AckOptions {
 };
 
 struct AckSchedulerStats {
-  uint64_t data_packets = 0;    // OnData calls
-  uint64_t ce_packets = 0;      // of which CE-marked
-  uint64_t acks_sent = 0;       // OnAckSent calls
-  uint64_t immediate_acks = 0;  // acks made due at once by a trigger
-  uint64_t count_acks = 0;      // acks made due by ack_every_packets
+  uint64_t data_packets = 0;      // OnData calls
+  uint64_t ce_packets = 0;        // of which CE-marked
+  uint64_t acks_sent = 0;         // OnAckSent calls
+  uint64_t immediate_acks = 0;    // acks made due at once by a trigger
+  uint64_t count_acks = 0;        // acks made due by ack_every_packets
+  uint64_t duplicate_echoes = 0;  // duplicates chosen as the echo
 };
 
 // Decides when to acknowledge. Feed every data packet (new or duplicate) to
@@ -34,7 +35,9 @@ class AckScheduler {
  public:
   // Echo fields for the ACK about to be sent.
   struct Echo {
-    wire::PathId path = 0;  // path of the latest data packet
+    // The latest data packet -- or, if a duplicate arrived since the last
+    // ACK, the first such duplicate.
+    wire::PathId path = 0;
     wire::PathSeq seq{0};   // its per-path sequence number
     DurationNs ack_delay;   // time it waited at the receiver before this ACK
     bool ce = false;        // the latest data packet was CE-marked
@@ -85,6 +88,7 @@ class AckScheduler {
   wire::PathSeq latest_seq_{0};
   TimeNs latest_arrival_;
   bool latest_ce_ = false;
+  bool echo_duplicate_ = false;  // latest_* is a duplicate: keep it
   uint32_t ce_count_ = 0;
   AckSchedulerStats stats_;
 };

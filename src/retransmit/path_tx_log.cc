@@ -14,7 +14,7 @@ PathTxLog::PathTxLog(uint32_t initial_capacity)
     : ring_(RoundUpPow2(initial_capacity)), mask_(ring_.size() - 1) {}
 
 void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
-                       uint64_t tx_index) {
+                       uint64_t tx_index, uint8_t repairs) {
   // Keep at least half the ring for history: grow when the unresolved part
   // would exceed it.
   if (unresolved() + 1 > ring_.size() / 2) Grow();
@@ -27,6 +27,8 @@ void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
   r.tx_index = tx_index;
   r.sampled = false;
   r.superseded = false;
+  r.repairs = repairs;
+  r.dup_noted = false;
   ++tail_;
 }
 

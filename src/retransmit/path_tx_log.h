@@ -29,6 +29,11 @@ struct TxRecord {
   uint64_t tx_index = 0;    // global send order of the manager
   bool sampled = false;     // an RTT sample was taken from it
   bool superseded = false;  // declared lost, then re-sent as a newer copy
+  // A re-send: the loss cause it repaired (LossCause value); kFirstSend for
+  // a packet's first transmission.
+  uint8_t repairs = kFirstSend;
+  bool dup_noted = false;  // echoed as a duplicate already
+  static constexpr uint8_t kFirstSend = 0xff;
 };
 
 class PathTxLog {
@@ -38,7 +43,8 @@ class PathTxLog {
 
   // Appends a transmission at the tail. Seqs must increase; the caller
   // checks. May overwrite the oldest history entry, or grow the ring.
-  void Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent, uint64_t tx_index);
+  void Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent, uint64_t tx_index,
+              uint8_t repairs = TxRecord::kFirstSend);
   // True if there is an unresolved transmission.
   bool HasUnresolved() const { return head_ != tail_; }
   // Number of unresolved transmissions.

@@ -94,6 +94,15 @@ struct SenderCounters {
   uint64_t spurious_retransmits = 0;
   // A packet declared lost was acked before it was re-sent.
   uint64_t lost_then_acked = 0;
+  // Time-rule losses proven wrong (the copy declared lost arrived); each
+  // may widen the reorder window.
+  uint64_t spurious_time_losses = 0;
+  // RTOs proven premature: an ack echoed a transmission the RTO declared
+  // lost. The backoff is undone and OnSpuriousRto reported.
+  uint64_t spurious_rtos = 0;
+  // Acks echoing a re-sent copy of a packet already acknowledged (the
+  // receiver echoes duplicates first): proof a re-send was unnecessary.
+  uint64_t duplicate_echoes = 0;
   uint64_t acks_processed = 0;  // valid acks
   uint64_t invalid_acks = 0;    // rejected: refer to PSNs never sent
   uint64_t naks = 0;            // NAKs acted on
@@ -128,6 +137,9 @@ class SenderEvents {
   // An ack echoed an earlier transmission of `psn`, which we had already
   // re-sent because we had declared it lost.
   virtual void OnSpuriousRetransmit(wire::Psn psn) = 0;
+  // The last RTO was premature (see SenderCounters::spurious_rtos):
+  // congestion control may restore the window it had before the timeout.
+  virtual void OnSpuriousRto() {}
 };
 
 // A SenderEvents that ignores everything; handy for tests and benchmarks.

@@ -7,6 +7,9 @@ namespace braid::retransmit {
 
 namespace {
 
+// A raised RTO floor halves after this many floors without a spurious RTO.
+constexpr int64_t kRtoFloorDecayRtos = 256;
+
 uint32_t RoundUpPow2(uint32_t n) {
   uint32_t c = 16;
   while (c < n && c < (1u << 30)) c <<= 1;
@@ -24,7 +27,9 @@ SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
     : opts_(opts),
       ring_(RoundUpPow2(opts.initial_window_packets)),
       mask_(static_cast<uint32_t>(ring_.size() - 1)),
-      rtt_(opts.initial_rtt) {
+      rtt_(opts.initial_rtt),
+      response_(opts.initial_rtt),
+      rto_floor_(opts.min_rto) {
   heap_.reserve(ring_.size());
   active_paths_.reserve(256);
   touched_paths_.reserve(256);
@@ -35,7 +40,11 @@ void SentPacketManager::Reset(wire::Psn base) {
   for (Packet& p : ring_) p = Packet{};
   base_ = next_ = reach_ = base;
   tx_counter_ = 0;
-  rack_tx_ = 0;
+  rack_sent_ = TimeNs::Zero();
+  has_rack_ = false;
+  last_progress_ = TimeNs::Zero();
+  rto_undo_armed_ = false;
+  reo_extra_eighths_ = 0;
   bytes_in_flight_ = 0;
   packets_in_flight_ = 0;
   lost_pending_ = 0;
@@ -51,6 +60,8 @@ void SentPacketManager::Reset(wire::Psn base) {
   touched_paths_.clear();
   path_timers_.Clear();
   rtt_.Reset(opts_.initial_rtt);
+  response_.Reset(opts_.initial_rtt);
+  rto_floor_ = opts_.min_rto;
   backoff_ = 0;
   rto_deadline_ = TimeNs::Infinite();
   tlp_base_ = TimeNs::Infinite();
@@ -87,7 +98,7 @@ void SentPacketManager::Grow() {
 
 void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
                                            wire::PathId path, wire::PathSeq seq,
-                                           TimeNs now) {
+                                           TimeNs now, uint8_t repairs) {
   PathState& ps = Path(path);
   if (ps.has_last && !(seq > ps.last_seq)) ++counters_.path_seq_regressions;
   ps.last_seq = seq;
@@ -97,7 +108,7 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
   pkt.seq = seq;
   pkt.path = path;
   if (pkt.tx_count < std::numeric_limits<uint16_t>::max()) ++pkt.tx_count;
-  ps.log.Append(seq, psn, now, pkt.tx_index);
+  ps.log.Append(seq, psn, now, pkt.tx_index, repairs);
   if (!ps.active) {
     ps.active = true;
     active_paths_.push_back(path);
@@ -105,7 +116,7 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
   if (ps.log.unresolved() == 1) {
     // The path was idle: this transmission is its front. The time rule can
     // apply only once something sent after it has arrived.
-    path_timers_.Park(path, pkt.tx_index);
+    path_timers_.Park(path, static_cast<uint64_t>(now.ns()));
   }
   rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
 }
@@ -119,7 +130,7 @@ void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
   pkt.tag = tag;
   pkt.bytes = bytes;
   pkt.state = State::kInFlight;
-  RecordTransmission(pkt, next_, path, seq, now);
+  RecordTransmission(pkt, next_, path, seq, now, TxRecord::kFirstSend);
   bytes_in_flight_ += bytes;
   ++packets_in_flight_;
   ++counters_.packets_sent;
@@ -140,6 +151,8 @@ void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
     return;
   }
   ++counters_.retransmits;
+  const LossCause repairs =
+      pkt->state == State::kLost ? pkt->last_loss : LossCause::kTailProbe;
   if (pkt->state == State::kLost) {
     if (pkt->in_queue) {
       pkt->in_queue = false;
@@ -168,12 +181,12 @@ void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
     ++counters_.retransmits_by_cause[static_cast<int>(LossCause::kTailProbe)];
     pkt->ambiguous = true;
   }
-  RecordTransmission(*pkt, psn, path, seq, now);
+  RecordTransmission(*pkt, psn, path, seq, now, static_cast<uint8_t>(repairs));
   if (lost_pending_ == 0) heap_.clear();
 }
 
 void SentPacketManager::NoteArrival(wire::PathId p, wire::PathSeq seq,
-                                    uint64_t tx_index) {
+                                    TimeNs sent) {
   PathState& ps = Path(p);
   if (!ps.has_hwm || seq > ps.hwm) {
     ps.hwm = seq;
@@ -188,7 +201,10 @@ void SentPacketManager::NoteArrival(wire::PathId p, wire::PathSeq seq,
     ps.pre_hwm = seq;
     ps.has_pre_hwm = true;
   }
-  rack_tx_ = std::max(rack_tx_, tx_index);
+  if (!has_rack_ || sent > rack_sent_) {
+    rack_sent_ = sent;
+    has_rack_ = true;
+  }
 }
 
 void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
@@ -196,6 +212,9 @@ void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
                                       SenderEvents& ev) {
   if (rec.sampled) return;  // one sample per transmission (duplicate acks)
   rec.sampled = true;
+  // The timers must cover the receiver's hold time too: they run on the
+  // round trip as the sender sees it, ack delay included.
+  if (now > rec.sent) response_.AddSample(now - rec.sent);
   const DurationNs delay = Max(ack_delay, DurationNs::Zero());
   const DurationNs sample = (now - rec.sent) - delay;
   if (sample <= DurationNs::Zero()) {
@@ -208,19 +227,25 @@ void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
   ev.OnRttSample(p, sample);
 }
 
-void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn,
+void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
                                   SenderEvents& ev) {
   wire::PathId arrived_path = pkt.path;
   if (echo_active_ && psn == echo_psn_) {
     arrived_path = echo_path_;  // arrival already noted from the echo
   } else if (!pkt.ambiguous) {
-    NoteArrival(pkt.path, pkt.seq, pkt.tx_index);  // assume the latest copy
+    NoteArrival(pkt.path, pkt.seq, pkt.sent);  // assume the latest copy
   }
   if (pkt.state == State::kInFlight) {
     bytes_in_flight_ -= pkt.bytes;
     --packets_in_flight_;
   } else if (pkt.state == State::kLost) {
     ++counters_.lost_then_acked;
+    // Acked before the re-send: whichever ack said so, the copy we gave up
+    // on arrived.
+    if (pkt.last_loss == LossCause::kTime && !pkt.loss_disproved) {
+      pkt.loss_disproved = true;
+      OnSpuriousTimeLoss(now);
+    }
     if (pkt.in_queue) {
       pkt.in_queue = false;
       --lost_pending_;
@@ -268,12 +293,46 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     ++counters_.echo_unknown;
   } else {
     TakeRttSample(ack.echo_path, *rec, ack.ack_delay, now, ev);
-    NoteArrival(ack.echo_path, rec->seq, rec->tx_index);
+    NoteArrival(ack.echo_path, rec->seq, rec->sent);
     Packet* pkt = Get(rec->psn);
+    // The echoed copy is one we declared lost: re-sent already
+    // (superseded), or still waiting in the retransmit queue.
+    const bool declared_lost =
+        rec->superseded || (pkt != nullptr && pkt->state == State::kLost &&
+                            pkt->tx_index == rec->tx_index);
+    if (declared_lost && pkt != nullptr && !pkt->loss_disproved) {
+      pkt->loss_disproved = true;
+      if (pkt->last_loss == LossCause::kTime) OnSpuriousTimeLoss(now);
+      if (pkt->last_loss == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
+    }
+    // The echo names a re-send of a packet acknowledged before this ack:
+    // the receiver got it twice (it echoes duplicates first), so the copy
+    // given up on had arrived. Like a D-SACK.
+    const bool acked_before = pkt == nullptr || pkt->state == State::kAcked;
+    if (rec->repairs != TxRecord::kFirstSend && acked_before &&
+        !rec->dup_noted) {
+      rec->dup_noted = true;
+      ++counters_.duplicate_echoes;
+      const auto cause = static_cast<LossCause>(rec->repairs);
+      if (cause == LossCause::kTime) OnSpuriousTimeLoss(now);
+      if (cause == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
+      if (pkt == nullptr || !pkt->spurious_reported) {
+        if (pkt != nullptr) pkt->spurious_reported = true;
+        ++counters_.spurious_retransmits;
+        ev.OnSpuriousRetransmit(rec->psn);
+      }
+    }
     if (rec->superseded) {
       rec->superseded = false;
       if (pkt == nullptr || !pkt->spurious_reported) {
-        if (pkt != nullptr) pkt->spurious_reported = true;
+        if (pkt != nullptr) {
+          pkt->spurious_reported = true;
+          // Its re-send will arrive as a duplicate: already counted.
+          TxRecord* latest = paths_[pkt->path].log.Find(pkt->seq);
+          if (latest != nullptr && latest->tx_index == pkt->tx_index) {
+            latest->dup_noted = true;
+          }
+        }
         ++counters_.spurious_retransmits;
         ev.OnSpuriousRetransmit(rec->psn);
       }
@@ -289,7 +348,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   const uint64_t acked_before = counters_.packets_acked;
   for (wire::Psn p = base_; p < ack.cum; ++p) {
     Packet& pkt = ring_[p.value() & mask_];
-    if (pkt.state != State::kAcked) MarkAcked(pkt, p, ev);
+    if (pkt.state != State::kAcked) MarkAcked(pkt, p, now, ev);
   }
   for (size_t j = 0; j < words; ++j) {
     uint64_t w = ack.sack[j];
@@ -303,7 +362,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       const wire::Psn p = word_base + b;
       if (p < base_) continue;
       Packet& pkt = ring_[p.value() & mask_];
-      if (pkt.state != State::kAcked) MarkAcked(pkt, p, ev);
+      if (pkt.state != State::kAcked) MarkAcked(pkt, p, now, ev);
     }
   }
   echo_active_ = false;
@@ -313,6 +372,13 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     ++base_;
   }
   if (counters_.packets_acked != acked_before) {
+    last_progress_ = now;
+    DecayReorderWindow(now);
+    if (rto_floor_ > opts_.min_rto &&
+        now >= rto_floor_changed_ + rto_floor_ * kRtoFloorDecayRtos) {
+      rto_floor_ = Max(opts_.min_rto, rto_floor_ / 2);
+      rto_floor_changed_ = now;
+    }
     if (backoff_ > 0) {
       backoff_ = 0;
       RecomputeRtoDeadline();  // shorter RTO: the deadline moves earlier
@@ -333,6 +399,21 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   ProcessPathTimers(now, /*after_ack=*/true, ev);
   if (lost_pending_ == 0) heap_.clear();
   return true;
+}
+
+void SentPacketManager::UndoRto(SenderEvents& ev) {
+  // The network delivered what the RTO gave up on: the timeout was
+  // premature (a stalled host, not a dead network). Undo the backoff and
+  // let congestion control undo its reaction.
+  rto_undo_armed_ = false;
+  backoff_ = 0;
+  // This host or its peer stalls longer than the RTO allowed for: wait
+  // longer before the next one (decays while no RTO proves premature).
+  rto_floor_ = Min(rto_floor_ * 2, Max(opts_.min_rto, opts_.max_rto / 4));
+  rto_floor_changed_ = last_progress_;
+  RecomputeRtoDeadline();
+  ++counters_.spurious_rtos;
+  ev.OnSpuriousRto();
 }
 
 void SentPacketManager::PushRetransmit(wire::Psn psn) {

@@ -19,17 +19,36 @@
 //    copy; its cum/SACK ack is ambiguous and nothing is inferred from it.)
 //    An old copy superseded by a newer transmission is dead: it is never
 //    declared lost.
-//  * Time (kTime, RACK-like). A live transmission sent before some
-//    transmission known to have arrived is lost once now >= sent + W(path):
-//      W = path_srtt * (1 + tol/8) + 2 * path_rttvar + min_reorder_window.
+//  * Time (kTime, RACK-like). A live transmission sent at an earlier time
+//    than some transmission known to have arrived is lost once
+//    now >= sent + W(path):
+//      W = path_srtt * (1 + (tol + extra)/8) + 2 * path_rttvar
+//          + min_reorder_window.
+//    Send *times* are compared, not send order: packets built in one burst
+//    share a time and never judge each other, because a backend may put a
+//    burst on the wire grouped by source port rather than in build order.
+//    `extra` is learnt: a time loss later proven wrong (the copy declared
+//    lost arrived) adds 4/8 (at most once per srtt, up to 32/8); it decays
+//    by 1/8 per 16 srtt of acks without such proof.
 //    Using the candidate's own path srtt keeps paths with very different
 //    delays from causing spurious losses; the rttvar term absorbs a path's
 //    queueing variation (added by the lead after simulator runs).
 //    A path without an RTT sample uses rto() as its window instead, so a
 //    slow path is not judged by the fast paths' srtt before its first sample.
 //  * RTO (kRto). A live transmission on path p is lost once
-//    now >= sent + PathRto(p), PathRto(p) = max(rto(), the path's own
-//    srtt + 4 * rttvar) with the exponential backoff applied, <= max_rto.
+//    now >= max(sent, last progress) + PathRto(p), PathRto(p) = max(rto(),
+//    the path's own srtt + 4 * rttvar) with the exponential backoff applied,
+//    <= max_rto. An RTO declares lost only the oldest live transmission of
+//    each expired path (a whole window of re-sends after a mere stall would
+//    mostly duplicate); the rest is found by the time rule once a re-send
+//    is acknowledged, or by the next, backed-off RTO. "Last progress" is the
+//    last ack that newly acknowledged
+//    data: like TCP's restarted retransmission timer, the RTO fires only
+//    after a whole RTO without progress. While other paths make progress,
+//    a dead path's packets are found by the time rule instead. If an ack
+//    later echoes a transmission the RTO declared lost, the RTO was
+//    premature (spurious_rtos): the backoff is undone and OnSpuriousRto
+//    tells the caller, whose congestion control may restore its window.
 //    When it fires, every such transmission is declared lost and the backoff
 //    doubles; it resets when an ack newly acknowledges something. In
 //    go-back-N mode everything in flight is declared lost.
@@ -39,7 +58,8 @@
 // "unknown" to the receiver's report and is never declared lost by the gap
 // or time rules (only by RTO or NAK).
 //
-// Tail loss probe: after 2 * srtt + max_ack_delay without new data sent and
+// Tail loss probe: after 2 * response srtt + max_ack_delay (see RTT below)
+// without new data sent and
 // without an ack that newly acknowledged data, with packets in flight and no
 // retransmission pending, the newest in-flight packet is put into the
 // retransmit queue once, reported through OnPacketLost with cause
@@ -52,8 +72,12 @@
 // PSN), so an echoed (path, seq) names exactly one transmission: samples are
 // unambiguous even for re-sent packets (no Karn problem). Sample =
 // now - sent - ack_delay; taken at most once per transmission; rejected if
-// not positive. srtt/rttvar per RFC 6298, for the peer and for each path.
-// RTO = clamp(srtt + 4 * rttvar, min_rto, max_rto) of the peer estimate.
+// not positive. srtt/rttvar per RFC 6298, for the peer and for each path;
+// these drive the loss rules and congestion control. The timers (RTO, tail
+// probe) use a third estimate, the response time: samples now - sent with
+// the ack delay left in, because a receiver that holds acks (coalescing, or
+// a busy host draining a large receive batch) delays them all the same.
+// RTO = clamp(response srtt + 4 * rttvar, floor, max_rto) (see rto()).
 //
 // Costs. OnFirstSent/OnRetransmitted are O(1) amortized (O(log paths) when
 // a path goes from idle to busy). OnAck is O((newly acked + newly lost +
@@ -139,8 +163,13 @@ class SentPacketManager {
   DurationNs srtt() const { return rtt_.srtt(); }
   DurationNs min_rtt() const { return rtt_.min_rtt(); }
   DurationNs rttvar() const { return rtt_.rttvar(); }
-  // clamp(srtt + 4 * rttvar, min_rto, max_rto), without backoff.
-  DurationNs rto() const { return rtt_.Rto(opts_.min_rto, opts_.max_rto); }
+  // clamp(srtt + 4 * rttvar, floor, max_rto) of the response time (RTT
+  // samples with the receiver's ack delay left in), without backoff. The
+  // floor starts at min_rto and doubles with each RTO proven premature
+  // (up to max_rto / 4), halving after 256 floors without one.
+  DurationNs rto() const { return response_.Rto(rto_floor_, opts_.max_rto); }
+  // The RTO floor in force (see rto()).
+  DurationNs rto_floor() const { return rto_floor_; }
   // rto() with the current exponential backoff applied (<= max_rto).
   DurationNs current_rto() const;
   // srtt of `p`; the peer srtt if the path has no sample yet.
@@ -187,6 +216,7 @@ class SentPacketManager {
     bool in_queue = false;   // waiting in the retransmit heap
     bool ambiguous = false;  // re-sent while an earlier copy may arrive
     bool spurious_reported = false;
+    bool loss_disproved = false;  // the copy declared lost arrived after all
   };
   struct PathState {
     explicit PathState(const RetransmitOptions& o)
@@ -209,13 +239,14 @@ class SentPacketManager {
   const Packet* Get(wire::Psn psn) const;
   PathState& Path(wire::PathId p);
   void Grow();
+  // `repairs`: TxRecord::kFirstSend, or the LossCause a re-send repairs.
   void RecordTransmission(Packet& pkt, wire::Psn psn, wire::PathId path,
-                          wire::PathSeq seq, TimeNs now);
-  // Notes that (p, seq) with global index tx_index arrived.
-  void NoteArrival(wire::PathId p, wire::PathSeq seq, uint64_t tx_index);
+                          wire::PathSeq seq, TimeNs now, uint8_t repairs);
+  // Notes that (p, seq), sent at `sent`, arrived.
+  void NoteArrival(wire::PathId p, wire::PathSeq seq, TimeNs sent);
   void TakeRttSample(wire::PathId p, TxRecord& rec, DurationNs ack_delay,
                      TimeNs now, SenderEvents& ev);
-  void MarkAcked(Packet& pkt, wire::Psn psn, SenderEvents& ev);
+  void MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now, SenderEvents& ev);
   void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
                    SenderEvents& ev);
   // Looks at path p's oldest unresolved transmissions: drops dead ones,
@@ -239,6 +270,12 @@ class SentPacketManager {
   void MaybeScheduleProbe(TimeNs now, SenderEvents& ev);
   DurationNs Pto() const;
   void PushRetransmit(wire::Psn psn);
+  // The last RTO was premature: reset the backoff, count, report.
+  void UndoRto(SenderEvents& ev);
+  // A time loss turned out spurious: widen the reorder window.
+  void OnSpuriousTimeLoss(TimeNs now);
+  // Shrinks the learnt reorder tolerance by one step per 16 srtt.
+  void DecayReorderWindow(TimeNs now);
 
   RetransmitOptions opts_;
   std::vector<Packet> ring_;  // indexed by psn & mask_
@@ -247,7 +284,19 @@ class SentPacketManager {
   wire::Psn next_;   // next PSN to assign
   wire::Psn reach_;  // PSNs below were reportable by the latest ack
   uint64_t tx_counter_ = 0;
-  uint64_t rack_tx_ = 0;  // highest tx_index known to have arrived
+  // Latest send time of a transmission known to have arrived (RACK).
+  TimeNs rack_sent_ = TimeNs::Zero();
+  bool has_rack_ = false;
+  // Last ack that newly acknowledged data (or the first send after idle):
+  // the RTO counts from here, so it fires only after an RTO without progress.
+  TimeNs last_progress_ = TimeNs::Zero();
+  // Set by an RTO; a later echo of a transmission that RTO declared lost
+  // proves it spurious (reported once).
+  bool rto_undo_armed_ = false;
+  // Extra reorder tolerance (eighths of srtt) learnt from spurious time
+  // losses; decays while none are seen.
+  int reo_extra_eighths_ = 0;
+  TimeNs reo_changed_ = TimeNs::Zero();
   uint64_t bytes_in_flight_ = 0;
   uint32_t packets_in_flight_ = 0;
   uint32_t lost_pending_ = 0;
@@ -258,6 +307,10 @@ class SentPacketManager {
   std::vector<wire::PathId> scratch_paths_;
   PathTimerQueue path_timers_;
   RttEstimator rtt_;
+  // RTT including the receiver's ack delay: what the sender waits for.
+  RttEstimator response_;
+  DurationNs rto_floor_;
+  TimeNs rto_floor_changed_ = TimeNs::Zero();
   int backoff_ = 0;
   // Earliest RTO expiry; exact after RtoScan, lowered by new sends, may be
   // early (then RtoScan finds nothing and recomputes).

@@ -9,6 +9,9 @@ namespace braid::retransmit {
 
 namespace {
 constexpr int kMaxBackoff = 30;
+constexpr int kReorderStepEighths = 4;
+constexpr int kMaxReorderExtraEighths = 32;
+constexpr int64_t kReorderDecaySrtts = 16;
 }  // namespace
 
 TxRecord* SentPacketManager::LiveFront(PathState& ps) {
@@ -40,8 +43,12 @@ void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
       ps.log.PopFront();
       continue;
     }
-    if (f->tx_index >= rack_tx_) {
-      path_timers_.Park(path, f->tx_index);  // nothing later arrived yet
+    if (!has_rack_ || f->sent >= rack_sent_) {
+      // Nothing sent strictly later is known to have arrived. Packets built
+      // in one burst share a send time and never judge each other: the
+      // backend may put them on the wire in another order (grouped by
+      // source port), so their order tells nothing.
+      path_timers_.Park(path, static_cast<uint64_t>(f->sent.ns()));
       break;
     }
     const TimeNs deadline = f->sent + ReorderWindow(path);
@@ -74,7 +81,9 @@ void SentPacketManager::ProcessPathTimers(TimeNs now, bool after_ack,
     touched_paths_.clear();
     path_timers_.TakeAckParked(&scratch_paths_);
     for (wire::PathId t : scratch_paths_) ProcessPath(t, now, ev);
-    while (path_timers_.PopReleased(rack_tx_, &p)) ProcessPath(p, now, ev);
+    const uint64_t released =
+        has_rack_ ? static_cast<uint64_t>(rack_sent_.ns()) : 0;
+    while (path_timers_.PopReleased(released, &p)) ProcessPath(p, now, ev);
   }
   while (path_timers_.PopDue(now, &p)) ProcessPath(p, now, ev);
 }
@@ -85,7 +94,8 @@ void SentPacketManager::RecomputeRtoDeadline() {
     const wire::PathId path = active_paths_[i];
     PathState& ps = paths_[path];
     if (const TxRecord* f = LiveFront(ps)) {
-      rto_deadline_ = Min(rto_deadline_, f->sent + PathRto(path));
+      rto_deadline_ =
+          Min(rto_deadline_, Max(f->sent, last_progress_) + PathRto(path));
       ++i;
     } else {
       ps.active = false;
@@ -99,7 +109,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
   bool expired = false;
   for (wire::PathId path : active_paths_) {
     const TxRecord* f = LiveFront(paths_[path]);
-    if (f != nullptr && now >= f->sent + PathRto(path)) {
+    if (f != nullptr && now >= Max(f->sent, last_progress_) + PathRto(path)) {
       expired = true;
       break;
     }
@@ -109,18 +119,21 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
     if (opts_.go_back_n) {
       DeclareAllLost(base_, LossCause::kRto, ev);
     } else {
+      // Only the oldest live transmission of each expired path: after a
+      // stall (of this host, the peer or the network) a whole window of
+      // re-sends would mostly duplicate. What else was lost is found by the
+      // time rule once a re-send is acknowledged, or by the next RTO.
       for (wire::PathId path : active_paths_) {
         PathState& ps = paths_[path];
-        const DurationNs rto = PathRto(path);
-        while (TxRecord* f = LiveFront(ps)) {
-          if (now < f->sent + rto) break;
-          DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto,
-                      ev);
-          ps.log.PopFront();
-        }
+        TxRecord* f = LiveFront(ps);
+        if (f == nullptr || now < Max(f->sent, last_progress_) + PathRto(path))
+          continue;
+        DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto, ev);
+        ps.log.PopFront();
       }
     }
     if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
+    rto_undo_armed_ = !opts_.go_back_n;
     tlp_armed_ = false;  // no probe until new data or an ack with progress
   }
   RecomputeRtoDeadline();
@@ -138,6 +151,7 @@ bool SentPacketManager::IsGapLost(const PathState& ps,
 void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
                                     SenderEvents& ev) {
   pkt.state = State::kLost;
+  pkt.loss_disproved = false;
   bytes_in_flight_ -= pkt.bytes;
   --packets_in_flight_;
   pkt.last_loss = cause;
@@ -200,21 +214,42 @@ DurationNs SentPacketManager::ReorderWindow(wire::PathId p) const {
   // Queueing makes a path's delay vary; a window of a fixed fraction of
   // srtt alone fires spuriously while a path's queue grows. Allow for the
   // path's measured variation too.
-  return paths_[p].rtt.srtt() * (8 + tol) / 8 + paths_[p].rtt.rttvar() * 2 +
+  const int64_t eighths = 8 + tol + reo_extra_eighths_;
+  return paths_[p].rtt.srtt() * eighths / 8 + paths_[p].rtt.rttvar() * 2 +
          opts_.min_reorder_window;
+}
+
+void SentPacketManager::OnSpuriousTimeLoss(TimeNs now) {
+  ++counters_.spurious_time_losses;
+  // Like RACK's reo_wnd steps: the host or network reorders more than the
+  // window allows, so widen it (at most once per srtt, up to +4 srtt).
+  if (reo_extra_eighths_ < kMaxReorderExtraEighths &&
+      now >= reo_changed_ + rtt_.srtt()) {
+    reo_extra_eighths_ = std::min(reo_extra_eighths_ + kReorderStepEighths,
+                                  kMaxReorderExtraEighths);
+    reo_changed_ = now;
+  }
+}
+
+void SentPacketManager::DecayReorderWindow(TimeNs now) {
+  if (reo_extra_eighths_ > 0 &&
+      now >= reo_changed_ + rtt_.srtt() * kReorderDecaySrtts) {
+    --reo_extra_eighths_;
+    reo_changed_ = now;
+  }
 }
 
 DurationNs SentPacketManager::PathRto(wire::PathId p) const {
   DurationNs d = rto();
   if (p < paths_.size() && paths_[p].rtt.has_sample()) {
-    d = Max(d, paths_[p].rtt.Rto(opts_.min_rto, opts_.max_rto));
+    d = Max(d, paths_[p].rtt.Rto(rto_floor_, opts_.max_rto));
   }
   for (int i = 0; i < backoff_ && d < opts_.max_rto; ++i) d = d * 2;
   return Min(d, opts_.max_rto);
 }
 
 DurationNs SentPacketManager::Pto() const {
-  return rtt_.srtt() * 2 + opts_.max_ack_delay;
+  return response_.srtt() * 2 + opts_.max_ack_delay;
 }
 
 }  // namespace braid::retransmit

@@ -283,6 +283,39 @@ TEST(SwiftTest, RtoWindowNeverExceedsInitial) {
   EXPECT_EQ(cc.cwnd_bytes(), o.initial_cwnd_bytes);
 }
 
+TEST(SwiftTest, SpuriousRtoRestoresTheWindowFromBeforeTheTimeouts) {
+  CcOptions o = TestOptions();
+  Swift cc(o);
+  Driver d(&cc);
+  for (int i = 0; i < 400; ++i) d.Round(kMinRtt);
+  const uint64_t before = cc.cwnd_bytes();
+  ASSERT_GT(before, 2 * o.initial_cwnd_bytes);
+  d.Loss(1, true);
+  d.Loss(1, true);  // collapsed
+  ASSERT_EQ(cc.cwnd_bytes(), kMss);
+  cc.OnSpuriousRto();
+  EXPECT_EQ(cc.cwnd_bytes(), before);
+  EXPECT_EQ(cc.stats().rto_undos, 1u);
+  // Once per RTO: a second report changes nothing.
+  d.Loss(1, true);
+  const uint64_t cut = cc.cwnd_bytes();
+  cc.OnSpuriousRto();
+  EXPECT_EQ(cc.cwnd_bytes(), before);
+  cc.OnSpuriousRto();
+  EXPECT_EQ(cc.cwnd_bytes(), before);
+  EXPECT_LT(cut, before);
+  EXPECT_EQ(cc.stats().rto_undos, 2u);
+}
+
+TEST(SwiftTest, SpuriousRtoWithoutAnRtoChangesNothing) {
+  Swift cc(TestOptions());
+  Driver d(&cc);
+  const uint64_t w = cc.cwnd_bytes();
+  cc.OnSpuriousRto();
+  EXPECT_EQ(cc.cwnd_bytes(), w);
+  EXPECT_EQ(cc.stats().rto_undos, 0u);
+}
+
 TEST(SwiftTest, FlowScalingRaisesTargetForSmallWindows) {
   CcOptions o = TestOptions();
   o.fs_range = DurationNs::Micros(20);

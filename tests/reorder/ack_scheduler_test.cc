@@ -91,6 +91,23 @@ TEST(AckSchedulerTest, EchoCarriesLatestPacketAndItsDelay) {
   EXPECT_EQ(e.ce_count, 0u);
 }
 
+TEST(AckSchedulerTest, DuplicateIsEchoedInPreferenceToLaterArrivals) {
+  AckScheduler a(Opts(64, 1000));
+  Data(a, At(0), 1, 5);
+  a.OnData(At(1), 2, PathSeq(9), false, false, false, /*duplicate=*/true);
+  Data(a, At(2), 3, 7);  // arrives before the ack goes out
+  AckScheduler::Echo e = a.OnAckSent(At(4));
+  EXPECT_EQ(e.path, 2);
+  EXPECT_EQ(e.seq, PathSeq(9));
+  EXPECT_EQ(e.ack_delay, DurationNs::Micros(3));
+  EXPECT_EQ(a.stats().duplicate_echoes, 1u);
+  // The preference ends with that ack.
+  Data(a, At(5), 3, 8);
+  e = a.OnAckSent(At(6));
+  EXPECT_EQ(e.path, 3);
+  EXPECT_EQ(e.seq, PathSeq(8));
+}
+
 TEST(AckSchedulerTest, CeCountIsCumulativeAcrossAcks) {
   AckOptions o = Opts(100, 10);
   o.ack_on_ce_change = false;

@@ -313,7 +313,11 @@ TEST(SentPacketManagerSimTest, ReorderWindowBelowPathRttIsCaughtAsFalseLoss) {
   EXPECT_TRUE(r.finished);
   EXPECT_EQ(r.double_acks, 0u);
   EXPECT_GT(r.false_losses, 0u);
-  EXPECT_GT(sim.counters().spurious_retransmits, 0u);
+  // The manager notices its own mistakes (and then widens the window, so
+  // the re-sends it makes need not outnumber them).
+  EXPECT_GT(
+      sim.counters().spurious_time_losses + sim.counters().spurious_retransmits,
+      0u);
 }
 
 TEST(SentPacketManagerSimTest,

@@ -46,12 +46,14 @@ class Recorder : public SenderEvents {
   void OnSpuriousRetransmit(Psn psn) override {
     spurious.push_back(psn.value());
   }
+  void OnSpuriousRto() override { ++spurious_rtos; }
   void Clear() { *this = Recorder(); }
 
   std::vector<Acked> acked;
   std::vector<Lost> lost;
   std::vector<std::pair<PathId, DurationNs>> rtts;
   std::vector<uint32_t> spurious;
+  int spurious_rtos = 0;
 };
 
 class SentPacketManagerTest : public ::testing::Test {
@@ -70,6 +72,20 @@ class SentPacketManagerTest : public ::testing::Test {
     last_tx_.clear();
   }
   PathSeq NextSeq(PathId p) { return PathSeq(next_seq_[p]++); }
+  // Exactly one loss was reported: `psn`, for `cause`.
+  void ExpectOnlyLoss(uint32_t psn, LossCause cause) {
+    ASSERT_EQ(ev_.lost.size(), 1u);
+    EXPECT_EQ(ev_.lost[0].psn, psn);
+    EXPECT_EQ(ev_.lost[0].cause, cause);
+  }
+  // PSN 0 on path 0 and PSN 1 on path 1, each acked after 20us: both paths
+  // get srtt 20us, rttvar 10us.
+  void SampleBothPaths() {
+    Send(0, T(0));
+    ASSERT_TRUE(Ack(1, {}, Psn(0), T(20)));
+    Send(1, T(20));
+    ASSERT_TRUE(Ack(2, {}, Psn(1), T(40)));
+  }
 
   // First transmission of the next PSN on path p at `now`.
   Psn Send(PathId p, TimeNs now, uint32_t bytes = 1000) {
@@ -157,9 +173,7 @@ TEST_F(SentPacketManagerTest,
   for (int i = 0; i < 5; ++i) Send(0, T(i));
   // PSN 0 vanished; PSN 1 (same path, later seq) arrived.
   ASSERT_TRUE(Ack(0, {1}, Psn(1), T(21)));
-  ASSERT_EQ(ev_.lost.size(), 1u);
-  EXPECT_EQ(ev_.lost[0].psn, 0u);
-  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+  ExpectOnlyLoss(0, LossCause::kPathGap);
   EXPECT_EQ(ev_.lost[0].path, 0);
   EXPECT_EQ(m_->packets_in_flight(), 3u);
   EXPECT_TRUE(m_->HasRetransmit());
@@ -194,16 +208,11 @@ TEST_F(SentPacketManagerTest, SackedPacketIsAssumedToProveItsPathOrder) {
   Send(0, T(1));  // PSN 1, path 0 seq 1: arrives, its ack is coalesced
   Send(1, T(2));  // PSN 2, path 1: triggers the ack
   ASSERT_TRUE(Ack(0, {1, 2}, Psn(2), T(20)));
-  ASSERT_EQ(ev_.lost.size(), 1u);
-  EXPECT_EQ(ev_.lost[0].psn, 0u);
-  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+  ExpectOnlyLoss(0, LossCause::kPathGap);
 }
 
 TEST_F(SentPacketManagerTest, TimeBasedLossWaitsForTheCandidatesPathWindow) {
-  Send(0, T(0));
-  ASSERT_TRUE(Ack(1, {}, Psn(0), T(20)));
-  Send(1, T(20));
-  ASSERT_TRUE(Ack(2, {}, Psn(1), T(40)));
+  SampleBothPaths();
   EXPECT_EQ(m_->path_srtt(0), Us(20));
   EXPECT_EQ(m_->path_srtt(1), Us(20));
   Send(0, T(100));  // PSN 2: lost
@@ -216,9 +225,144 @@ TEST_F(SentPacketManagerTest, TimeBasedLossWaitsForTheCandidatesPathWindow) {
   m_->OnTimer(T(150) - DurationNs(1), ev_);
   EXPECT_TRUE(ev_.lost.empty());
   m_->OnTimer(T(150), ev_);
+  ExpectOnlyLoss(2, LossCause::kTime);
+}
+
+TEST_F(SentPacketManagerTest, PacketsOfOneBurstNeverJudgeEachOtherByTime) {
+  SampleBothPaths();
+  // One burst at t=100: the backend may send path 1's packet first.
+  Send(0, T(100));  // PSN 2
+  Send(1, T(100));  // PSN 3: acked first
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(120)));
+  // Past the reorder window (50us), before the RTO (200us after t=120).
+  m_->OnTimer(T(250), ev_);
+  EXPECT_TRUE(ev_.lost.empty());
+  // A packet of a later burst arriving does prove PSN 2 late.
+  Send(1, T(251));  // PSN 4
+  ASSERT_TRUE(Ack(2, {3, 4}, Psn(4), T(271)));
+  ExpectOnlyLoss(2, LossCause::kTime);
+}
+
+TEST_F(SentPacketManagerTest, SpuriousTimeLossWidensTheReorderWindow) {
+  SampleBothPaths();
+  const DurationNs before = m_->ReorderWindow(0);
+  Send(0, T(100));  // PSN 2: only late
+  Send(1, T(101));  // PSN 3
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
+  m_->OnTimer(T(100) + before, ev_);
   ASSERT_EQ(ev_.lost.size(), 1u);
-  EXPECT_EQ(ev_.lost[0].psn, 2u);
-  EXPECT_EQ(ev_.lost[0].cause, LossCause::kTime);
+  // The late copy arrives before the re-send: the loss was wrong.
+  ASSERT_TRUE(Ack(4, {}, Psn(2), T(200)));
+  EXPECT_EQ(m_->counters().spurious_time_losses, 1u);
+  EXPECT_EQ(m_->counters().lost_then_acked, 1u);
+  EXPECT_GT(m_->ReorderWindow(0), before);
+  // The learnt tolerance decays once spurious losses stop.
+  const DurationNs widened = m_->ReorderWindow(0);
+  TimeNs now = T(200);
+  for (int i = 0; i < 2000 && m_->ReorderWindow(0) >= widened; ++i) {
+    now = now + Us(50);
+    const Psn p = Send(0, now);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, now + Us(20)));
+  }
+  EXPECT_LT(m_->ReorderWindow(0), widened);
+}
+
+TEST_F(SentPacketManagerTest, TimersCoverTheReceiversAckDelay) {
+  // Acks held 500us at the receiver: the path RTT is 20us, but the sender
+  // waits 520us for each ack, and its timers must allow for that.
+  TimeNs t = T(0);
+  for (int i = 0; i < 20; ++i) {
+    const Psn p = Send(0, t);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(520), Us(500)));
+    t = t + Us(600);
+  }
+  EXPECT_EQ(m_->srtt(), Us(20));
+  EXPECT_GE(m_->rto(), Us(520));
+}
+
+TEST_F(SentPacketManagerTest, RtoWaitsForAWholeRtoWithoutProgress) {
+  // A deep queue: ten packets sent at once drain one per 50us. The oldest
+  // waits far longer than an RTO, but acks keep making progress.
+  for (int i = 0; i < 10; ++i) Send(0, T(0));
+  for (uint32_t k = 0; k < 9; ++k) {
+    const TimeNs t = T(100 + 50 * k);
+    ASSERT_TRUE(Ack(k + 1, {}, Psn(k), t));
+    m_->OnTimer(t, ev_);
+  }
+  EXPECT_EQ(m_->counters().rtos, 0u);
+  EXPECT_TRUE(ev_.lost.empty());
+  // PSN 9 never arrives: the RTO fires once progress stops for an RTO.
+  const TimeNs last = T(100 + 50 * 8);
+  const DurationNs rto = m_->rto();
+  TimeNs fired = TimeNs::Infinite();
+  for (int i = 0; i < 20 && m_->counters().rtos == 0; ++i) {
+    fired = m_->NextTimerTime();
+    m_->OnTimer(fired, ev_);
+  }
+  ExpectOnlyLoss(9, LossCause::kRto);
+  EXPECT_EQ(fired, last + rto);
+}
+
+TEST_F(SentPacketManagerTest, EchoOfACopyTheRtoGaveUpOnUndoesTheRto) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  EXPECT_EQ(m_->current_rto(), Us(600));
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));
+  // The ack names the original transmission (path 0, seq 0): the host or
+  // network was only slow.
+  ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), T(310)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
+  EXPECT_EQ(ev_.spurious_rtos, 1);
+  EXPECT_EQ(m_->current_rto(), m_->rto());
+  // The next RTO waits at least twice the old floor.
+  EXPECT_EQ(m_->rto_floor(), Us(400));
+  EXPECT_GE(m_->rto(), Us(400));
+  // A genuine RTO (the echo names the re-send) is not undone.
+  Send(0, T(400));
+  TimeNs due = m_->NextTimerTime();
+  for (int i = 0; i < 10 && m_->counters().rtos < 2; ++i) {
+    m_->OnTimer(due, ev_);
+    if (m_->counters().rtos < 2) due = m_->NextTimerTime();
+  }
+  ASSERT_EQ(m_->counters().rtos, 2u);
+  PopAll();
+  Resend(Psn(1), 1, due);
+  ASSERT_TRUE(Ack(2, {}, Psn(1), due + Us(10)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
+  EXPECT_EQ(ev_.spurious_rtos, 1);
+}
+
+TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
+  Send(0, T(0));
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));
+  // Both originals arrive (the ack echoes the second one), then the re-send
+  // of PSN 0 arrives as a duplicate and is echoed.
+  ASSERT_TRUE(AckEcho(2, {}, 0, PathSeq(1), T(320)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 0u);
+  ASSERT_TRUE(Ack(2, {}, Psn(0), T(330)));
+  EXPECT_EQ(m_->counters().duplicate_echoes, 1u);
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
+  EXPECT_EQ(ev_.spurious_rtos, 1);
+  EXPECT_EQ(ev_.spurious, std::vector<uint32_t>{0});
+  EXPECT_EQ(m_->current_rto(), m_->rto());
+}
+
+TEST_F(SentPacketManagerTest, EchoOfANeededResendIsNotADuplicate) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  PopAll();
+  Resend(Psn(0), 1, T(300));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(320)));  // the re-send acks it first
+  EXPECT_EQ(m_->counters().duplicate_echoes, 0u);
+  EXPECT_EQ(m_->counters().spurious_rtos, 0u);
+  EXPECT_TRUE(ev_.spurious.empty());
 }
 
 TEST_F(SentPacketManagerTest, TenfoldSlowerPathIsNotDeclaredLostByFastAcks) {
@@ -305,9 +449,7 @@ TEST_F(SentPacketManagerTest, TailProbeQueuesNewestInFlightPacketOnce) {
   // 2 + 2 * 100 + 10 = 212us, before the 300us RTO.
   EXPECT_EQ(m_->NextTimerTime(), T(212));
   m_->OnTimer(T(212), ev_);
-  ASSERT_EQ(ev_.lost.size(), 1u);
-  EXPECT_EQ(ev_.lost[0].psn, 2u);
-  EXPECT_EQ(ev_.lost[0].cause, LossCause::kTailProbe);
+  ExpectOnlyLoss(2, LossCause::kTailProbe);
   EXPECT_EQ(m_->counters().tail_probes, 1u);
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{2});
   Resend(Psn(2), 3, T(212));
@@ -486,9 +628,7 @@ TEST_F(SentPacketManagerTest, PacketBeyondSackReachIsUnknownNotLost) {
   EXPECT_TRUE(ev_.lost.empty());
   // With one bitmap word PSN 3 is reportable and missing: lost by gap.
   ASSERT_TRUE(Ack(2, {}, Psn(0), T(41), DurationNs::Zero(), false, 1));
-  ASSERT_EQ(ev_.lost.size(), 1u);
-  EXPECT_EQ(ev_.lost[0].psn, 3u);
-  EXPECT_EQ(ev_.lost[0].cause, LossCause::kPathGap);
+  ExpectOnlyLoss(3, LossCause::kPathGap);
 }
 
 TEST_F(SentPacketManagerTest, OldCopyIsDeadWhenANewerTransmissionIsInFlight) {

@@ -146,7 +146,8 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
   const reorder::AckScheduler::Echo echo = acks_.OnAckSent(now);
   wire::AckHeader h;
   h.flags = (nak_pending_ ? wire::kAckFlagNak : 0) |
-            (echo.ce ? wire::kAckFlagEchoCe : 0);
+            (echo.ce ? wire::kAckFlagEchoCe : 0) |
+            (echo.duplicate ? wire::kAckFlagEchoDup : 0);
   h.echo_path_id = echo.path;
   h.src_incarnation = cfg_.local_incarnation;
   h.dst_incarnation = peer_inc_;

@@ -264,6 +264,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   info.echo_path_seq = h.echo_path_seq;
   info.ack_delay = DurationNs(h.ack_delay_ns);
   info.nak = (h.flags & wire::kAckFlagNak) != 0;
+  info.echo_duplicate = (h.flags & wire::kAckFlagEchoDup) != 0;
   event_now_ = now;
   if (!sent_.OnAck(info, now, *this)) {
     ++drops->invalid_ack;

@@ -20,10 +20,10 @@ void AckScheduler::OnData(TimeNs now, wire::PathId path, wire::PathSeq seq,
   }
   if (pending_count_ == 0) first_unacked_time_ = now;
   ++pending_count_;
-  // A duplicate is echoed in preference to later arrivals until the ack
-  // goes out: the echo of a re-sent copy whose packet the sender already
-  // saw acknowledged tells it the re-send was spurious (like a D-SACK).
-  if (!echo_duplicate_ || duplicate) {
+  // The first duplicate since the last ack is echoed in preference to any
+  // other arrival, flagged: the sender learns that this transmission was
+  // unnecessary (like a D-SACK).
+  if (!echo_duplicate_) {
     have_latest_ = true;
     latest_path_ = path;
     latest_seq_ = seq;
@@ -68,6 +68,7 @@ AckScheduler::Echo AckScheduler::OnAckSent(TimeNs now) {
   e.path = latest_path_;
   e.seq = latest_seq_;
   e.ce = latest_ce_;
+  e.duplicate = echo_duplicate_;
   e.ce_count = ce_count_;
   e.ack_delay = have_latest_ ? Max(now - latest_arrival_, DurationNs::Zero())
                              : DurationNs::Zero();

@@ -36,13 +36,14 @@ class AckScheduler {
   // Echo fields for the ACK about to be sent.
   struct Echo {
     // The latest data packet -- or, if a duplicate arrived since the last
-    // ACK, the first such duplicate.
+    // ACK, the first such duplicate (then `duplicate` is set).
     wire::PathId path = 0;
-    wire::PathSeq seq{0};   // its per-path sequence number
-    DurationNs ack_delay;   // time it waited at the receiver before this ACK
-    bool ce = false;        // the latest data packet was CE-marked
-    uint32_t ce_count = 0;  // cumulative CE-marked data packets (wraps)
-    bool valid = false;     // false if no data packet was ever seen
+    wire::PathSeq seq{0};    // its per-path sequence number
+    DurationNs ack_delay;    // time it waited at the receiver before this ACK
+    bool ce = false;         // the latest data packet was CE-marked
+    uint32_t ce_count = 0;   // cumulative CE-marked data packets (wraps)
+    bool valid = false;      // false if no data packet was ever seen
+    bool duplicate = false;  // the echoed packet was a duplicate
   };
 
   explicit AckScheduler(const AckOptions& options = AckOptions());

@@ -73,6 +73,9 @@ struct AckInfo {
   DurationNs ack_delay;
   // Go-back-N only: the receiver discarded an out-of-order PSN.
   bool nak = false;
+  // The echoed transmission reached the receiver as a duplicate: it (or
+  // the copy that arrived before it) was sent unnecessarily.
+  bool echo_duplicate = false;
 };
 
 // Counters of one SentPacketManager; cumulative, survive Reset().
@@ -100,8 +103,8 @@ struct SenderCounters {
   // RTOs proven premature: an ack echoed a transmission the RTO declared
   // lost. The backoff is undone and OnSpuriousRto reported.
   uint64_t spurious_rtos = 0;
-  // Acks echoing a re-sent copy of a packet already acknowledged (the
-  // receiver echoes duplicates first): proof a re-send was unnecessary.
+  // Acks whose echoed transmission arrived as a duplicate (flagged by the
+  // receiver): proof a re-send was unnecessary.
   uint64_t duplicate_echoes = 0;
   uint64_t acks_processed = 0;  // valid acks
   uint64_t invalid_acks = 0;    // rejected: refer to PSNs never sent

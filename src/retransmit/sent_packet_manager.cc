@@ -32,6 +32,7 @@ SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
       rto_floor_(opts.min_rto) {
   heap_.reserve(ring_.size());
   active_paths_.reserve(256);
+  rto_lost_.reserve(256);
   touched_paths_.reserve(256);
   scratch_paths_.reserve(256);
 }
@@ -44,6 +45,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   has_rack_ = false;
   last_progress_ = TimeNs::Zero();
   rto_undo_armed_ = false;
+  rto_lost_.clear();
   reo_extra_eighths_ = 0;
   bytes_in_flight_ = 0;
   packets_in_flight_ = 0;
@@ -305,22 +307,12 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       if (pkt->last_loss == LossCause::kTime) OnSpuriousTimeLoss(now);
       if (pkt->last_loss == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
     }
-    // The echo names a re-send of a packet acknowledged before this ack:
-    // the receiver got it twice (it echoes duplicates first), so the copy
-    // given up on had arrived. Like a D-SACK.
-    const bool acked_before = pkt == nullptr || pkt->state == State::kAcked;
-    if (rec->repairs != TxRecord::kFirstSend && acked_before &&
-        !rec->dup_noted) {
+    // The receiver flags an echo of a duplicate: one copy of this packet
+    // was unnecessary (like a D-SACK).
+    if (ack.echo_duplicate && !rec->dup_noted) {
       rec->dup_noted = true;
       ++counters_.duplicate_echoes;
-      const auto cause = static_cast<LossCause>(rec->repairs);
-      if (cause == LossCause::kTime) OnSpuriousTimeLoss(now);
-      if (cause == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
-      if (pkt == nullptr || !pkt->spurious_reported) {
-        if (pkt != nullptr) pkt->spurious_reported = true;
-        ++counters_.spurious_retransmits;
-        ev.OnSpuriousRetransmit(rec->psn);
-      }
+      OnDuplicateArrival(*rec, pkt, now, ev);
     }
     if (rec->superseded) {
       rec->superseded = false;
@@ -399,6 +391,32 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   ProcessPathTimers(now, /*after_ack=*/true, ev);
   if (lost_pending_ == 0) heap_.clear();
   return true;
+}
+
+void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
+                                           TimeNs now, SenderEvents& ev) {
+  // The loss the unnecessary re-send repaired: the echoed copy's own cause
+  // if it is a re-send; else (the original, overtaken by its re-send) the
+  // packet's last loss, if the packet is still in the window.
+  uint8_t cause = rec.repairs;
+  if (cause == TxRecord::kFirstSend && pkt != nullptr && pkt->tx_count > 1) {
+    cause = static_cast<uint8_t>(pkt->last_loss);
+  }
+  if (cause == static_cast<uint8_t>(LossCause::kTime) &&
+      (pkt == nullptr || !pkt->loss_disproved)) {
+    if (pkt != nullptr) pkt->loss_disproved = true;
+    OnSpuriousTimeLoss(now);
+  }
+  if (rto_undo_armed_ && std::find(rto_lost_.begin(), rto_lost_.end(),
+                                   rec.psn) != rto_lost_.end()) {
+    UndoRto(ev);
+  }
+  if (cause != TxRecord::kFirstSend &&
+      (pkt == nullptr || !pkt->spurious_reported)) {
+    if (pkt != nullptr) pkt->spurious_reported = true;
+    ++counters_.spurious_retransmits;
+    ev.OnSpuriousRetransmit(rec.psn);
+  }
 }
 
 void SentPacketManager::UndoRto(SenderEvents& ev) {

@@ -272,6 +272,10 @@ class SentPacketManager {
   void PushRetransmit(wire::Psn psn);
   // The last RTO was premature: reset the backoff, count, report.
   void UndoRto(SenderEvents& ev);
+  // The echoed transmission `rec` (of packet `pkt`, nullptr if it left the
+  // window) arrived as a duplicate: undo what the unneeded re-send implied.
+  void OnDuplicateArrival(const TxRecord& rec, Packet* pkt, TimeNs now,
+                          SenderEvents& ev);
   // A time loss turned out spurious: widen the reorder window.
   void OnSpuriousTimeLoss(TimeNs now);
   // Shrinks the learnt reorder tolerance by one step per 16 srtt.
@@ -293,6 +297,7 @@ class SentPacketManager {
   // Set by an RTO; a later echo of a transmission that RTO declared lost
   // proves it spurious (reported once).
   bool rto_undo_armed_ = false;
+  std::vector<wire::Psn> rto_lost_;  // PSNs the last RTO declared lost
   // Extra reorder tolerance (eighths of srtt) learnt from spurious time
   // losses; decays while none are seen.
   int reo_extra_eighths_ = 0;

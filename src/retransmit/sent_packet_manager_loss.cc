@@ -116,6 +116,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
   }
   if (expired) {
     ++counters_.rtos;
+    rto_lost_.clear();
     if (opts_.go_back_n) {
       DeclareAllLost(base_, LossCause::kRto, ev);
     } else {
@@ -129,6 +130,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
         if (f == nullptr || now < Max(f->sent, last_progress_) + PathRto(path))
           continue;
         DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto, ev);
+        rto_lost_.push_back(f->psn);
         ps.log.PopFront();
       }
     }

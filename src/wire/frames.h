@@ -28,7 +28,10 @@ inline constexpr uint8_t kDataFlagsKnown = 0x07;
 // Ack frame flags.
 inline constexpr uint8_t kAckFlagNak = 0x01;     // go-back-N: resend from cum
 inline constexpr uint8_t kAckFlagEchoCe = 0x02;  // the echoed packet had CE
-inline constexpr uint8_t kAckFlagsKnown = 0x03;
+// The echoed transmission arrived as a duplicate (its PSN had already been
+// received): the sender learns that a re-send was unnecessary (D-SACK).
+inline constexpr uint8_t kAckFlagEchoDup = 0x04;
+inline constexpr uint8_t kAckFlagsKnown = 0x07;
 
 enum class CtrlType : uint8_t {
   kProbe = 1,     // "please ack now" (credit-blocked or silent sender)

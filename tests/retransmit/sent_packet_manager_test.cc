@@ -124,6 +124,8 @@ class SentPacketManagerTest : public ::testing::Test {
     a.echo_path_seq = seq;
     a.ack_delay = delay;
     a.nak = nak;
+    a.echo_duplicate = echo_dup_;
+    echo_dup_ = false;
     return m_->OnAck(a, now, ev_);
   }
   std::vector<uint32_t> PopAll() {
@@ -140,6 +142,7 @@ class SentPacketManagerTest : public ::testing::Test {
 
   std::unique_ptr<SentPacketManager> m_;
   Recorder ev_;
+  bool echo_dup_ = false;  // the next ack flags its echo as a duplicate
   std::map<PathId, uint32_t> next_seq_;
   std::map<uint32_t, std::pair<PathId, PathSeq>> last_tx_;
 };
@@ -342,15 +345,30 @@ TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));
   // Both originals arrive (the ack echoes the second one), then the re-send
-  // of PSN 0 arrives as a duplicate and is echoed.
+  // of PSN 0 arrives as a duplicate and is echoed, flagged.
   ASSERT_TRUE(AckEcho(2, {}, 0, PathSeq(1), T(320)));
   EXPECT_EQ(m_->counters().spurious_rtos, 0u);
+  echo_dup_ = true;
   ASSERT_TRUE(Ack(2, {}, Psn(0), T(330)));
   EXPECT_EQ(m_->counters().duplicate_echoes, 1u);
   EXPECT_EQ(m_->counters().spurious_rtos, 1u);
   EXPECT_EQ(ev_.spurious_rtos, 1);
   EXPECT_EQ(ev_.spurious, std::vector<uint32_t>{0});
   EXPECT_EQ(m_->current_rto(), m_->rto());
+}
+
+TEST_F(SentPacketManagerTest, DuplicateInTheSameReceiveBatchUndoesTheRto) {
+  // The receiver stalled: the original and the RTO's re-send reach it in
+  // one batch, and its single ack echoes the re-send flagged as duplicate.
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  PopAll();
+  Resend(Psn(0), 1, T(300));
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(900)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
+  EXPECT_EQ(m_->counters().spurious_retransmits, 1u);
 }
 
 TEST_F(SentPacketManagerTest, EchoOfANeededResendIsNotADuplicate) {

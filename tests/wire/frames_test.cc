@@ -229,6 +229,7 @@ TEST(FrameLayoutTest, PlacementExtensionFollowsTheDataHeader) {
   plain.flags = 0;
   Bytes want = EncodeData(plain, {});  // the same 48-byte header
   want[kOffFlags] = kDataFlagPlaced;
+  want[7] = 0x02;  // payload length (bytes 6..7): the 2 payload bytes
   const Bytes ext = {
       0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48,  // placement key
       0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,  // placement offset
@@ -613,6 +614,18 @@ TEST(FrameParseErrorTest, UnknownAckFlagBitsAreBadFlags) {
     Bytes b = EncodeAck(SampleAck(), {});
     b[kOffFlags] = flag;
     EXPECT_EQ(ErrorOf(b), ParseError::kBadFlags) << bit;
+  }
+}
+
+TEST(FrameParseErrorTest, EveryKnownAckFlagParses) {
+  for (uint8_t flag : {kAckFlagNak, kAckFlagEchoCe, kAckFlagEchoDup}) {
+    AckHeader h = SampleAck();
+    h.flags = flag;
+    const Bytes b = EncodeAck(h, {});
+    const Parsed p = ParseAll(b);
+    EXPECT_EQ(p.error, ParseError::kNone) << int{flag};
+    EXPECT_EQ(p.frames.size(), 1u);
+    EXPECT_EQ(b[kOffFlags], flag);
   }
 }
 

@@ -54,7 +54,18 @@ reorder::AckOptions AckOpts(const PeerConfig& cfg) {
 reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg,
                                          PeerHost* host) {
   reorder::ReassemblerOptions o;
-  o.max_bytes = cfg.proto.receive_budget_bytes;
+  // Credit is granted in packets from the budget, but the reassembler
+  // reserves a whole message at its first fragment. Credited data must
+  // never be refused, so the reassembler's hard limit sits above the
+  // budget by what credit can still bring in: the one message that
+  // straddles the credit limit (the sender sends messages one after the
+  // other in PSN order, so the messages before it fit in the credited
+  // bytes) and the initial credit every session starts with, which is
+  // granted before the receiver's budget is known to the sender.
+  o.max_bytes = cfg.proto.receive_budget_bytes +
+                uint64_t{cfg.proto.max_message_bytes} +
+                uint64_t{wire::kInitialCreditPackets} * cfg.mss;
+  o.max_message_bytes = cfg.proto.max_message_bytes;
   o.pool = host->buffer_pool();
   return o;
 }

@@ -126,8 +126,11 @@ wire::Psn Peer::CreditLimit() const {
   const uint64_t held = reassembler_.bytes_buffered() + ordered_.held_bytes();
   const uint64_t budget = cfg_.proto.receive_budget_bytes;
   const uint64_t avail = budget > held ? (budget - held) / cfg_.mss : 0;
-  const uint32_t pkts =
-      static_cast<uint32_t>(std::min<uint64_t>(avail, (1u << 16) - 1));
+  // Never less than a session's initial credit beyond cum: a message that
+  // alone exceeds the budget still completes (at that window), and the
+  // reassembler's limit allows for it (see ReasmOptions in peer.cc).
+  const uint32_t pkts = static_cast<uint32_t>(
+      std::clamp<uint64_t>(avail, wire::kInitialCreditPackets, (1u << 16) - 1));
   return wire::Max(granted_, window_.cum() + pkts);
 }
 

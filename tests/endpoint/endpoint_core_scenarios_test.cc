@@ -518,21 +518,14 @@ TEST(EndpointCoreScenarioTest,
   EXPECT_EQ(p.b->stats().drops.no_memory, 0u);
 }
 
-// KNOWN BUG (fails today; reported to the lead): receive credit is granted
-// in packets (budget / mss beyond cum, and 256 packets at a session's
-// start), but the reassembler charges a message's whole length against
-// receive_budget_bytes at its first fragment. When one message is
-// incomplete (here one lost packet) and the credit lets fragments of the
-// next messages arrive, each new partial message reserves its full length,
-// the budget overflows, and fragments are dropped as no_memory (and resent):
-// the receiver is overrun although the sender obeyed its credit. A message
-// larger than the receiver's receive_budget_bytes can never be received at
-// all.
-// Disabled so CI stays meaningful; run it with --gtest_also_run_disabled_tests.
-// It stays here as the specification of the fix (see the note above and
-// docs/protocol.md, known gaps).
-TEST(EndpointCoreScenarioTest,
-     DISABLED_ReassemblyBudgetIsNeverExceededByCreditedData) {
+// Receive credit is granted in packets (budget / mss beyond cum, and 256
+// packets at a session's start), but the reassembler reserves a message's
+// whole length at its first fragment. With one message incomplete (here one
+// lost packet) and credit letting fragments of the next messages in, each
+// new partial message reserves its full length: credited fragments must
+// still never be refused for memory (the reassembler's limit allows for
+// what credit can bring in beyond the budget).
+TEST(EndpointCoreScenarioTest, CreditedFragmentsAreNeverRefusedForMemory) {
   ProtocolOptions o;
   o.receive_budget_bytes = 64 << 10;
   CorePair p(o);
@@ -562,6 +555,24 @@ TEST(EndpointCoreScenarioTest,
   ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
   EXPECT_EQ(p.b->stats().drops.no_memory, 0u)
       << "credited fragments were dropped for reassembly memory";
+}
+
+TEST(EndpointCoreScenarioTest, MessageLargerThanTheReceiveBudgetArrives) {
+  ProtocolOptions o;
+  o.receive_budget_bytes = 64 << 10;
+  o.max_message_bytes = 1 << 20;
+  CorePair p(o);
+  const std::vector<uint8_t> big = Pattern(1 << 20, 7);
+  ASSERT_TRUE(p.a->Send(p.now, p.b_addr, Msg(big, 1)).ok());
+  std::vector<Completion> rb;
+  RunUntil(p, [&] {
+    auto v = p.Drain(*p.b);
+    rb.insert(rb.end(), v.begin(), v.end());
+    return !rb.empty();
+  });
+  ASSERT_EQ(rb.size(), 1u);
+  EXPECT_EQ(rb[0].data, big);
+  EXPECT_EQ(p.b->stats().drops.no_memory, 0u);
 }
 
 }  // namespace

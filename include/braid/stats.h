@@ -136,6 +136,10 @@ struct EndpointStats {
   uint64_t tx_syscalls = 0;
   uint64_t rx_syscalls = 0;
   uint64_t tx_backpressure = 0;
+  uint64_t timer_syscalls = 0;  // timerfd_settime (re-arming the wake timer)
+  uint64_t wait_syscalls = 0;   // epoll_wait in Wait()
+  uint64_t gso_sends = 0;       // UDP GSO super-datagrams sent
+  uint64_t gso_segments = 0;    // datagrams carried inside them
 };
 
 // Human-readable multi-line table / one JSON object.

@@ -43,6 +43,9 @@ struct BackendCounters {
   uint64_t rx_dropped = 0;  // truncated, bad checksum, wrong family, ...
   uint64_t tx_syscalls = 0;
   uint64_t rx_syscalls = 0;
+  // Segmentation offload (UDP GSO or the like); 0 where the backend has none.
+  uint64_t gso_sends = 0;     // super-datagrams handed to the kernel / NIC
+  uint64_t gso_segments = 0;  // datagrams carried inside them
 };
 
 class Backend {

@@ -63,12 +63,14 @@ class Endpoint::Impl {
                        " is not of the endpoint's address family (",
                        backend_->LocalAddress().ToString(), ")"));
     }
-    absl::Status s = core_.Send(MonotonicNow(), peer, std::move(m));
+    const TimeNs now = MonotonicNow();
+    absl::Status s = core_.Send(now, peer, std::move(m));
     if (s.ok()) {
-      Transmit(MonotonicNow());
-      // The send started protocol timers (RTO, peer_timeout): fd() must
-      // wake for them even if the caller blocks before its next Poll.
-      if (!closed_io_) ArmTimer();
+      // Acks held by the last Poll ride on this message.
+      Transmit(now, /*hold_acks=*/false);
+      // The send started protocol timers (RTO, peer_timeout): an fd() the
+      // caller blocks on must wake for them (Wait arms them itself).
+      if (!closed_io_ && fd_exported_) ArmTimer();
     }
     return s;
   }
@@ -89,18 +91,28 @@ class Endpoint::Impl {
       }
       now = MonotonicNow();
       if (core_.NextWake() <= now) core_.OnTimer(now);
-      Transmit(now);
-      ArmTimer();
+      // When this Poll hands the application completions, an ack-only
+      // datagram waits: the application may answer (Send), and the ack then
+      // rides on the answer. It goes out at the latest in the next Poll or
+      // Wait. Never twice in a row (a receiver that always has completions
+      // still acks every other Poll), and never for callers that block on
+      // fd() themselves: they may sleep right after this Poll.
+      const bool hold =
+          !acks_held_ && !fd_exported_ && max > 0 && core_.HasCompletions();
+      Transmit(now, hold);
+      acks_held_ = hold;
+      if (fd_exported_) ArmTimer();
     }
     return core_.PollCompletions(out, max);
   }
 
-  void Transmit(TimeNs now) {
+  void Transmit(TimeNs now, bool hold_acks) {
+    if (!hold_acks) acks_held_ = false;
     for (int round = 0; round < 16; ++round) {
       if (tx_off_ == tx_.size()) {
         tx_.clear();
         tx_off_ = 0;
-        if (core_.PollTx(now, &tx_) == 0) break;
+        if (core_.PollTx(now, &tx_, hold_acks) == 0) break;
         grouper_.Group(tx_.mutable_packets());
       }
       // Datagrams the kernel refused (send buffer full) stay in tx_ and go
@@ -117,9 +129,17 @@ class Endpoint::Impl {
     }
   }
 
+  // Keeps the timerfd armed no later than the core's next wake time. Arming
+  // earlier than needed is harmless (one early wake, after which the next
+  // call re-arms), so the timer is re-armed only when the wake time moved
+  // earlier or the armed time has passed — not on every call, which cost two
+  // timerfd_settime calls per ping-pong.
   void ArmTimer() {
     const TimeNs wake = core_.NextWake();
     if (wake == armed_) return;
+    if (!armed_.IsInfinite() && wake > armed_ && armed_ > MonotonicNow()) {
+      return;
+    }
     armed_ = wake;
     itimerspec its{};
     if (!wake.IsInfinite()) {
@@ -128,15 +148,22 @@ class Endpoint::Impl {
       its.it_value.tv_sec = ns / 1000000000;
       its.it_value.tv_nsec = ns % 1000000000;
     }
+    // Re-arming also clears an expiration nobody read.
     timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+    ++timer_arms_;
   }
 
   void Wait(DurationNs timeout) {
+    if (!closed_io_) {
+      if (acks_held_) Transmit(MonotonicNow(), /*hold_acks=*/false);
+      ArmTimer();
+    }
     epoll_event ev[2];
     const int ms =
         timeout.IsInfinite()
             ? -1
             : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
+    ++waits_;
     const int n = epoll_wait(epfd_, ev, 2, ms);
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == timerfd_) {
@@ -154,8 +181,15 @@ class Endpoint::Impl {
     closed_io_ = true;
   }
 
-  int fd() const { return epfd_; }
+  // From the first call on, the caller may block on the fd itself: keep the
+  // timer armed after every Poll and Send, and hold no acks.
+  int fd() {
+    fd_exported_ = true;
+    if (!closed_io_) ArmTimer();
+    return epfd_;
+  }
   NetAddr local() const { return backend_->LocalAddress(); }
+  std::vector<uint8_t> TakeBuffer(size_t n) { return core_.TakeBuffer(n); }
   uint32_t max_message_bytes() const { return core_max_message_; }
   void set_max_message(uint32_t m) { core_max_message_ = m; }
 
@@ -165,6 +199,10 @@ class Endpoint::Impl {
     s.tx_syscalls = b.tx_syscalls;
     s.rx_syscalls = b.rx_syscalls;
     s.tx_backpressure = tx_backpressure_;
+    s.timer_syscalls = timer_arms_;
+    s.wait_syscalls = waits_;
+    s.gso_sends = b.gso_sends;
+    s.gso_segments = b.gso_segments;
     return s;
   }
   std::vector<PeerStats> peer_stats(bool with_paths) const {
@@ -184,7 +222,11 @@ class Endpoint::Impl {
   std::vector<backend::RxPacket> rx_;
   int epfd_;
   int timerfd_;
-  TimeNs armed_ = TimeNs(-1);
+  TimeNs armed_ = TimeNs::Infinite();  // the timerfd starts disarmed
+  uint64_t timer_arms_ = 0;            // timerfd_settime calls
+  uint64_t waits_ = 0;                 // epoll_wait calls
+  bool fd_exported_ = false;           // fd() was called
+  bool acks_held_ = false;             // the last Poll held ack-only datagrams
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
   size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
@@ -268,18 +310,24 @@ NetAddr Endpoint::local_address() const { return impl_->local(); }
 
 namespace {
 
+// `copy_buf`: for a copying send, the buffer to copy into (recycled from an
+// earlier send when one fits; else empty and allocated here); null for a
+// zero-copy send.
 absl::StatusOr<endpoint::OutMessage> MakeMessage(
     absl::Span<const uint8_t> message, const SendOptions& opts,
-    uint32_t max_bytes, bool copy) {
+    uint32_t max_bytes, std::vector<uint8_t>* copy_buf) {
   if (message.size() > max_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("message of ", message.size(),
                      " bytes exceeds max_message_bytes (", max_bytes, ")"));
   }
   const uint32_t n = static_cast<uint32_t>(message.size());
-  endpoint::OutMessage m =
-      copy ? endpoint::OutMessage::Copy(message.data(), n)
-           : endpoint::OutMessage::Borrow(message.data(), n);
+  endpoint::OutMessage m = endpoint::OutMessage::Borrow(message.data(), n);
+  if (copy_buf != nullptr) {
+    m.owned = std::move(*copy_buf);
+    m.owned.assign(message.begin(), message.end());
+    m.data = m.owned.data();
+  }
   m.stream = opts.stream;
   m.cookie = opts.cookie;
   if (opts.placement.has_value()) {
@@ -296,8 +344,9 @@ absl::StatusOr<endpoint::OutMessage> MakeMessage(
 absl::Status Endpoint::Send(const NetAddr& peer,
                             absl::Span<const uint8_t> message,
                             const SendOptions& opts) {
+  std::vector<uint8_t> buf = impl_->TakeBuffer(message.size());
   absl::StatusOr<endpoint::OutMessage> m =
-      MakeMessage(message, opts, max_message_bytes(), /*copy=*/true);
+      MakeMessage(message, opts, max_message_bytes(), &buf);
   if (!m.ok()) return m.status();
   return impl_->Send(peer, std::move(*m));
 }
@@ -306,7 +355,7 @@ absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
                                     absl::Span<const uint8_t> message,
                                     const SendOptions& opts) {
   absl::StatusOr<endpoint::OutMessage> m =
-      MakeMessage(message, opts, max_message_bytes(), /*copy=*/false);
+      MakeMessage(message, opts, max_message_bytes(), /*copy_buf=*/nullptr);
   if (!m.ok()) return m.status();
   return impl_->Send(peer, std::move(*m));
 }

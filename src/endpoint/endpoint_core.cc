@@ -10,6 +10,11 @@ namespace {
 
 // Control replies to strangers are bounded so a flood cannot grow memory.
 constexpr size_t kMaxStaleReplies = 64;
+// Recycled copy buffers kept for copying sends: at most this many, none
+// larger than kMaxCopyBuffer, at most kMaxCopyPoolBytes in all.
+constexpr size_t kMaxCopyBuffers = 256;
+constexpr size_t kMaxCopyBuffer = 256 << 10;
+constexpr size_t kMaxCopyPoolBytes = 8 << 20;
 
 }  // namespace
 
@@ -31,6 +36,35 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
 }
 
 EndpointCore::~EndpointCore() = default;
+
+std::vector<uint8_t> EndpointCore::TakeBuffer(size_t n) {
+  // LIFO: the most recently freed buffer is warm in cache, and with a steady
+  // message size it already has the right capacity.
+  if (free_copies_.empty()) return {};
+  if (free_copies_.back().capacity() < n) {
+    // Too small for this size: free it, so that a pool filled with small
+    // buffers turns over to the size now in use.
+    free_copy_bytes_ -= free_copies_.back().capacity();
+    free_copies_.pop_back();
+    return {};
+  }
+  std::vector<uint8_t> b = std::move(free_copies_.back());
+  free_copies_.pop_back();
+  free_copy_bytes_ -= b.capacity();
+  return b;
+}
+
+void EndpointCore::RecycleBuffer(std::vector<uint8_t>&& b) {
+  if (b.capacity() == 0 || b.capacity() > kMaxCopyBuffer ||
+      free_copies_.size() >= kMaxCopyBuffers ||
+      free_copy_bytes_ + b.capacity() > kMaxCopyPoolBytes) {
+    return;  // freed by the caller
+  }
+  if (free_copies_.capacity() == 0) free_copies_.reserve(kMaxCopyBuffers);
+  b.clear();
+  free_copy_bytes_ += b.capacity();
+  free_copies_.push_back(std::move(b));
+}
 
 absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
   if (closed_) return absl::FailedPreconditionError("endpoint is closed");
@@ -219,7 +253,7 @@ bool EndpointCore::WantsToSend(TimeNs now) const {
   return false;
 }
 
-size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
+size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks) {
   size_t n = 0;
   while (!stale_replies_.empty() && !batch->full()) {
     const StaleReply r = stale_replies_.back();
@@ -247,8 +281,8 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch) {
       wire::Entropy e = 0;
       absl::Span<uint8_t> slot =
           batch->next_slot().subspan(0, cfg_.max_datagram);
-      const size_t len =
-          p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e);
+      const size_t len = p->BuildDatagram(
+          now, slot.subspan(wire::kPreambleSize), &e, hold_acks);
       if (len == 0) break;
       wire::WritePreamble(cfg_.local_port, slot);
       batch->Commit(p->addr(), e,

@@ -6,7 +6,6 @@
 #define BRAID_ENDPOINT_ENDPOINT_CORE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "endpoint/out_message.h"
 #include "endpoint/peer.h"
 #include "endpoint/peer_table.h"
+#include "endpoint/ring.h"
 #include "endpoint/tx_batch.h"
 #include "reorder/buffer_pool.h"
 
@@ -51,8 +51,11 @@ class EndpointCore final : public PeerHost {
   // Runs every timer that is due at `now`.
   void OnTimer(TimeNs now);
   // Appends datagrams to `batch` until it is full or nothing is left to send
-  // now. Returns the number appended.
-  size_t PollTx(TimeNs now, TxBatch* batch);
+  // now. Returns the number appended. `hold_acks`: build no ack-only
+  // datagram (acks ride on data only); the driver must call again without
+  // it soon — Endpoint does so at the application's next Send, Poll or Wait,
+  // so an ack rides on the reply the application sends in between.
+  size_t PollTx(TimeNs now, TxBatch* batch, bool hold_acks = false);
   // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
   // ready now is signalled by WantsToSend.)
   TimeNs NextWake() const;
@@ -62,6 +65,10 @@ class EndpointCore final : public PeerHost {
   void SetPlacementHandler(PlacementHandler h) {
     placement_handler_ = std::move(h);
   }
+  // A buffer for a copying send, with capacity for at least `n` bytes when
+  // a recycled one fits (empty, size 0). Fill it and pass it in
+  // OutMessage::owned.
+  std::vector<uint8_t> TakeBuffer(size_t n);
 
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);
@@ -84,6 +91,7 @@ class EndpointCore final : public PeerHost {
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,
              absl::Span<uint8_t>* dest) override;
+  void RecycleBuffer(std::vector<uint8_t>&& b) override;
 
  private:
   struct StaleReply {
@@ -98,8 +106,11 @@ class EndpointCore final : public PeerHost {
   Rng rng_;
   reorder::BufferPool pool_;
   PeerTable peers_;
-  std::deque<Completion> completions_;
   PlacementHandler placement_handler_;
+  Ring<Completion> completions_;
+  // Copies of finished copying sends, reused by later ones (bounded).
+  std::vector<std::vector<uint8_t>> free_copies_;
+  size_t free_copy_bytes_ = 0;
   uint64_t unpolled_bytes_ = 0;
   bool was_full_ = false;
   uint64_t pending_sends_ = 0;

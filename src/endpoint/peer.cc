@@ -137,9 +137,12 @@ bool Peer::WantsToSend(TimeNs now) const {
 }
 
 size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
-                           wire::Entropy* entropy) {
+                           wire::Entropy* entropy, bool hold_acks) {
   size_t pos = 0;
   const bool sendable = HasSendable();
+  // Held: an ack alone waits for the data the application is about to send
+  // (it rides on it below) or for the caller's next turn.
+  if (hold_acks && !sendable && !need_sync_reply_ && !probe_due_) return 0;
   wire::PathId path = 0;
   bool have_path = false;
   if (sendable) {
@@ -187,17 +190,17 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     pos += wire::WriteCtrl(c, out.subspan(pos));
     probe_due_ = false;
   }
-  // Piggyback a pending ack on anything we send; send it alone when due.
-  // An ack that is due goes now; one that is merely pending rides along only
-  // if it leaves room for a full data frame.
-  if (AckWanted(now)) {
-    pos += WriteAck(now, out.subspan(pos));
-  } else if (sendable && acks_.pending() &&
-             out.size() - pos >= wire::AckFrameSize(wire::kMaxSackWords) +
-                                     wire::kDataHeaderSize + cfg_.mss) {
+  // An ack that is due goes now, in front of any data. One that is merely
+  // pending rides behind the data if the data left room for a whole ack
+  // (small messages, e.g. the reply of a ping-pong): the peer then needs no
+  // ack-only datagram.
+  const bool ack_due = AckWanted(now);
+  if (ack_due) pos += WriteAck(now, out.subspan(pos));
+  if (sendable) pos += WriteDataFrames(now, out.subspan(pos), path);
+  if (!ack_due && sendable && acks_.pending() &&
+      out.size() - pos >= wire::AckFrameSize(wire::kMaxSackWords)) {
     pos += WriteAck(now, out.subspan(pos));
   }
-  if (sendable) pos += WriteDataFrames(now, out.subspan(pos), path);
   if (pos == 0) return 0;
   if (!have_path) path = paths_.Pick(now, -1);
   *entropy = paths_.entropy(path);

@@ -16,7 +16,6 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "braid/time.h"
 #include "cc/congestion_control.h"
 #include "endpoint/out_message.h"
+#include "endpoint/ring.h"
 #include "multipath/path_set.h"
 #include "reorder/ack_scheduler.h"
 #include "reorder/ordered_release.h"
@@ -51,6 +51,9 @@ class PeerHost {
   virtual bool Place(const NetAddr& peer, uint16_t stream,
                      const wire::PlacementExt& ext, uint32_t msg_len,
                      absl::Span<uint8_t>* dest) = 0;
+  // Takes back the copy of a finished copying send, for reuse by a later
+  // one (Send then allocates nothing). The default frees it.
+  virtual void RecycleBuffer(std::vector<uint8_t>&& b) {}
 };
 
 // Fixed settings of every peer of one endpoint.
@@ -97,8 +100,10 @@ class Peer : private retransmit::SenderEvents {
   bool WantsToSend(TimeNs now) const;
   // Writes one datagram (frames for this peer) into `out`. Returns its size,
   // 0 if nothing is to be sent. *entropy: the path's entropy value.
+  // `hold_acks`: do not build a datagram that would carry only an ack (a
+  // due ack still rides on data); the caller builds again soon without it.
   size_t BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
-                       wire::Entropy* entropy);
+                       wire::Entropy* entropy, bool hold_acks = false);
 
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);
@@ -167,11 +172,12 @@ class Peer : private retransmit::SenderEvents {
   // Packets declared lost by the RTO during one timer run, per path.
   std::array<uint32_t, 256> rto_lost_{};
   std::bitset<256> rto_paths_;
-  wire::PathId run_path_ = 0;      // path of the current spray run
-  uint16_t run_left_ = 0;          // datagrams left in it
-  std::deque<OutMessage> queued_;  // accepted, not started
-  std::deque<OutMessage>
-      inflight_;                // started; front has msg_seq inflight_base_
+  wire::PathId run_path_ = 0;  // path of the current spray run
+  uint16_t run_left_ = 0;      // datagrams left in it
+  // Rings keep their storage: no allocation per message once grown.
+  // Pointers into them are valid only until the next push.
+  Ring<OutMessage> queued_;     // accepted, not started
+  Ring<OutMessage> inflight_;   // started; front has msg_seq inflight_base_
   uint32_t inflight_base_ = 0;  // msg_seq of inflight_.front()
   size_t inflight_count_ = 0;   // not yet completed among inflight_
   uint32_t next_msg_seq_ = 0;

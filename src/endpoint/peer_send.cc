@@ -72,6 +72,7 @@ void Peer::CompleteMessage(OutMessage& m, TimeNs now) {
   c.stream = m.stream;
   c.cookie = m.cookie;
   host_->Complete(std::move(c));
+  if (m.owned.capacity() > 0) host_->RecycleBuffer(std::move(m.owned));
   std::vector<uint8_t>().swap(m.owned);  // release the copy now
   m.data = nullptr;
 }
@@ -99,9 +100,9 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
     // The receiver evicted our idle context and dropped what we sent since
     // (it never saw any of it: see PeerTable::Insert). Send those messages
     // again, first and in order, in the new session.
-    for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
-      if (it->done) continue;
-      OutMessage m = std::move(*it);
+    for (size_t i = inflight_.size(); i-- > 0;) {
+      if (inflight_[i].done) continue;
+      OutMessage m = std::move(inflight_[i]);
       m.msg_seq = m.stream_seq = m.frags_total = m.frags_acked = m.next_frag =
           0;
       queued_.push_front(std::move(m));
@@ -110,8 +111,8 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
       }
     }
   } else {
-    for (OutMessage& m : inflight_) {
-      if (!m.done) FailMessage(m, cause);
+    for (size_t i = 0; i < inflight_.size(); ++i) {
+      if (!inflight_[i].done) FailMessage(inflight_[i], cause);
     }
   }
   inflight_.clear();

@@ -83,6 +83,10 @@ Fields Flatten(const EndpointStats& s) {
       {"tx_syscalls", s.tx_syscalls},
       {"rx_syscalls", s.rx_syscalls},
       {"tx_backpressure", s.tx_backpressure},
+      {"timer_syscalls", s.timer_syscalls},
+      {"wait_syscalls", s.wait_syscalls},
+      {"gso_sends", s.gso_sends},
+      {"gso_segments", s.gso_segments},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);

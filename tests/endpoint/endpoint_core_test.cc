@@ -110,3 +110,90 @@ TEST(EndpointCoreTest, SixtyFourMebibyteMessageArrivesByteExactUnderLoss) {
 
 }  // namespace
 }  // namespace braid::endpoint
+
+namespace braid::endpoint {
+namespace {
+
+// Moves every datagram `src` builds now to `dst`; returns how many.
+size_t Deliver(EndpointCore& src, EndpointCore& dst, const NetAddr& src_addr,
+               TimeNs now, TxBatch* batch, bool hold_acks) {
+  batch->clear();
+  const size_t n = src.PollTx(now, batch, hold_acks);
+  for (const auto& p : batch->packets()) {
+    dst.OnDatagram(now, src_addr, absl::MakeConstSpan(p.data, p.len), false);
+  }
+  return n;
+}
+
+// A ping-pong: the ack for each message rides on the reply. Holding acks
+// builds no ack-only datagram, and the reply datagram carries the ack (the
+// sender's message completes from it).
+TEST(EndpointCoreTest, AckRidesOnTheReplyWhenAcksAreHeld) {
+  CorePair p;
+  TxBatch batch(16, 1472);
+  const auto ping = Pattern(64, 1);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(ping.data(), 64)).ok());
+    ASSERT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, true), 1u);
+    // B receives the ping and, from round 1 on, the ack of its last reply
+    // (it rode on this ping).
+    size_t b_recv = 0, b_done = 0;
+    for (const Completion& c : p.Drain(*p.b)) {
+      if (c.type == CompletionType::kRecv) {
+        ++b_recv;
+        EXPECT_EQ(c.data, ping);
+      }
+      b_done += c.type == CompletionType::kSendDone;
+    }
+    EXPECT_EQ(b_recv, 1u);
+    EXPECT_EQ(b_done, round == 0 ? 0u : 1u);
+    // B owes A an ack, but holds it for the reply.
+    EXPECT_EQ(Deliver(*p.b, *p.a, p.b_addr, p.now, &batch, true), 0u);
+    const uint64_t acks_before = p.a->stats().acks_received;
+    ASSERT_TRUE(
+        p.b->Send(p.now, p.a_addr, OutMessage::Copy(ping.data(), 64)).ok());
+    ASSERT_EQ(Deliver(*p.b, *p.a, p.b_addr, p.now, &batch, true), 1u);
+    EXPECT_EQ(p.a->stats().acks_received, acks_before + 1);
+    size_t done = 0, recv = 0;
+    for (const Completion& c : p.Drain(*p.a)) {
+      done += c.type == CompletionType::kSendDone;
+      recv += c.type == CompletionType::kRecv;
+    }
+    EXPECT_EQ(done, 1u);
+    EXPECT_EQ(recv, 1u);
+  }
+  // Without holding, the owed ack goes out alone.
+  EXPECT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 1u);
+  EXPECT_EQ(p.b->stats().acks_received, 3u);
+  EXPECT_EQ(p.b->stats().datagrams_received, 4u);  // 3 pings, 1 ack
+  EXPECT_EQ(p.a->stats().datagrams_received, 3u);
+}
+
+// A pending (not yet due) ack rides behind a small data frame instead of
+// waiting for its own datagram.
+TEST(EndpointCoreTest, PendingAckRidesBehindSmallData) {
+  ProtocolOptions proto;
+  proto.ack_every_packets = 64;  // nothing forces an ack by count
+  proto.ack_delay = DurationNs::Millis(10);
+  CorePair p(proto);
+  TxBatch batch(16, 1472);
+  std::vector<uint8_t> big(4000, 5), small(64, 6);
+  ASSERT_TRUE(
+      p.b->Send(p.now, p.a_addr, OutMessage::Copy(big.data(), 4000)).ok());
+  batch.clear();
+  ASSERT_EQ(p.b->PollTx(p.now, &batch), 3u);
+  // Only the first datagram arrives: not the tail of a burst, so A's ack
+  // for it is pending, not due.
+  const auto& first = batch.packets()[0];
+  p.a->OnDatagram(p.now, p.b_addr, absl::MakeConstSpan(first.data, first.len),
+                  false);
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Copy(small.data(), 64)).ok());
+  ASSERT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 1u);
+  EXPECT_EQ(p.b->stats().acks_received, 1u);
+  EXPECT_EQ(p.a->stats().datagrams_sent, 1u);
+}
+
+}  // namespace
+}  // namespace braid::endpoint

@@ -177,6 +177,8 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
           if (t.count > 1) {
             ++udp_.gso_sends;
             udp_.gso_segments += t.count;
+            ++counters_.gso_sends;
+            counters_.gso_segments += t.count;
           }
         }
         m += static_cast<size_t>(r);

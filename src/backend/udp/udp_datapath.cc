@@ -74,12 +74,11 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
   const wire::Entropy e = pkts[i].entropy;
   size_t nmsg = 0;
   size_t npkt = 0;
+  size_t niov = 0;
   for (; i < pkts.size() && npkt < burst_; ++i) {
     const TxPacket& p = pkts[i];
     if (p.entropy != e || !TxValid(p)) break;
     const bool ect = ecn_ && p.ect;
-    tx_iov_[npkt].iov_base = const_cast<uint8_t*>(p.data);
-    tx_iov_[npkt].iov_len = p.len;
     if (gso_ && nmsg > 0) {
       TxMsg& cur = tx_msgs_[nmsg - 1];
       if (!cur.closed && cur.ect == ect && p.len > 0 && p.len <= cur.seg &&
@@ -88,11 +87,23 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
         ++cur.count;
         cur.bytes += p.len;
         cur.closed = p.len < cur.seg;
-        tx_hdrs_[nmsg - 1].msg_hdr.msg_iovlen = cur.count;
+        // Segments that follow each other in memory (consecutive slots of
+        // the caller's batch) share one iovec: the kernel copies one run.
+        iovec& last = tx_iov_[niov - 1];
+        if (static_cast<uint8_t*>(last.iov_base) + last.iov_len == p.data) {
+          last.iov_len += p.len;
+        } else {
+          tx_iov_[niov].iov_base = const_cast<uint8_t*>(p.data);
+          tx_iov_[niov].iov_len = p.len;
+          ++niov;
+          ++tx_hdrs_[nmsg - 1].msg_hdr.msg_iovlen;
+        }
         ++npkt;
         continue;
       }
     }
+    tx_iov_[niov].iov_base = const_cast<uint8_t*>(p.data);
+    tx_iov_[niov].iov_len = p.len;
     TxMsg& m = tx_msgs_[nmsg];
     m.first = i;
     m.count = 1;
@@ -110,11 +121,12 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
       h.msg_name = &tx_addr_[nmsg];
       h.msg_namelen = ToSockaddr(p.dst, family_, &tx_addr_[nmsg]);
     }
-    h.msg_iov = &tx_iov_[npkt];
+    h.msg_iov = &tx_iov_[niov];
     h.msg_iovlen = 1;
     h.msg_flags = 0;
     ++nmsg;
     ++npkt;
+    ++niov;
   }
   for (size_t m = 0; m < nmsg; ++m) FinishTxMsg(m, pkts[tx_msgs_[m].first]);
   return nmsg;
@@ -173,6 +185,7 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
         for (size_t k = m; k < m + static_cast<size_t>(r); ++k) {
           const TxMsg& t = tx_msgs_[k];
           counters_.tx_packets += t.count;
+          udp_.tx_iovecs += tx_hdrs_[k].msg_hdr.msg_iovlen;
           counters_.tx_bytes += t.bytes;
           if (t.count > 1) {
             ++udp_.gso_sends;

@@ -22,6 +22,8 @@ struct UdpCounters {
   uint64_t gso_sends = 0;      // super-datagrams sent with UDP_SEGMENT
   uint64_t gso_segments = 0;   // datagrams carried inside them
   uint64_t gso_fallbacks = 0;  // times the kernel refused GSO (now off)
+  uint64_t tx_iovecs = 0;      // iovecs handed to the kernel (segments
+                               // adjacent in memory share one)
   uint64_t gro_buffers = 0;    // received buffers that held >1 datagram
   uint64_t tx_eagain = 0;      // bursts cut short by a full socket buffer
   uint64_t tx_invalid = 0;     // bad entropy / length / destination

@@ -65,13 +65,22 @@ class Endpoint::Impl {
     }
     const TimeNs now = MonotonicNow();
     absl::Status s = core_.Send(now, peer, std::move(m));
-    if (s.ok()) {
-      // Acks held by the last Poll ride on this message.
-      Transmit(now, /*hold_acks=*/false);
-      // The send started protocol timers (RTO, peer_timeout): an fd() the
-      // caller blocks on must wake for them (Wait arms them itself).
-      if (!closed_io_ && fd_exported_) ArmTimer();
+    if (!s.ok()) return s;
+    if (sent_since_poll_ && !fd_exported_) {
+      // Not the first Send since the last Poll: the application is sending
+      // a batch. Let it build up; the next Poll or Wait sends it with small
+      // messages sharing datagrams and one syscall per burst, instead of
+      // one datagram and one sendmmsg per Send.
+      tx_deferred_ = true;
+      return s;
     }
+    // The first message after a Poll goes at once (a ping-pong's reply),
+    // carrying the acks the last Poll held.
+    sent_since_poll_ = true;
+    Transmit(now, /*hold_acks=*/false);
+    // The send started protocol timers (RTO, peer_timeout): an fd() the
+    // caller blocks on must wake for them (Wait arms them itself).
+    if (!closed_io_ && fd_exported_) ArmTimer();
     return s;
   }
 
@@ -99,6 +108,7 @@ class Endpoint::Impl {
       // fd() themselves: they may sleep right after this Poll.
       const bool hold =
           !acks_held_ && !fd_exported_ && max > 0 && core_.HasCompletions();
+      sent_since_poll_ = false;
       Transmit(now, hold);
       acks_held_ = hold;
       if (fd_exported_) ArmTimer();
@@ -108,6 +118,7 @@ class Endpoint::Impl {
 
   void Transmit(TimeNs now, bool hold_acks) {
     if (!hold_acks) acks_held_ = false;
+    tx_deferred_ = false;
     for (int round = 0; round < 16; ++round) {
       if (tx_off_ == tx_.size()) {
         tx_.clear();
@@ -155,7 +166,9 @@ class Endpoint::Impl {
 
   void Wait(DurationNs timeout) {
     if (!closed_io_) {
-      if (acks_held_) Transmit(MonotonicNow(), /*hold_acks=*/false);
+      if (acks_held_ || tx_deferred_) {
+        Transmit(MonotonicNow(), /*hold_acks=*/false);
+      }
       ArmTimer();
     }
     epoll_event ev[2];
@@ -227,6 +240,8 @@ class Endpoint::Impl {
   uint64_t waits_ = 0;                 // epoll_wait calls
   bool fd_exported_ = false;           // fd() was called
   bool acks_held_ = false;             // the last Poll held ack-only datagrams
+  bool sent_since_poll_ = false;       // a Send transmitted since the last Poll
+  bool tx_deferred_ = false;           // Sends since then wait for Poll / Wait
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
   size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
@@ -289,7 +304,17 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   Rng rng(seed);
   endpoint::CoreConfig cfg;
   cfg.proto = options.protocol;
-  if (cfg.proto.spray_run == 0) cfg.proto.spray_run = 8;  // runs batch
+  if (cfg.proto.spray_run == 0) {
+    // One run per path = one UDP GSO super-datagram (44 datagrams of 1472
+    // bytes, 7 of 8972): each run leaves in one sendmmsg as one skb, the
+    // fewest kernel crossings per byte. Measured on loopback (docs/
+    // performance.md, bench/spray_run_sweep.sh): against the former 8, the
+    // sender makes ~3x fewer sendmmsg calls per datagram, GSO super-
+    // datagrams carry ~2x more segments, and the client spends less kernel
+    // time per byte. A fabric that needs finer spraying sets spray_run.
+    cfg.proto.spray_run = static_cast<uint16_t>(
+        std::clamp<uint32_t>(65507 / be->MaxDatagram(), 1, 64));
+  }
   if (cfg.proto.cc_target_delay == DurationNs::Zero()) {
     cfg.proto.cc_target_delay = DurationNs::Millis(1);
   }

@@ -94,6 +94,41 @@ TEST(EndpointDatapathCostTest, CallersOfFdStillGetTimersAndAcks) {
   EXPECT_GT(a->stats().timer_syscalls, 0u);
 }
 
+// Small messages sent back to back between two Polls share datagrams: the
+// first goes at once (a reply must not wait), the rest leave together at
+// the next Poll, not as one datagram and one syscall per Send.
+TEST(EndpointDatapathCostTest, BurstOfSmallSendsSharesDatagrams) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(PingPong(*a, *b, 10));  // session set up
+  std::vector<Completion> ca, cb;
+  a->Poll(&ca);
+  const EndpointStats s0 = a->stats();
+  const std::vector<uint8_t> msg(64, 7);
+  constexpr int kBurst = 200;
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(a->Send(b->local_address(), msg).ok());
+  }
+  const EndpointStats s1 = a->stats();
+  EXPECT_EQ(s1.datagrams_sent - s0.datagrams_sent, 1u);
+  a->Poll(&ca);
+  const EndpointStats s2 = a->stats();
+  // 199 messages of 64 B + 48 B of header each fit ~12 to a datagram.
+  EXPECT_LE(s2.datagrams_sent - s1.datagrams_sent, 20u);
+  EXPECT_LE(s2.tx_syscalls - s0.tx_syscalls, 4u);
+  int received = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (received < kBurst && std::chrono::steady_clock::now() < deadline) {
+    cb.clear();
+    b->Poll(&cb);
+    for (const Completion& c : cb) received += c.type == CompletionType::kRecv;
+    a->Poll(&ca);
+  }
+  EXPECT_EQ(received, kBurst);
+}
+
 // Set while the sender's calls are counted (a debugger can break on
 // allocations while it is set).
 volatile bool g_counting = false;

@@ -23,6 +23,14 @@ struct braid_verbs_stats {
   uint64_t rnr_naks_sent;
   uint64_t rnr_naks_received;
   uint64_t remote_access_errors;  // requests refused by this responder
+  // Receive-side payload bytes (appended after the fields above):
+  uint64_t bytes_placed;  // WRITE / WRITE_IMM / READ-response payload the
+                          // endpoint placed straight into registered memory
+  uint64_t bytes_copied;  // payload braid0 copied out of a reassembled
+                          // message (SEND, multi-SGE READ responses, ...)
+  uint64_t endpoint_bytes_placed;       // the endpoint's count of the same
+  uint64_t endpoint_bytes_reassembled;  // bytes the endpoint copied into
+                                        // message buffers (incl. headers)
 };
 
 // Fills *out for a braid0 context. Returns 0, or EINVAL if `context` is not

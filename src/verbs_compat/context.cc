@@ -82,6 +82,17 @@ Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
   FillContextOps(&v);
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   scratch_.reserve(64 * 1024);
+  ep_->SetPlacementHandler(
+      [this](const PlacementRequest& req, absl::Span<uint8_t>* dest) {
+        return Place(req, dest);
+      });
+}
+
+bool Context::Place(const PlacementRequest& req, absl::Span<uint8_t>* dest) {
+  Qp* qp = FindQp(PlaceQpnOf(req.descriptor.key));
+  if (qp != nullptr && qp->PlaceTarget(req, dest)) return true;
+  ++counters_.placement_refused;
+  return false;
 }
 
 void Context::StopThread() {
@@ -140,14 +151,14 @@ Qp* Context::FindQp(uint32_t qpn) const {
   return it == qps_.end() ? nullptr : it->second;
 }
 
-Context::SendResult Context::Send(const NetAddr& peer, uint16_t stream,
-                                  absl::Span<const uint8_t> msg,
-                                  uint64_t cookie) {
+Context::SendResult Context::Send(
+    const NetAddr& peer, uint16_t stream, absl::Span<const uint8_t> msg,
+    uint64_t cookie, const std::optional<PlacementDescriptor>& placement) {
   if (msg.size() >= kZeroCopyMinBytes && msg.data() == scratch_.data() &&
       msg.size() == scratch_.size()) {
     const uint64_t token = kTokenBit | next_token_++;
-    absl::Status s =
-        ep_->SendZeroCopy(peer, msg, {.stream = stream, .cookie = token});
+    absl::Status s = ep_->SendZeroCopy(
+        peer, msg, {.stream = stream, .cookie = token, .placement = placement});
     if (s.ok()) {
       ++unacked_sends_;
       in_flight_.emplace(token, InFlight{std::move(scratch_), cookie});
@@ -166,7 +177,8 @@ Context::SendResult Context::Send(const NetAddr& peer, uint16_t stream,
     ++counters_.transport_failures;
     return SendResult::kFailed;
   }
-  absl::Status s = ep_->Send(peer, msg, {.stream = stream, .cookie = cookie});
+  absl::Status s = ep_->Send(
+      peer, msg, {.stream = stream, .cookie = cookie, .placement = placement});
   if (s.ok()) {
     ++unacked_sends_;
     return SendResult::kOk;
@@ -235,7 +247,21 @@ void Context::Handle(Completion& c) {
       ++counters_.messages_received;
       VerbsHeader h;
       absl::Span<const uint8_t> payload;
-      if (!DecodeMessage(c.data, &h, &payload)) {
+      Arrival arrival;
+      if (c.placement != PlacementStatus::kNone) {
+        // The head is the verbs header; the rest was placed (or refused).
+        arrival.placement = c.placement;
+        arrival.descriptor = c.descriptor;
+        arrival.placed_len =
+            c.msg_len > c.data.size()
+                ? static_cast<uint32_t>(c.msg_len - c.data.size())
+                : 0;
+      }
+      if (!DecodeMessage(c.data, &h, &payload, arrival.placed_len) ||
+          (arrival.placement != PlacementStatus::kNone &&
+           (!payload.empty() ||
+            (h.op != VerbsOp::kWrite && h.op != VerbsOp::kWriteImm &&
+             h.op != VerbsOp::kReadResp)))) {
         ++counters_.malformed;
         return;
       }
@@ -244,7 +270,7 @@ void Context::Handle(Completion& c) {
         ++counters_.unknown_qp;
         return;
       }
-      qp->OnMessage(c.peer, h, payload);
+      qp->OnMessage(c.peer, h, payload, arrival);
       return;
     }
     case CompletionType::kSendFailed: {
@@ -360,6 +386,10 @@ void Context::FillStats(braid_verbs_stats* out) {
   out->messages_sent = s.messages_sent;
   out->messages_received = s.messages_received;
   out->malformed = counters_.malformed;
+  out->bytes_placed = counters_.bytes_placed;
+  out->bytes_copied = counters_.bytes_copied;
+  out->endpoint_bytes_placed = s.bytes_placed;
+  out->endpoint_bytes_reassembled = s.bytes_reassembled;
   for (const auto& [qpn, qp] : qps_) {
     out->rnr_naks_sent += qp->counters().rnr_naks_sent;
     out->rnr_naks_received += qp->counters().rnr_naks_received;
@@ -372,7 +402,7 @@ void Context::PrintStats() {
   std::fprintf(stderr,
                "braid0 %s: messages %llu malformed %llu unknown_qp %llu "
                "send_retries %llu transport_failures %llu progress app %llu "
-               "thread %llu\n",
+               "thread %llu bytes placed %llu copied %llu refused %llu\n",
                local_.ToString().c_str(),
                static_cast<unsigned long long>(c.messages_received),
                static_cast<unsigned long long>(c.malformed),
@@ -380,7 +410,10 @@ void Context::PrintStats() {
                static_cast<unsigned long long>(c.send_retries),
                static_cast<unsigned long long>(c.transport_failures),
                static_cast<unsigned long long>(c.app_progress),
-               static_cast<unsigned long long>(c.thread_progress));
+               static_cast<unsigned long long>(c.thread_progress),
+               static_cast<unsigned long long>(c.bytes_placed),
+               static_cast<unsigned long long>(c.bytes_copied),
+               static_cast<unsigned long long>(c.placement_refused));
   const EndpointStats s = ep_->stats();
   std::fprintf(stderr,
                "braid0 %s: datagrams sent %llu received %llu retransmits "

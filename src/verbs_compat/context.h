@@ -19,6 +19,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,13 @@ struct ContextCounters {
   uint64_t transport_failures = 0;
   uint64_t thread_progress = 0;  // progress steps run by the thread
   uint64_t app_progress = 0;     // progress steps run by app calls
+  // Receive-side payload bytes: placed directly into registered memory by
+  // the endpoint (WRITE, WRITE_IMM, single-SGE READ responses), or copied
+  // by braid0 out of a reassembled message (SEND, multi-SGE READ
+  // responses, atomics' results).
+  uint64_t bytes_placed = 0;
+  uint64_t bytes_copied = 0;
+  uint64_t placement_refused = 0;  // fragments' targets refused
 };
 
 class Context {
@@ -80,8 +88,11 @@ class Context {
   // moves to an in-flight table until the send completes, and scratch()
   // gets a pooled one); others are copied. kRetry: endpoint backpressure,
   // try again after progress. Context lock held.
+  // `placement`: the receiver places the payload after the verbs header
+  // directly (see verbs_wire.h).
   SendResult Send(const NetAddr& peer, uint16_t stream,
-                  absl::Span<const uint8_t> msg, uint64_t cookie);
+                  absl::Span<const uint8_t> msg, uint64_t cookie,
+                  const std::optional<PlacementDescriptor>& placement = {});
   // Reusable buffer for building outgoing messages. Context lock held.
   std::vector<uint8_t>& scratch() { return scratch_; }
 
@@ -128,6 +139,8 @@ class Context {
   void StopThread();
   void PumpAll();
   void Handle(Completion& c);
+  // The endpoint's placement handler (runs inside Poll, lock held).
+  bool Place(const PlacementRequest& req, absl::Span<uint8_t>* dest);
   void PrintStats();
 
   ShellT shell_;

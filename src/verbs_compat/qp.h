@@ -24,12 +24,14 @@
 #include <deque>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "braid/address.h"
+#include "braid/endpoint.h"
 #include "braid/time.h"
 #include "verbs_compat/recv_queue.h"
 #include "verbs_compat/shell.h"
@@ -65,6 +67,14 @@ struct SendWqe {
   bool done = false;
   ibv_wc_status status = IBV_WC_SUCCESS;
   uint8_t rnr_left = 0;
+};
+
+// How the payload after a message's verbs header arrived: in the message,
+// or placed directly by the endpoint (see verbs_wire.h, direct placement).
+struct Arrival {
+  PlacementStatus placement = PlacementStatus::kNone;
+  PlacementDescriptor descriptor;
+  uint32_t placed_len = 0;  // payload bytes placed (or refused), not in msg
 };
 
 // Counters of one QP (printed by BRAID_VERBS_STATS=1 at close).
@@ -124,7 +134,12 @@ class Qp {
 
   // A verbs message for this QP arrived from `from`.
   void OnMessage(const NetAddr& from, const VerbsHeader& h,
-                 absl::Span<const uint8_t> payload);
+                 absl::Span<const uint8_t> payload, const Arrival& arrival);
+  // The endpoint's placement handler, for a fragment of a message to this
+  // QP (qp_rc.cc): validates the target (peer and stream, QP state, rkey /
+  // MR bounds / access flags, or the READ WR) for every fragment before a
+  // byte is written. Returns false to refuse.
+  bool PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest);
   // The transport gave up on a message this QP sent (cookie's psn).
   void OnTransportFailure(uint32_t psn, bool was_response);
   // Transmits queued WRs whose turn has come. Returns true if work remains
@@ -162,12 +177,21 @@ class Qp {
   enum class TxResult : uint8_t { kSent, kRetry, kError };
 
   // qp_rc.cc
-  void RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload);
-  void RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload);
+  void RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                   const Arrival& arrival);
+  void RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                    const Arrival& arrival);
+  // RcOnRequest for WRITE / WRITE_IMM. Returns false if it already answered
+  // (NAK) and the request is not complete.
+  bool RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                 const Arrival& arrival);
   void RcAckUpTo(uint32_t psn);
   TxResult RcTransmit(SendWqe& w);
+  // `place`: send `data` with a placement descriptor (a READ response the
+  // requester asked to be placed).
   void RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome, uint32_t imm,
-                      absl::Span<const uint8_t> data, uint64_t orig);
+                      absl::Span<const uint8_t> data, uint64_t orig,
+                      bool place = false);
   void RcResponderError(NakCode code, uint32_t psn);
   // Scatters `parts` into a receive WQE's SGEs. Returns IBV_WC_SUCCESS,
   // IBV_WC_LOC_LEN_ERR or IBV_WC_LOC_PROT_ERR; touches nothing on error.
@@ -178,7 +202,8 @@ class Qp {
   void PopRecv();
   // Sends a response/ACK on this QP's stream, or queues it behind earlier
   // queued ones (endpoint backpressure). Keeps stream order.
-  void SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie);
+  void SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie,
+                   const std::optional<PlacementDescriptor>& placement = {});
   // Sends queued responses; true if all went.
   bool DrainPending();
   void CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
@@ -234,10 +259,19 @@ class Qp {
   RecvQueue rq_;
 
   // Responses that met endpoint backpressure, in stream order.
-  std::deque<std::pair<std::vector<uint8_t>, uint64_t>> pending_out_;
+  struct PendingOut {
+    std::vector<uint8_t> msg;
+    uint64_t cookie = 0;
+    std::optional<PlacementDescriptor> placement;
+  };
+  std::deque<PendingOut> pending_out_;
 
   // Responder.
   uint32_t expected_psn_ = 0;
+  // A WRITE from the peer was refused placement: that request will be
+  // NAKed and move the QP to ERR, so later WRITEs (which RC would flush)
+  // are refused too, rather than placed before the error is processed.
+  bool write_placement_refused_ = false;
   uint32_t last_ack_sent_ = 0;
 
   QpCounters counters_;

@@ -180,20 +180,22 @@ bool Qp::Pump(TimeNs now) {
   return false;
 }
 
-void Qp::SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie) {
+void Qp::SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie,
+                     const std::optional<PlacementDescriptor>& placement) {
   if (pending_out_.empty()) {
-    const Context::SendResult r = ctx_->Send(remote_, stream_, msg, cookie);
+    const Context::SendResult r =
+        ctx_->Send(remote_, stream_, msg, cookie, placement);
     if (r != Context::SendResult::kRetry) return;
   }
-  pending_out_.emplace_back(std::vector<uint8_t>(msg.begin(), msg.end()),
-                            cookie);
+  pending_out_.push_back(
+      {std::vector<uint8_t>(msg.begin(), msg.end()), cookie, placement});
   ctx_->NeedPump(this);
 }
 
 bool Qp::DrainPending() {
   while (!pending_out_.empty()) {
-    auto& [msg, cookie] = pending_out_.front();
-    if (ctx_->Send(remote_, stream_, msg, cookie) ==
+    const PendingOut& o = pending_out_.front();
+    if (ctx_->Send(remote_, stream_, o.msg, o.cookie, o.placement) ==
         Context::SendResult::kRetry) {
       return false;
     }
@@ -328,7 +330,7 @@ void Qp::CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
 }
 
 void Qp::OnMessage(const NetAddr& from, const VerbsHeader& h,
-                   absl::Span<const uint8_t> payload) {
+                   absl::Span<const uint8_t> payload, const Arrival& arrival) {
   if (type_ == IBV_QPT_UD) {
     UdOnMessage(from, h, payload);
     return;
@@ -344,9 +346,9 @@ void Qp::OnMessage(const NetAddr& from, const VerbsHeader& h,
   if (state_ != IBV_QPS_RTR) RcAckUpTo(h.ack_psn);
   if (state_ == IBV_QPS_ERR) return;
   if (IsRcRequest(h.op)) {
-    RcOnRequest(h, payload);
+    RcOnRequest(h, payload, arrival);
   } else {
-    RcOnResponse(h, payload);
+    RcOnResponse(h, payload, arrival);
   }
 }
 

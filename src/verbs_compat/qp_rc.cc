@@ -59,9 +59,20 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
     EnterError();
     return TxResult::kError;
   }
+  // WRITE payloads are placed directly into the responder's MR; a READ
+  // with one SGE asks for a placed response (into that SGE).
+  std::optional<PlacementDescriptor> place;
+  if ((h.op == VerbsOp::kWrite || h.op == VerbsOp::kWriteImm) && h.length) {
+    place = PlacementDescriptor{
+        .key = PlaceKey(PlaceKind::kWrite, h.dst_qpn, h.rkey),
+        .offset = h.remote_addr,
+        .head_bytes = static_cast<uint32_t>(hdr)};
+  } else if (h.op == VerbsOp::kReadReq && h.length && w.sge.size() == 1) {
+    h.flags |= kFlagPlaceResponse;
+  }
   EncodeHeader(h, buf.data());
   const Context::SendResult r =
-      ctx_->Send(remote_, stream_, buf, MakeCookie(qpn_, false, w.psn));
+      ctx_->Send(remote_, stream_, buf, MakeCookie(qpn_, false, w.psn), place);
   if (r == Context::SendResult::kRetry) return TxResult::kRetry;
   if (r == Context::SendResult::kFailed) {
     FailWqe(w, IBV_WC_RETRY_EXC_ERR);
@@ -97,7 +108,8 @@ void Qp::RcAckUpTo(uint32_t psn) {
   CompleteSendHead();
 }
 
-void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
+void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                      const Arrival& arrival) {
   switch (h.op) {
     case VerbsOp::kAck:
       RcAckUpTo(h.psn);
@@ -111,11 +123,30 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
       }
       SendWqe& w = Wqe(idx);
       const bool read = h.op == VerbsOp::kReadResp;
-      if ((read &&
-           (w.opcode != IBV_WR_RDMA_READ || payload.size() != w.length)) ||
+      const uint64_t got = payload.size() + arrival.placed_len;
+      if ((read && (w.opcode != IBV_WR_RDMA_READ || got != w.length)) ||
           (!read && w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
            w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD)) {
         ++counters_.unexpected_responses;
+        return;
+      }
+      if (arrival.placement != PlacementStatus::kNone) {
+        // Placed into this WR's SGE by PlaceTarget, which checked the WR
+        // and its lkey per fragment; a refusal there is the lkey failing.
+        if (arrival.descriptor.key !=
+            PlaceKey(PlaceKind::kReadResp, qpn_, h.psn)) {
+          ++counters_.unexpected_responses;
+          return;
+        }
+        if (arrival.placement == PlacementStatus::kRefused) {
+          FailWqe(w, IBV_WC_LOC_PROT_ERR);
+          RcAckUpTo(PsnAdd(h.psn, kPsnMask));
+          EnterError();
+          return;
+        }
+        ctx_->counters().bytes_placed += arrival.placed_len;
+        w.done = true;
+        RcAckUpTo(h.psn);
         return;
       }
       uint8_t orig[8];
@@ -132,6 +163,7 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
         EnterError();
         return;
       }
+      ctx_->counters().bytes_copied += read ? payload.size() : 8;
       w.done = true;
       RcAckUpTo(h.psn);
       return;
@@ -182,7 +214,7 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
 
 void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
                         uint32_t imm, absl::Span<const uint8_t> data,
-                        uint64_t orig) {
+                        uint64_t orig, bool place) {
   VerbsHeader h;
   h.op = op;
   h.syndrome = syndrome;
@@ -198,7 +230,14 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
   EncodeHeader(h, buf.data());
   if (!data.empty()) std::memcpy(buf.data() + hdr, data.data(), data.size());
   last_ack_sent_ = h.ack_psn;
-  SendOrQueue(buf, MakeCookie(qpn_, true, psn));
+  std::optional<PlacementDescriptor> placement;
+  if (place && !data.empty()) {
+    placement = PlacementDescriptor{
+        .key = PlaceKey(PlaceKind::kReadResp, h.dst_qpn, psn),
+        .offset = 0,
+        .head_bytes = static_cast<uint32_t>(hdr)};
+  }
+  SendOrQueue(buf, MakeCookie(qpn_, true, psn), placement);
 }
 
 void Qp::RcResponderError(NakCode code, uint32_t psn) {
@@ -217,7 +256,8 @@ void Qp::FlushAck() {
   RcSendResponse(VerbsOp::kAck, psn, 0, 0, {}, 0);
 }
 
-void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
+void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                     const Arrival& arrival) {
   const int32_t d = PsnDiff(h.psn, expected_psn_);
   if (d != 0) {
     // Later than expected: dropped after an RNR NAK, the requester resends
@@ -253,6 +293,7 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
                          h.psn);
         return;
       }
+      ctx_->counters().bytes_copied += payload.size();
       CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV,
                    static_cast<uint32_t>(payload.size()),
                    h.op == VerbsOp::kSendImm, h.imm, h.src_qpn, remote_.port,
@@ -261,37 +302,9 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
       break;
     }
     case VerbsOp::kWrite:
-    case VerbsOp::kWriteImm: {
-      uint8_t* dst = nullptr;
-      if (h.length > 0) {
-        if (!(qp_access & IBV_ACCESS_REMOTE_WRITE) ||
-            mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
-                            IBV_ACCESS_REMOTE_WRITE,
-                            &dst) != AccessResult::kOk) {
-          RcResponderError(NakCode::kRemoteAccess, h.psn);
-          return;
-        }
-      }
-      RecvWqe* r = nullptr;
-      if (h.op == VerbsOp::kWriteImm) {
-        r = PeekRecv();
-        if (r == nullptr) {
-          ++counters_.rnr_naks_sent;
-          RcSendResponse(VerbsOp::kNak, h.psn,
-                         static_cast<uint8_t>(NakCode::kRnr),
-                         attr_.min_rnr_timer, {}, 0);
-          return;
-        }
-      }
-      if (h.length > 0) std::memcpy(dst, payload.data(), h.length);
-      if (r != nullptr) {
-        CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h.length,
-                     true, h.imm, h.src_qpn, remote_.port, false,
-                     (h.flags & kFlagSolicited) != 0);
-        PopRecv();
-      }
+    case VerbsOp::kWriteImm:
+      if (!RcOnWrite(h, payload, arrival)) return;
       break;
-    }
     case VerbsOp::kReadReq: {
       uint8_t* src = nullptr;
       if (h.length > 0 && (!(qp_access & IBV_ACCESS_REMOTE_READ) ||
@@ -307,7 +320,8 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
       }
       expected_psn_ = PsnAdd(expected_psn_, 1);
       RcSendResponse(VerbsOp::kReadResp, h.psn, 0, 0,
-                     absl::MakeConstSpan(src, h.length), 0);
+                     absl::MakeConstSpan(src, h.length), 0,
+                     (h.flags & kFlagPlaceResponse) != 0);
       return;
     }
     case VerbsOp::kCmpSwap:
@@ -341,6 +355,105 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload) {
   }
   expected_psn_ = PsnAdd(expected_psn_, 1);
   ctx_->NeedAck(this);
+}
+
+bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
+                   const Arrival& arrival) {
+  uint8_t* dst = nullptr;
+  if (h.length > 0) {
+    if (!(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+        ctx_->mrs().CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
+                                IBV_ACCESS_REMOTE_WRITE,
+                                &dst) != AccessResult::kOk) {
+      RcResponderError(NakCode::kRemoteAccess, h.psn);
+      return false;
+    }
+  }
+  const bool placed = arrival.placement != PlacementStatus::kNone;
+  if (placed) {
+    // PlaceTarget made the same checks per fragment before writing; a
+    // refusal (or a descriptor that is not this header's target) wrote
+    // nothing and is a remote access error.
+    if (arrival.placement == PlacementStatus::kRefused ||
+        arrival.descriptor.key != PlaceKey(PlaceKind::kWrite, qpn_, h.rkey) ||
+        arrival.descriptor.offset != h.remote_addr) {
+      RcResponderError(NakCode::kRemoteAccess, h.psn);
+      return false;
+    }
+  }
+  RecvWqe* r = nullptr;
+  if (h.op == VerbsOp::kWriteImm) {
+    r = PeekRecv();
+    if (r == nullptr) {
+      // The payload may already be in place; the requester sends the
+      // whole WRITE_IMM again after the RNR timer (same bytes).
+      ++counters_.rnr_naks_sent;
+      RcSendResponse(VerbsOp::kNak, h.psn, static_cast<uint8_t>(NakCode::kRnr),
+                     attr_.min_rnr_timer, {}, 0);
+      return false;
+    }
+  }
+  if (placed) {
+    ctx_->counters().bytes_placed += h.length;
+  } else if (h.length > 0) {
+    std::memcpy(dst, payload.data(), h.length);
+    ctx_->counters().bytes_copied += h.length;
+  }
+  if (r != nullptr) {
+    CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h.length, true,
+                 h.imm, h.src_qpn, remote_.port, false,
+                 (h.flags & kFlagSolicited) != 0);
+    PopRecv();
+  }
+  return true;
+}
+
+bool Qp::PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest) {
+  if (type_ != IBV_QPT_RC || req.peer != remote_ ||
+      req.stream != static_cast<uint16_t>(attr_.dest_qp_num & 0xffff) ||
+      req.msg_len < req.descriptor.head_bytes) {
+    return false;
+  }
+  const uint64_t key = req.descriptor.key;
+  const uint64_t len = req.msg_len - req.descriptor.head_bytes;
+  uint8_t* p = nullptr;
+  switch (PlaceKindOf(key)) {
+    case static_cast<uint8_t>(PlaceKind::kWrite):
+      if (write_placement_refused_ ||
+          (state_ != IBV_QPS_RTR && state_ != IBV_QPS_RTS &&
+           state_ != IBV_QPS_SQD) ||
+          req.descriptor.head_bytes != HeaderBytes(VerbsOp::kWrite) ||
+          !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+          ctx_->mrs().CheckRemote(PlaceLowOf(key), pd_, req.descriptor.offset,
+                                  len, IBV_ACCESS_REMOTE_WRITE,
+                                  &p) != AccessResult::kOk) {
+        // From our peer on our stream: it will be NAKed (QP to ERR).
+        write_placement_refused_ = true;
+        return false;
+      }
+      break;
+    case static_cast<uint8_t>(PlaceKind::kReadResp): {
+      if ((state_ != IBV_QPS_RTS && state_ != IBV_QPS_SQD) ||
+          req.descriptor.head_bytes != HeaderBytes(VerbsOp::kReadResp) ||
+          PlaceLowOf(key) > kPsnMask) {
+        return false;
+      }
+      const int64_t idx = IndexOfPsn(PlaceLowOf(key));
+      if (idx < 0) return false;
+      const SendWqe& w = Wqe(idx);
+      if (w.opcode != IBV_WR_RDMA_READ || !w.sent || w.done ||
+          w.sge.size() != 1 || w.length != len ||
+          ctx_->mrs().CheckLocal(w.sge[0], pd_, /*write=*/true, &p) !=
+              AccessResult::kOk) {
+        return false;
+      }
+      break;
+    }
+    default:
+      return false;
+  }
+  *dest = absl::MakeSpan(p, len);
+  return true;
 }
 
 }  // namespace braid::verbs_compat

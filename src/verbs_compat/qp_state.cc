@@ -111,6 +111,7 @@ void Qp::ResetQueues() {
   sq_head_ = sq_ack_ = sq_send_ = sq_tail_ = 0;
   while (!rq_.empty()) rq_.pop();
   rnr_until_ = TimeNs::Zero();
+  write_placement_refused_ = false;
 }
 
 int Qp::Modify(const ibv_qp_attr& a, int mask) {

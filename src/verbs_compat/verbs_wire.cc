@@ -113,7 +113,7 @@ size_t EncodeHeader(const VerbsHeader& h, uint8_t* out) {
 }
 
 bool DecodeMessage(absl::Span<const uint8_t> msg, VerbsHeader* h,
-                   absl::Span<const uint8_t>* payload) {
+                   absl::Span<const uint8_t>* payload, uint64_t placed_len) {
   if (msg.size() < kBaseHeaderBytes) return false;
   const uint8_t* in = msg.data();
   if (!KnownOp(in[0]) || in[3] != kVerbsWireVersion) return false;
@@ -153,15 +153,20 @@ bool DecodeMessage(absl::Span<const uint8_t> msg, VerbsHeader* h,
       break;
   }
   *payload = msg.subspan(hdr);
+  const bool may_place = h->op == VerbsOp::kWrite ||
+                         h->op == VerbsOp::kWriteImm ||
+                         h->op == VerbsOp::kReadResp;
+  if (placed_len > 0 && !may_place) return false;
+  const uint64_t total = payload->size() + placed_len;
   // Length fields are never trusted: they must agree with what arrived.
   if ((h->op == VerbsOp::kWrite || h->op == VerbsOp::kWriteImm) &&
-      h->length != payload->size()) {
+      h->length != total) {
     return false;
   }
   if ((h->op == VerbsOp::kReadReq || h->op == VerbsOp::kCmpSwap ||
        h->op == VerbsOp::kFetchAdd || h->op == VerbsOp::kAck ||
        h->op == VerbsOp::kNak || h->op == VerbsOp::kAtomicResp) &&
-      !payload->empty()) {
+      total != 0) {
     return false;
   }
   if ((h->op == VerbsOp::kCmpSwap || h->op == VerbsOp::kFetchAdd) &&

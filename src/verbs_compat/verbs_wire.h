@@ -67,6 +67,32 @@ enum class NakCode : uint8_t {
 };
 
 inline constexpr uint8_t kFlagSolicited = 1;
+// READ request: the requester takes a directly placed response (its WR has
+// one SGE), so the responder sends the response with a placement
+// descriptor.
+inline constexpr uint8_t kFlagPlaceResponse = 2;
+
+// Direct placement. WRITE / WRITE_IMM payloads and placed READ responses
+// travel as braid messages with a PlacementDescriptor: the verbs header is
+// the message's head (delivered with the completion), the payload is placed
+// by the receiver's placement handler straight into memory. The
+// descriptor's key names what the payload targets:
+//   bits 56..63 PlaceKind, bits 32..55 the receiving QP's number,
+//   bits 0..31  kWrite: the rkey (offset = remote address);
+//               kReadResp: the READ's PSN (offset = 0): the requester places
+//               into that WR's own SGE, never where the responder says.
+enum class PlaceKind : uint8_t { kWrite = 1, kReadResp = 2 };
+inline uint64_t PlaceKey(PlaceKind kind, uint32_t qpn, uint32_t low) {
+  return (uint64_t{static_cast<uint8_t>(kind)} << 56) |
+         (uint64_t{qpn & 0xffffff} << 32) | low;
+}
+inline uint8_t PlaceKindOf(uint64_t key) {
+  return static_cast<uint8_t>(key >> 56);
+}
+inline uint32_t PlaceQpnOf(uint64_t key) {
+  return static_cast<uint32_t>(key >> 32) & 0xffffff;
+}
+inline uint32_t PlaceLowOf(uint64_t key) { return static_cast<uint32_t>(key); }
 
 inline constexpr size_t kBaseHeaderBytes = 24;
 inline constexpr size_t kRethBytes = 16;
@@ -112,8 +138,10 @@ size_t EncodeHeader(const VerbsHeader& h, uint8_t* out);
 // header) and returns true; a short message, unknown op or version, or
 // (for kReadResp/kSend*/kWrite*) nothing to check, returns false. Never
 // trusts a length field: kWrite's RETH length must equal the payload size.
+// `placed_len`: payload bytes that were placed directly (not in `msg`); they
+// count as payload for the checks, and only kWrite*/kReadResp may have any.
 bool DecodeMessage(absl::Span<const uint8_t> msg, VerbsHeader* h,
-                   absl::Span<const uint8_t>* payload);
+                   absl::Span<const uint8_t>* payload, uint64_t placed_len = 0);
 
 // 24-bit PSN arithmetic.
 inline constexpr uint32_t kPsnMask = 0xffffff;

@@ -430,16 +430,9 @@ TEST(RcTest, BadLocalKeyIsLocalProtectionError) {
   Pair p;
   ASSERT_TRUE(p.ok());
   ibv_sge sge{p.a.addr(0), 64, p.a.mr->lkey ^ 0x4400};
-  ibv_send_wr wr{};
-  wr.wr_id = 3;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = p.b.addr(0);
-  wr.wr.rdma.rkey = p.b.mr->rkey;
-  ibv_send_wr* bad;
-  ASSERT_EQ(ibv_post_send(p.a.qp, &wr, &bad), 0);
+  ASSERT_EQ(PostSendSgl(p.a, 3, IBV_WR_RDMA_WRITE, &sge, 1, p.b.addr(0),
+                        p.b.mr->rkey),
+            0);
   ibv_wc wc;
   ASSERT_TRUE(PollOne(p.a.scq, &wc));
   EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);

@@ -255,22 +255,29 @@ inline int PostRecv(Side& s, uint64_t wr_id, size_t off, uint32_t len) {
                : ibv_post_recv(s.qp, &wr, &bad);
 }
 
-// Posts one send WR with a single SGE.
-inline int PostSend(Side& s, uint64_t wr_id, ibv_wr_opcode op, size_t off,
-                    uint32_t len, uint64_t raddr = 0, uint32_t rkey = 0,
-                    unsigned flags = IBV_SEND_SIGNALED, uint32_t imm = 0) {
-  ibv_sge sge = s.Sge(off, len);
+// Posts one signaled send WR with the scatter-gather list `sges`.
+inline int PostSendSgl(Side& s, uint64_t wr_id, ibv_wr_opcode op, ibv_sge* sges,
+                       int num_sge, uint64_t raddr = 0, uint32_t rkey = 0,
+                       unsigned flags = IBV_SEND_SIGNALED, uint32_t imm = 0) {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.opcode = op;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.sg_list = sges;
+  wr.num_sge = num_sge;
   wr.send_flags = flags;
   wr.imm_data = imm;
   wr.wr.rdma.remote_addr = raddr;
   wr.wr.rdma.rkey = rkey;
   ibv_send_wr* bad = nullptr;
   return ibv_post_send(s.qp, &wr, &bad);
+}
+
+// Posts one send WR with a single SGE.
+inline int PostSend(Side& s, uint64_t wr_id, ibv_wr_opcode op, size_t off,
+                    uint32_t len, uint64_t raddr = 0, uint32_t rkey = 0,
+                    unsigned flags = IBV_SEND_SIGNALED, uint32_t imm = 0) {
+  ibv_sge sge = s.Sge(off, len);
+  return PostSendSgl(s, wr_id, op, &sge, 1, raddr, rkey, flags, imm);
 }
 
 inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len,

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "verbs_compat/cq.h"
 #include "verbs_compat/gid.h"
 #include "verbs_compat/ops.h"
 #include "verbs_compat/qp.h"
@@ -295,7 +297,38 @@ void Context::Progress(bool flush_acks) {
   ep_->Poll(&comps_, 512);
   for (Completion& c : comps_) Handle(c);
   PumpAll();
+  CheckRetryTimeouts();
+  FailOverrunCqs();
   if (flush_acks) FlushAcks();
+}
+
+void Context::OnCqOverrun(Cq* cq) {
+  ibv_async_event ev{};
+  ev.element.cq = cq->ibv();
+  ev.event_type = IBV_EVENT_CQ_ERR;
+  RaiseAsync(ev);
+  overrun_cqs_.push_back(cq);
+}
+
+void Context::FailOverrunCqs() {
+  if (overrun_cqs_.empty()) return;
+  const std::vector<Cq*> cqs = std::move(overrun_cqs_);
+  overrun_cqs_.clear();
+  for (const auto& [qpn, qp] : qps_) {
+    const bool uses =
+        std::find(cqs.begin(), cqs.end(), qp->send_cq()) != cqs.end() ||
+        std::find(cqs.begin(), cqs.end(), qp->recv_cq()) != cqs.end();
+    if (uses && qp->state() != IBV_QPS_ERR && qp->state() != IBV_QPS_RESET) {
+      qp->EnterError();  // IBV_EVENT_QP_FATAL, WRs flushed
+    }
+  }
+}
+
+void Context::CheckRetryTimeouts() {
+  const TimeNs now = Now();
+  if (now < next_retry_check_) return;
+  next_retry_check_ = now + DurationNs::Millis(1);
+  for (const auto& [qpn, qp] : qps_) qp->CheckRetryTimeout(now);
 }
 
 void Context::Linger(DurationNs limit) {

@@ -36,6 +36,7 @@
 
 namespace braid::verbs_compat {
 
+class Cq;
 class Qp;
 
 inline constexpr size_t kZeroCopyMinBytes = 8192;
@@ -119,6 +120,12 @@ class Context {
   // passes. Takes the lock.
   void Linger(DurationNs limit);
 
+  // A CQ overran: raises IBV_EVENT_CQ_ERR now; its QPs go to ERR at the
+  // next progress step (not inside the Push that overran). Lock held.
+  void OnCqOverrun(Cq* cq);
+  // Forgets a CQ being destroyed. Context lock held.
+  void ForgetCq(Cq* cq) { std::erase(overrun_cqs_, cq); }
+
   // Asynchronous events (ibv_get_async_event). Context lock held to raise.
   void RaiseAsync(const ibv_async_event& ev);
   bool TakeAsync(ibv_async_event* ev);
@@ -138,6 +145,9 @@ class Context {
   void ThreadMain();
   void StopThread();
   void PumpAll();
+  void FailOverrunCqs();
+  // Runs the QPs' ACK-timeout checks, at most once a millisecond.
+  void CheckRetryTimeouts();
   void Handle(Completion& c);
   // The endpoint's placement handler (runs inside Poll, lock held).
   bool Place(const PlacementRequest& req, absl::Span<uint8_t>* dest);
@@ -153,6 +163,8 @@ class Context {
   uint32_t next_qpn_ = 0x100;
   absl::flat_hash_map<uint32_t, Qp*> qps_;
   std::vector<Qp*> pump_list_;
+  std::vector<Cq*> overrun_cqs_;  // QPs still to move to ERR
+  TimeNs next_retry_check_ = TimeNs::Zero();
   std::vector<Qp*> ack_list_;
   std::vector<Completion> comps_;
   uint64_t unacked_sends_ = 0;  // messages the endpoint has not completed

@@ -79,8 +79,15 @@ void Cq::Grow() {
 }
 
 void Cq::Push(const ibv_wc& wc, bool solicited) {
-  if (count_ == ring_.size()) Grow();
-  if (count_ >= static_cast<size_t>(cqe_)) ++overruns_;
+  if (error_ || count_ >= static_cast<size_t>(cqe_)) {
+    ++overruns_;
+    if (!error_) {
+      error_ = true;
+      ctx_->OnCqOverrun(this);
+    }
+    return;
+  }
+  if (count_ == ring_.size()) Grow();  // after ibv_resize_cq
   ring_[(head_ + count_) % ring_.size()] = wc;
   ++count_;
   if (armed_ && channel_ != nullptr &&

@@ -62,10 +62,14 @@ class Cq {
   Context* context() const { return ctx_; }
   CompChannel* channel() const { return channel_; }
 
-  // Appends a completion (never drops: the ring grows past cqe and the
-  // overrun is counted, where hardware would raise a CQ error). `solicited`
-  // marks a receive of a solicited message. Context lock held.
+  // Appends a completion. `solicited` marks a receive of a solicited
+  // message. A completion that finds the CQ full (cqe entries unpolled) is
+  // an overrun, as on hardware: it is dropped, the CQ goes into error
+  // (every later completion is dropped too and counted), and the context
+  // raises IBV_EVENT_CQ_ERR and moves the CQ's QPs to ERR. Entries already
+  // in the CQ can still be polled. Context lock held.
   void Push(const ibv_wc& wc, bool solicited);
+  bool in_error() const { return error_; }
   // Pops up to n completions into wc. Context lock held.
   int Pop(int n, ibv_wc* wc);
   size_t size() const { return count_; }
@@ -97,7 +101,8 @@ class Cq {
   size_t count_ = 0;
   bool armed_ = false;
   bool solicited_only_ = false;
-  uint64_t overruns_ = 0;
+  uint64_t overruns_ = 0;  // completions dropped (overrun, then error)
+  bool error_ = false;
 };
 
 }  // namespace braid::verbs_compat

@@ -263,6 +263,7 @@ int ibv_destroy_cq(ibv_cq* cq) {
       c->channel()->Forget(c);
       --c->channel()->cqs;
     }
+    ctx->ForgetCq(c);
     delete c;
     return 0;
   }

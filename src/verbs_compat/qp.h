@@ -65,6 +65,7 @@ struct SendWqe {
   // Progress.
   bool sent = false;
   bool done = false;
+  TimeNs sent_at = TimeNs::Zero();  // last (re)transmission (RC)
   ibv_wc_status status = IBV_WC_SUCCESS;
   uint8_t rnr_left = 0;
 };
@@ -93,6 +94,7 @@ struct QpCounters {
   uint64_t dropped_no_recv = 0;   // UD: no receive posted
   uint64_t dropped_too_long = 0;  // UD: message larger than the receive
   uint64_t unexpected_responses = 0;
+  uint64_t retry_timeouts = 0;  // timeout x (retry_cnt + 1) without an ACK
 };
 
 class Qp {
@@ -148,6 +150,12 @@ class Qp {
   // Sends a standalone ACK if the responder completed requests that no
   // message has acknowledged yet.
   void FlushAck();
+  // Requester: if the oldest outstanding request has waited longer than
+  // the local ACK timeout allows (4.096 us x 2^timeout x (retry_cnt + 1),
+  // counted from its transmission or the last ACK / response / RNR NAK),
+  // completes it with IBV_WC_RETRY_EXC_ERR and moves to ERR. timeout 0 =
+  // infinite (IB spec). (qp_rc.cc)
+  void CheckRetryTimeout(TimeNs now);
   bool ack_owed() const {
     return PsnDiff(PsnAdd(expected_psn_, kPsnMask), last_ack_sent_) > 0;
   }
@@ -254,6 +262,7 @@ class Qp {
   uint64_t sq_tail_ = 0;  // next free slot
   uint32_t next_psn_ = 0;
   TimeNs rnr_until_ = TimeNs::Zero();
+  TimeNs ack_progress_at_ = TimeNs::Zero();  // last ACK/response/NAK
 
   // Receive queue (unused with an SRQ).
   RecvQueue rq_;

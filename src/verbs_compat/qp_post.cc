@@ -174,6 +174,7 @@ bool Qp::Pump(TimeNs now) {
     const TxResult r = type_ == IBV_QPT_RC ? RcTransmit(w) : UdTransmit(w);
     if (r == TxResult::kRetry) return true;
     if (r == TxResult::kError) return false;  // the QP went to ERR
+    w.sent_at = now;
     ++sq_send_;
   }
   CompleteSendHead();

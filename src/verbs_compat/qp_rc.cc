@@ -93,6 +93,7 @@ int64_t Qp::IndexOfPsn(uint32_t psn) {
 }
 
 void Qp::RcAckUpTo(uint32_t psn) {
+  const uint64_t before = sq_ack_;
   while (sq_ack_ < sq_send_) {
     SendWqe& w = Wqe(sq_ack_);
     if (PsnDiff(psn, w.psn) < 0) break;
@@ -105,7 +106,22 @@ void Qp::RcAckUpTo(uint32_t psn) {
     w.done = true;
     ++sq_ack_;
   }
+  if (sq_ack_ != before) ack_progress_at_ = Context::Now();
   CompleteSendHead();
+}
+
+void Qp::CheckRetryTimeout(TimeNs now) {
+  if (type_ != IBV_QPT_RC || (state_ != IBV_QPS_RTS && state_ != IBV_QPS_SQD) ||
+      attr_.timeout == 0 || sq_ack_ >= sq_send_) {
+    return;
+  }
+  SendWqe& w = Wqe(sq_ack_);
+  const DurationNs limit((int64_t{4096} << attr_.timeout) *
+                         (int64_t{attr_.retry_cnt} + 1));
+  if (now - Max(w.sent_at, ack_progress_at_) < limit) return;
+  ++counters_.retry_timeouts;
+  FailWqe(w, IBV_WC_RETRY_EXC_ERR);
+  EnterError();
 }
 
 void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
@@ -190,7 +206,8 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           // one. Resend after the responder's RNR timer.
           for (uint64_t i = idx; i < sq_send_; ++i) Wqe(i).sent = false;
           sq_send_ = static_cast<uint64_t>(idx);
-          rnr_until_ = Context::Now() + RnrDelay(h.imm & 31);
+          ack_progress_at_ = Context::Now();
+          rnr_until_ = ack_progress_at_ + RnrDelay(h.imm & 31);
           ctx_->NeedPump(this);
           return;
         case NakCode::kRemoteAccess:

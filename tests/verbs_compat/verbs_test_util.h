@@ -107,6 +107,9 @@ struct PairOptions {
   bool with_channel = false;
   uint32_t max_inline = 256;
   uint32_t qkey = 0x11111111;
+  uint8_t timeout = 14;  // local ACK timeout: 4.096 us x 2^timeout
+  uint8_t retry_cnt = 7;
+  int cq_depth = 256;
 };
 
 // Two connected QPs on two braid0 contexts of this process.
@@ -141,8 +144,8 @@ class Pair {
     }
     s.pd = ibv_alloc_pd(s.ctx);
     if (o_.with_channel) s.channel = ibv_create_comp_channel(s.ctx);
-    s.scq = ibv_create_cq(s.ctx, 256, nullptr, s.channel, 0);
-    s.rcq = ibv_create_cq(s.ctx, 256, nullptr, s.channel, 0);
+    s.scq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
+    s.rcq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
     if (o_.use_srq) {
       ibv_srq_init_attr sa{};
       sa.attr.max_wr = 128;
@@ -200,8 +203,8 @@ class Pair {
     at = {};
     at.qp_state = IBV_QPS_RTS;
     at.sq_psn = 0x123;
-    at.timeout = 14;
-    at.retry_cnt = 7;
+    at.timeout = o_.timeout;
+    at.retry_cnt = o_.retry_cnt;
     at.rnr_retry = o_.rnr_retry;
     at.max_rd_atomic = 16;
     ok_ = ok_ && ibv_modify_qp(s.qp, &at,

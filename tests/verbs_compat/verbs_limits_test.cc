@@ -1,0 +1,145 @@
+// Limits a real RC device enforces and braid0 now honours too: the local
+// ACK timeout (ibv_modify_qp timeout / retry_cnt) and CQ overrun.
+#include <infiniband/verbs.h>
+#include <poll.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "tests/verbs_compat/verbs_test_util.h"
+
+namespace braid::verbs_compat::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Takes the next async event of `ctx` (waits up to 2 s).
+bool NextAsync(ibv_context* ctx, ibv_async_event* ev) {
+  pollfd pfd{ctx->async_fd, POLLIN, 0};
+  if (poll(&pfd, 1, 2000) != 1) return false;
+  if (ibv_get_async_event(ctx, ev) != 0) return false;
+  ibv_ack_async_event(ev);
+  return true;
+}
+
+// Moves b's QP to ERR: b's endpoint still acknowledges a's packets (the
+// transport delivers), but no verbs ACK comes back, as from a responder
+// that died. Only the requester's ACK timeout can end the wait.
+void SilenceResponder(Pair& p) {
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(p.b.qp, &at, IBV_QP_STATE), 0);
+}
+
+TEST(AckTimeoutTest, UnansweredRequestFailsWithRetryExceededAfterTheTimeout) {
+  PairOptions o;
+  o.timeout = 12;   // 4.096 us x 4096 = 16.8 ms
+  o.retry_cnt = 2;  // x 3 = 50.3 ms in all
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  SilenceResponder(p);
+  const auto start = Clock::now();
+  ASSERT_EQ(
+      PostSend(p.a, 1, IBV_WR_RDMA_WRITE, 0, 1000, p.b.addr(0), p.b.mr->rkey),
+      0);
+  ASSERT_EQ(PostSend(p.a, 2, IBV_WR_SEND, 0, 10), 0);
+  std::vector<ibv_wc> wcs = PollMany(p.a.scq, 2, 5000);
+  const auto waited = Clock::now() - start;
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, IBV_WC_RETRY_EXC_ERR);
+  EXPECT_EQ(wcs[1].status, IBV_WC_WR_FLUSH_ERR);
+  // Never before the timeout (the upper bound is the 5 s poll above; the
+  // braid peer_timeout would never fire: the transport is fine).
+  EXPECT_GE(waited, std::chrono::microseconds(4096 * 4096 * 3 / 1000));
+  ibv_qp_attr at;
+  ibv_qp_init_attr ia;
+  ASSERT_EQ(ibv_query_qp(p.a.qp, &at, IBV_QP_STATE, &ia), 0);
+  EXPECT_EQ(at.qp_state, IBV_QPS_ERR);
+  ibv_async_event ev;
+  ASSERT_TRUE(NextAsync(p.a.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
+}
+
+TEST(AckTimeoutTest, TimeoutZeroWaitsForever) {
+  PairOptions o;
+  o.timeout = 0;  // infinite, per the IB spec
+  o.retry_cnt = 0;
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  SilenceResponder(p);
+  ASSERT_EQ(
+      PostSend(p.a, 1, IBV_WR_RDMA_WRITE, 0, 1000, p.b.addr(0), p.b.mr->rkey),
+      0);
+  EXPECT_TRUE(StaysEmpty(p.a.scq, 300));
+}
+
+TEST(AckTimeoutTest, AnsweredRequestsNeverTimeOut) {
+  PairOptions o;
+  // 268 ms, once: far below what 200 round trips take together, far above
+  // one round trip even on this loaded 2-core machine.
+  o.timeout = 16;
+  o.retry_cnt = 0;
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(PostSend(p.a, i, IBV_WR_RDMA_WRITE, 0, 2000, p.b.addr(4096),
+                       p.b.mr->rkey),
+              0);
+    ibv_wc wc;
+    ASSERT_TRUE(PollOne(p.a.scq, &wc));
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << i;
+  }
+}
+
+TEST(CqOverrunTest, MoreCompletionsThanTheDepthIsACqError) {
+  PairOptions o;
+  o.cq_depth = 4;
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(
+        PostSend(p.a, i, IBV_WR_RDMA_WRITE, 0, 100, p.b.addr(0), p.b.mr->rkey),
+        0);
+  }
+  // Nobody polls until all eight had time to complete.
+  ibv_async_event ev;
+  ASSERT_TRUE(NextAsync(p.a.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
+  EXPECT_EQ(ev.element.cq, p.a.scq);
+  ASSERT_TRUE(NextAsync(p.a.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
+  EXPECT_EQ(ev.element.qp, p.a.qp);
+  // The CQ kept the four that fit, and nothing after the overrun.
+  std::vector<ibv_wc> wcs = PollMany(p.a.scq, 8, 300);
+  ASSERT_EQ(wcs.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(wcs[i].wr_id, static_cast<uint64_t>(i));
+    EXPECT_EQ(wcs[i].status, IBV_WC_SUCCESS);
+  }
+  ibv_qp_attr at;
+  ibv_qp_init_attr ia;
+  ASSERT_EQ(ibv_query_qp(p.a.qp, &at, IBV_QP_STATE, &ia), 0);
+  EXPECT_EQ(at.qp_state, IBV_QPS_ERR);
+}
+
+TEST(CqOverrunTest, ACqPolledInTimeNeverOverruns) {
+  PairOptions o;
+  o.cq_depth = 4;
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(
+        PostSend(p.a, i, IBV_WR_RDMA_WRITE, 0, 100, p.b.addr(0), p.b.mr->rkey),
+        0);
+    ibv_wc wc;
+    ASSERT_TRUE(PollOne(p.a.scq, &wc));
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  }
+  pollfd pfd{p.a.ctx->async_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);  // no event
+}
+
+}  // namespace
+}  // namespace braid::verbs_compat::testing

@@ -285,9 +285,16 @@ void Context::Handle(Completion& c) {
       }
       return;
     }
-    case CompletionType::kSendDone:
+    case CompletionType::kSendDone: {
       if (unacked_sends_ > 0) --unacked_sends_;
+      if ((c.cookie >> kCookieResponseBit) & 1) return;
+      Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
+      if (qp != nullptr) {
+        qp->OnRequestDelivered(static_cast<uint32_t>(c.cookie) & kPsnMask,
+                               Now());
+      }
       return;
+    }
   }
 }
 
@@ -328,7 +335,21 @@ void Context::CheckRetryTimeouts() {
   const TimeNs now = Now();
   if (now < next_retry_check_) return;
   next_retry_check_ = now + DurationNs::Millis(1);
-  for (const auto& [qpn, qp] : qps_) qp->CheckRetryTimeout(now);
+  retry_candidates_.clear();
+  for (const auto& [qpn, qp] : qps_) {
+    if (qp->RetryCandidate(now)) retry_candidates_.push_back(qp);
+  }
+  if (retry_candidates_.empty()) return;
+  // Rare (a request waited out its timeout): ask the endpoint whether
+  // packets still come from each peer.
+  const std::vector<PeerStats> peers = ep_->peer_stats(/*with_paths=*/false);
+  for (Qp* qp : retry_candidates_) {
+    uint64_t packets = 0;
+    for (const PeerStats& p : peers) {
+      if (p.addr == qp->remote()) packets = p.packets_received;
+    }
+    qp->ResolveRetry(now, packets);
+  }
 }
 
 void Context::Linger(DurationNs limit) {

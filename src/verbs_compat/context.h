@@ -165,6 +165,7 @@ class Context {
   std::vector<Qp*> pump_list_;
   std::vector<Cq*> overrun_cqs_;  // QPs still to move to ERR
   TimeNs next_retry_check_ = TimeNs::Zero();
+  std::vector<Qp*> retry_candidates_;  // scratch
   std::vector<Qp*> ack_list_;
   std::vector<Completion> comps_;
   uint64_t unacked_sends_ = 0;  // messages the endpoint has not completed

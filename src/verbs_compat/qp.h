@@ -66,6 +66,9 @@ struct SendWqe {
   bool sent = false;
   bool done = false;
   TimeNs sent_at = TimeNs::Zero();  // last (re)transmission (RC)
+  // The transport acknowledged every byte of the request (RC).
+  bool delivered = false;
+  TimeNs delivered_at = TimeNs::Zero();
   ibv_wc_status status = IBV_WC_SUCCESS;
   uint8_t rnr_left = 0;
 };
@@ -150,12 +153,21 @@ class Qp {
   // Sends a standalone ACK if the responder completed requests that no
   // message has acknowledged yet.
   void FlushAck();
-  // Requester: if the oldest outstanding request has waited longer than
-  // the local ACK timeout allows (4.096 us x 2^timeout x (retry_cnt + 1),
-  // counted from its transmission or the last ACK / response / RNR NAK),
-  // completes it with IBV_WC_RETRY_EXC_ERR and moves to ERR. timeout 0 =
-  // infinite (IB spec). (qp_rc.cc)
-  void CheckRetryTimeout(TimeNs now);
+  // Requester, local ACK timeout (4.096 us x 2^timeout x (retry_cnt + 1);
+  // timeout 0 = infinite, IB spec), in two steps (qp_rc.cc).
+  // RetryCandidate: the transport delivered the oldest outstanding request
+  // (braid's own retransmission and peer_timeout govern until then), and
+  // since its delivery — or the last verbs ACK / response / RNR NAK — that
+  // long has passed without an answer. ResolveRetry, given the count of
+  // packets received from the peer: for a READ / atomic, packets since the
+  // last look mean the response may be under way, and restart the wait;
+  // otherwise the request completes with IBV_WC_RETRY_EXC_ERR and the QP
+  // goes to ERR.
+  bool RetryCandidate(TimeNs now) const;
+  void ResolveRetry(TimeNs now, uint64_t peer_packets);
+  // The transport delivered the request with this PSN (its send completed).
+  void OnRequestDelivered(uint32_t psn, TimeNs now);
+  const NetAddr& remote() const { return remote_; }
   bool ack_owed() const {
     return PsnDiff(PsnAdd(expected_psn_, kPsnMask), last_ack_sent_) > 0;
   }
@@ -263,6 +275,8 @@ class Qp {
   uint32_t next_psn_ = 0;
   TimeNs rnr_until_ = TimeNs::Zero();
   TimeNs ack_progress_at_ = TimeNs::Zero();  // last ACK/response/NAK
+  TimeNs transport_progress_at_ = TimeNs::Zero();
+  uint64_t last_peer_packets_ = 0;  // packets from the peer, last look
 
   // Receive queue (unused with an SRQ).
   RecvQueue rq_;

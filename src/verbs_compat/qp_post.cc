@@ -175,6 +175,7 @@ bool Qp::Pump(TimeNs now) {
     if (r == TxResult::kRetry) return true;
     if (r == TxResult::kError) return false;  // the QP went to ERR
     w.sent_at = now;
+    w.delivered = false;
     ++sq_send_;
   }
   CompleteSendHead();

@@ -110,18 +110,47 @@ void Qp::RcAckUpTo(uint32_t psn) {
   CompleteSendHead();
 }
 
-void Qp::CheckRetryTimeout(TimeNs now) {
+bool Qp::RetryCandidate(TimeNs now) const {
   if (type_ != IBV_QPT_RC || (state_ != IBV_QPS_RTS && state_ != IBV_QPS_SQD) ||
       attr_.timeout == 0 || sq_ack_ >= sq_send_) {
-    return;
+    return false;
   }
-  SendWqe& w = Wqe(sq_ack_);
+  const SendWqe& w = sq_[sq_ack_ % sq_.size()];
+  if (!w.delivered) return false;  // braid is still delivering it
   const DurationNs limit((int64_t{4096} << attr_.timeout) *
                          (int64_t{attr_.retry_cnt} + 1));
-  if (now - Max(w.sent_at, ack_progress_at_) < limit) return;
+  const TimeNs since =
+      Max(Max(w.delivered_at, ack_progress_at_), transport_progress_at_);
+  return now - since >= limit;
+}
+
+void Qp::ResolveRetry(TimeNs now, uint64_t peer_packets) {
+  SendWqe& w = Wqe(sq_ack_);
+  const bool needs_response = w.opcode == IBV_WR_RDMA_READ ||
+                              w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                              w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  if (needs_response && peer_packets != last_peer_packets_) {
+    // Packets keep coming from the peer: the response may be under way (a
+    // large READ response completes at verbs level only as a whole).
+    last_peer_packets_ = peer_packets;
+    transport_progress_at_ = now;
+    return;
+  }
   ++counters_.retry_timeouts;
   FailWqe(w, IBV_WC_RETRY_EXC_ERR);
   EnterError();
+}
+
+void Qp::OnRequestDelivered(uint32_t psn, TimeNs now) {
+  const int64_t idx = IndexOfPsn(psn);
+  if (idx < 0) return;
+  SendWqe& w = Wqe(idx);
+  if (!w.sent || w.delivered) return;
+  w.delivered = true;
+  w.delivered_at = now;
+  // No baseline yet: the first look at the peer's packets counts as
+  // progress, so a response gets between one and two timeouts to start.
+  last_peer_packets_ = ~uint64_t{0};
 }
 
 void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,

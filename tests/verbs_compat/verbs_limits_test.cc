@@ -93,6 +93,47 @@ TEST(AckTimeoutTest, AnsweredRequestsNeverTimeOut) {
   }
 }
 
+// Moves `bytes` with one WRITE (a to b) or READ (b to a) on a QP whose ACK
+// timeout is 4.096 us x 2^timeout x (retry_cnt + 1): the op must succeed,
+// byte-exact, and must really have taken longer than that (else the test
+// proves nothing).
+void ExpectLargeOpOutlastsTheTimeout(ibv_wr_opcode op, size_t bytes,
+                                     uint8_t timeout, uint8_t retry_cnt) {
+  PairOptions o;
+  o.timeout = timeout;
+  o.retry_cnt = retry_cnt;
+  o.buf_bytes = bytes + (1 << 20);
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  Side& src = op == IBV_WR_RDMA_READ ? p.b : p.a;
+  Side& dst = op == IBV_WR_RDMA_READ ? p.a : p.b;
+  Fill(src.buf, 0, bytes, 9);
+  const auto start = Clock::now();
+  ASSERT_EQ(PostSend(p.a, 1, op, 0, static_cast<uint32_t>(bytes), p.b.addr(0),
+                     p.b.mr->rkey),
+            0);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.a.scq, &wc, 60000));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(std::memcmp(dst.buf.data(), src.buf.data(), bytes), 0);
+  EXPECT_GT(Clock::now() - start,
+            std::chrono::nanoseconds((int64_t{4096} << timeout) *
+                                     (int64_t{retry_cnt} + 1)));
+}
+
+TEST(AckTimeoutTest, ALargeWriteSlowerThanTheTimeoutDoesNotTimeOut) {
+  // 16.8 ms, less than 8 MiB take here: the timer runs only once the
+  // transport has delivered the request.
+  ExpectLargeOpOutlastsTheTimeout(IBV_WR_RDMA_WRITE, 8 << 20, 12, 0);
+}
+
+TEST(AckTimeoutTest, ALargeReadSlowerThanTheTimeoutDoesNotTimeOut) {
+  // 67 ms x 4 = 268 ms. The responder copies the 32 MiB into its response
+  // before the first packet leaves (tens to hundreds of ms on this loaded
+  // machine); the wait restarts while response packets keep arriving.
+  ExpectLargeOpOutlastsTheTimeout(IBV_WR_RDMA_READ, 32 << 20, 14, 3);
+}
+
 TEST(CqOverrunTest, MoreCompletionsThanTheDepthIsACqError) {
   PairOptions o;
   o.cq_depth = 4;

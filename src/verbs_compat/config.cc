@@ -128,6 +128,14 @@ absl::StatusOr<VerbsConfig> LoadConfig(
     }
     c.seed = x;
   }
+  if (const char* v = getenv_fn("BRAID_VERBS_MIN_ACK_TIMEOUT_MS"); v && *v) {
+    if (absl::Status s =
+            ParseUint("BRAID_VERBS_MIN_ACK_TIMEOUT_MS", v, 0, 3600000, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.min_ack_timeout = DurationNs::Millis(static_cast<int64_t>(x));
+  }
   return c;
 }
 

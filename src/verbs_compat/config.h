@@ -10,6 +10,8 @@
 //   BRAID_VERBS_LOSS        test impairment: drop probability 0..0.5, or
 //                           a percentage like "5%" (default 0)
 //   BRAID_VERBS_SEED        impairment seed (default 1)
+//   BRAID_VERBS_MIN_ACK_TIMEOUT_MS  floor of the RC local ACK timeout,
+//                           0..3600000 (default: braid's peer_timeout, 2000)
 //   BRAID_VERBS_DISABLE     1 = do not list braid0
 //
 // A value that does not parse is an error: the caller prints it and does
@@ -42,6 +44,10 @@ struct VerbsConfig {
   double loss = 0;
   uint64_t seed = 1;
   bool disabled = false;
+  // The RC local ACK timeout (timeout / retry_cnt) is never shorter than
+  // this: braid's loss recovery, and a loaded host's scheduling, can hold a
+  // responder's answer that long. Default: the endpoint's peer_timeout.
+  DurationNs min_ack_timeout = ProtocolOptions().peer_timeout;
 
   // Endpoint options for a given port.
   EndpointOptions ToEndpointOptions(uint16_t port) const;

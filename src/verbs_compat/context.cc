@@ -54,7 +54,7 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
         Endpoint::Open(config.ToEndpointOptions(port));
     if (ep.ok()) {
       std::random_device rd;
-      return new Context(device, std::move(*ep), rd());
+      return new Context(device, std::move(*ep), rd(), config.min_ack_timeout);
     }
     last = ep.status();
     if (!PortInUse(last)) break;
@@ -66,8 +66,8 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
 }
 
 Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
-                 uint32_t salt)
-    : ep_(std::move(ep)), mrs_(salt) {
+                 uint32_t salt, DurationNs min_ack_timeout)
+    : ep_(std::move(ep)), min_ack_timeout_(min_ack_timeout), mrs_(salt) {
   std::memset(&shell_, 0, sizeof(shell_));
   shell_.owner = this;
   local_ = ep_->local_address();

@@ -76,6 +76,8 @@ class Context {
   ibv_gid gid() const;
   MrTable& mrs() { return mrs_; }
   uint32_t max_message_bytes() const { return max_message_; }
+  // Floor of the QPs' local ACK timeout (VerbsConfig::min_ack_timeout).
+  DurationNs min_ack_timeout() const { return min_ack_timeout_; }
 
   // QP numbers. Context lock held.
   uint32_t RegisterQp(Qp* qp);  // call with the number from AllocQpn
@@ -141,7 +143,8 @@ class Context {
     Context* owner;
   };
 
-  Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt);
+  Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt,
+          DurationNs min_ack_timeout);
   void ThreadMain();
   void StopThread();
   void PumpAll();
@@ -158,6 +161,7 @@ class Context {
   std::unique_ptr<Endpoint> ep_;
   NetAddr local_;
   uint32_t max_message_;
+  DurationNs min_ack_timeout_;
   MrTable mrs_;
   uint32_t next_handle_ = 1;
   uint32_t next_qpn_ = 0x100;

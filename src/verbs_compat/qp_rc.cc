@@ -117,8 +117,9 @@ bool Qp::RetryCandidate(TimeNs now) const {
   }
   const SendWqe& w = sq_[sq_ack_ % sq_.size()];
   if (!w.delivered) return false;  // braid is still delivering it
-  const DurationNs limit((int64_t{4096} << attr_.timeout) *
-                         (int64_t{attr_.retry_cnt} + 1));
+  const DurationNs limit = Max(DurationNs((int64_t{4096} << attr_.timeout) *
+                                          (int64_t{attr_.retry_cnt} + 1)),
+                               ctx_->min_ack_timeout());
   const TimeNs since =
       Max(Max(w.delivered_at, ack_progress_at_), transport_progress_at_);
   return now - since >= limit;

@@ -23,15 +23,18 @@ TEST(VerbsConfigTest, DefaultsBindLoopbackWithSixteenPaths) {
   EXPECT_EQ(c->mode, Mode::kSpray);
   EXPECT_EQ(c->loss, 0);
   EXPECT_FALSE(c->disabled);
+  EXPECT_EQ(c->min_ack_timeout, ProtocolOptions().peer_timeout);
 }
 
 TEST(VerbsConfigTest, ParsesEveryVariable) {
-  absl::StatusOr<VerbsConfig> c = Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
-                                        {"BRAID_VERBS_PORT_BASE", "30000"},
-                                        {"BRAID_VERBS_PATHS", "4"},
-                                        {"BRAID_VERBS_MODE", "gbn"},
-                                        {"BRAID_VERBS_LOSS", "1%"},
-                                        {"BRAID_VERBS_MTU", "9000"}});
+  absl::StatusOr<VerbsConfig> c =
+      Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
+            {"BRAID_VERBS_PORT_BASE", "30000"},
+            {"BRAID_VERBS_PATHS", "4"},
+            {"BRAID_VERBS_MODE", "gbn"},
+            {"BRAID_VERBS_LOSS", "1%"},
+            {"BRAID_VERBS_MTU", "9000"},
+            {"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "0"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->bind_ipv4, 0x0a010203u);
   EXPECT_EQ(c->port_base, 30000);
@@ -39,6 +42,7 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c->mode, Mode::kGoBackN);
   EXPECT_DOUBLE_EQ(c->loss, 0.01);
   EXPECT_EQ(c->mtu, 9000u);
+  EXPECT_EQ(c->min_ack_timeout, DurationNs::Zero());
   EndpointOptions o = c->ToEndpointOptions(30001);
   EXPECT_EQ(o.bind, "10.1.2.3:30001");
   EXPECT_DOUBLE_EQ(o.impair.drop, 0.01);
@@ -46,11 +50,17 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
 
 TEST(VerbsConfigTest, BadValuesNameTheVariable) {
   const std::map<std::string, std::string> bad[] = {
-      {{"BRAID_VERBS_BIND", "::1"}},        {{"BRAID_VERBS_BIND", "nonsense"}},
-      {{"BRAID_VERBS_PATHS", "0"}},         {{"BRAID_VERBS_PATHS", "abc"}},
-      {{"BRAID_VERBS_PORT_BASE", "60000"}}, {{"BRAID_VERBS_MODE", "fast"}},
-      {{"BRAID_VERBS_LOSS", "0.9"}},        {{"BRAID_VERBS_LOSS", "-1"}},
+      {{"BRAID_VERBS_BIND", "::1"}},
+      {{"BRAID_VERBS_BIND", "nonsense"}},
+      {{"BRAID_VERBS_PATHS", "0"}},
+      {{"BRAID_VERBS_PATHS", "abc"}},
+      {{"BRAID_VERBS_PORT_BASE", "60000"}},
+      {{"BRAID_VERBS_MODE", "fast"}},
+      {{"BRAID_VERBS_LOSS", "0.9"}},
+      {{"BRAID_VERBS_LOSS", "-1"}},
       {{"BRAID_VERBS_MTU", "100"}},
+      {{"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "-5"}},
+      {{"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "3600001"}},
   };
   for (const auto& env : bad) {
     absl::StatusOr<VerbsConfig> c = Load(env);

@@ -23,7 +23,7 @@ TEST(VerbsConfigTest, DefaultsBindLoopbackWithSixteenPaths) {
   EXPECT_EQ(c->mode, Mode::kSpray);
   EXPECT_EQ(c->loss, 0);
   EXPECT_FALSE(c->disabled);
-  EXPECT_EQ(c->min_ack_timeout, ProtocolOptions().peer_timeout);
+  EXPECT_EQ(c->min_ack_timeout, DurationNs::Seconds(10));
 }
 
 TEST(VerbsConfigTest, ParsesEveryVariable) {

@@ -151,13 +151,16 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     uint64_t tag;
     uint32_t bytes;
     wire::PathId last;
-    if (sent_.PeekRetransmit(&psn, &tag, &bytes, &last)) avoid = last;
+    const bool resend = sent_.PeekRetransmit(&psn, &tag, &bytes, &last);
+    if (resend) avoid = last;
     if (run_left_ > 0 && run_path_ != avoid &&
         paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
       path = run_path_;
       --run_left_;
     } else {
-      path = paths_.Pick(now, avoid);
+      // A re-send goes on a healthy path if there is one: a packet already
+      // lost once must not become the probe of a suspect path.
+      path = paths_.Pick(now, avoid, /*healthy_only=*/resend);
       run_path_ = path;
       run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
     }

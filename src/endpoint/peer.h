@@ -172,6 +172,11 @@ class Peer : private retransmit::SenderEvents {
   // Packets declared lost by the RTO during one timer run, per path.
   std::array<uint32_t, 256> rto_lost_{};
   std::bitset<256> rto_paths_;
+  // Per path: the transmission the RTO declared lost, and whether something
+  // sent after it was known to have arrived then (see AttributeRtoToPaths).
+  std::array<wire::PathSeq, 256> rto_seq_{};
+  std::bitset<256> rto_overtaken_;
+
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it
   // Rings keep their storage: no allocation per message once grown.

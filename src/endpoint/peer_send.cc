@@ -307,7 +307,20 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
 
 void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
                          wire::PathId last_path, bool was_retransmitted) {
-  if (last_path < paths_.size()) paths_.OnAcked(last_path, bytes, event_now_);
+  // Every transmission gets one outcome: the copy that arrived is acked
+  // (or, if it had been given up on already, counts as a late arrival), a
+  // re-send still in flight is discarded.
+  const retransmit::EventTx& tx = sent_.event_tx();
+  if (tx.path < paths_.size()) {
+    if (tx.was_outstanding) {
+      paths_.OnAcked(tx.path, tx.seq, bytes, event_now_);
+    } else {
+      paths_.OnLateArrival(tx.path, tx.seq, event_now_);
+    }
+  }
+  if (tx.has_orphan && tx.orphan_path < paths_.size()) {
+    paths_.OnDiscarded(tx.orphan_path, tx.orphan_seq);
+  }
   pending_ack_event_.bytes_acked += bytes;
   ++pending_ack_event_.packets_acked;
   have_ack_event_ = true;
@@ -335,20 +348,30 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
       ++rel_.retransmits_nak;
       break;
   }
+  const wire::PathSeq seq = sent_.event_tx().seq;
+  const bool overtaken = sent_.event_tx().overtaken;
   if (cause == retransmit::LossCause::kTailProbe) {
     // A probe re-sends a packet that is not known to be lost: no penalty
-    // for its path, no loss signal for congestion control.
+    // for its path, no loss signal for congestion control. The copy being
+    // probed will never get an outcome of its own (the re-send's stands
+    // for the packet): release its slot now.
+    if (path < paths_.size()) paths_.OnDiscarded(path, seq);
     return;
   }
   if (cause == retransmit::LossCause::kRto) {
     // Judged per timer run (AttributeRtoToPaths): a timeout on most paths
-    // at once is the host or the peer stalling, not a bad path.
+    // at once is the host or the peer stalling, not a bad path. So is one
+    // with nothing sent after it known to have arrived: the RTO fires only
+    // after a whole RTO without progress, and a silent peer, a stalled host
+    // or lost acks look the same from here.
     if (path < paths_.size()) {
       rto_paths_.set(path);
       ++rto_lost_[path];
+      rto_seq_[path] = seq;
+      rto_overtaken_.set(path, overtaken);
     }
   } else if (path < paths_.size()) {
-    const multipath::PathEvent pe = paths_.OnLoss(path, event_now_);
+    const multipath::PathEvent pe = paths_.OnLoss(path, seq, event_now_);
     // A recycled entropy takes a new route: packets after this point may
     // overtake older ones on the same path id, so the FIFO rule must not
     // compare across the change.
@@ -376,9 +399,10 @@ void Peer::AttributeRtoToPaths(TimeNs now) {
     if (!rto_paths_.test(p)) continue;
     const auto id = static_cast<wire::PathId>(p);
     for (uint32_t i = 0; i < rto_lost_[p]; ++i) {
-      if (!path_specific) {
-        paths_.OnDiscarded(id);
-      } else if (paths_.OnTimeout(id, now) == multipath::PathEvent::kRecycled) {
+      if (!path_specific || !rto_overtaken_.test(p)) {
+        paths_.OnDiscarded(id, rto_seq_[p]);
+      } else if (paths_.OnTimeout(id, rto_seq_[p], now) ==
+                 multipath::PathEvent::kRecycled) {
         sent_.OnPathRerouted(id);
       }
     }

@@ -82,40 +82,48 @@ bool PathSet::OverInflightLimit(const Path& path) const {
          mean * opts_.inflight_skip_factor + opts_.inflight_skip_slack;
 }
 
-wire::PathId PathSet::Pick(TimeNs now, int avoid) {
+wire::PathId PathSet::Pick(TimeNs now, int avoid, bool healthy_only) {
   if (now >= next_timer_) OnTimer(now);
+  if (paths_.size() == 1) return 0;
+  int best = healthy_only ? PickUsable(avoid, true) : -1;
+  if (best < 0) best = PickUsable(avoid, false);
+  if (best >= 0) return static_cast<wire::PathId>(best);
+  // Nothing usable.
+  return LeastBad(avoid);
+}
+
+int PathSet::PickUsable(int avoid, bool healthy_only) {
   const size_t n = paths_.size();
-  if (n == 1) return 0;
+  auto eligible = [&](const Path& path) {
+    return healthy_only ? path.stats.health == PathHealth::kHealthy
+                        : Usable(path);
+  };
   // Pass 1: round robin over usable paths within their in-flight share.
   for (size_t i = 0; i < n; ++i) {
     const size_t p = (cursor_ + i) % n;
     const Path& path = paths_[p];
-    if (static_cast<int>(p) == avoid || !Usable(path) ||
+    if (static_cast<int>(p) == avoid || !eligible(path) ||
         OverInflightLimit(path)) {
       continue;
     }
     cursor_ = p + 1;
-    return static_cast<wire::PathId>(p);
+    return static_cast<int>(p);
   }
   // Pass 2: the usable path (other than `avoid`) with least in flight;
   // pass 3: `avoid` itself if it is the only usable path.
   int best = -1;
   for (size_t p = 0; p < n; ++p) {
-    if (static_cast<int>(p) == avoid || !Usable(paths_[p])) continue;
+    if (static_cast<int>(p) == avoid || !eligible(paths_[p])) continue;
     if (best < 0 || paths_[p].stats.in_flight < paths_[best].stats.in_flight) {
       best = static_cast<int>(p);
     }
   }
   if (best < 0 && avoid >= 0 && static_cast<size_t>(avoid) < n &&
-      Usable(paths_[avoid])) {
+      eligible(paths_[avoid])) {
     best = avoid;
   }
-  if (best >= 0) {
-    cursor_ = static_cast<size_t>(best) + 1;
-    return static_cast<wire::PathId>(best);
-  }
-  // Pass 4: nothing usable.
-  return LeastBad(avoid);
+  if (best >= 0) cursor_ = static_cast<size_t>(best) + 1;
+  return best;
 }
 
 wire::PathId PathSet::LeastBad(int avoid) const {
@@ -155,29 +163,55 @@ wire::PathSeq PathSet::OnSent(wire::PathId p, uint32_t bytes, TimeNs now) {
   ++total_in_flight_;
   if (path.stats.health == PathHealth::kProbing && !path.probe_in_flight) {
     path.probe_in_flight = true;
+    path.probe_seq = seq;
     ++path.stats.probes_sent;
   }
   return seq;
 }
 
-bool PathSet::TakeOutcome(Path& path) {
+bool PathSet::IsStale(const Path& path, wire::PathSeq seq) {
+  return path.has_epoch && seq < path.epoch;
+}
+
+wire::PathSeq PathSet::NextFifoSeq(Path& path) {
+  const wire::PathSeq seq = path.fifo_next;
+  if (path.fifo_next != path.next_seq) ++path.fifo_next;
+  return seq;
+}
+
+bool PathSet::TakeOutcome(Path& path, wire::PathSeq seq) {
+  if (IsStale(path, seq)) return true;
   if (path.stats.in_flight > 0) {
     --path.stats.in_flight;
     --total_in_flight_;
-  }
-  if (path.stale_in_flight > 0) {
-    --path.stale_in_flight;
-    return true;
   }
   return false;
 }
 
 void PathSet::OnAcked(wire::PathId p, uint32_t bytes, TimeNs now) {
   if (p >= paths_.size()) return;
+  OnAcked(p, NextFifoSeq(At(p)), bytes, now);
+}
+
+void PathSet::OnAcked(wire::PathId p, wire::PathSeq seq, uint32_t bytes,
+                      TimeNs now) {
+  if (p >= paths_.size()) return;
   Path& path = At(p);
   ++path.stats.packets_acked;
-  path.last_ack_stale = TakeOutcome(path);
+  path.last_ack_stale = TakeOutcome(path, seq);
   if (path.last_ack_stale) return;
+  MarkDelivered(path);
+}
+
+void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
+  if (p >= paths_.size()) return;
+  Path& path = At(p);
+  path.last_ack_stale = IsStale(path, seq);
+  if (path.last_ack_stale) return;
+  MarkDelivered(path);
+}
+
+void PathSet::MarkDelivered(Path& path) {
   path.badness = 0;
   SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
   SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
@@ -213,23 +247,43 @@ void PathSet::OnRttSample(wire::PathId p, DurationNs rtt) {
 
 PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
+  return OnLoss(p, NextFifoSeq(At(p)), now);
+}
+
+PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);
   ++path.stats.packets_lost;
-  if (TakeOutcome(path)) return PathEvent::kNone;
+  if (TakeOutcome(path, seq)) return PathEvent::kNone;
   path.badness += opts_.loss_weight;
   return AfterLossOutcome(p, now);
 }
 
 void PathSet::OnDiscarded(wire::PathId p) {
   if (p >= paths_.size()) return;
-  TakeOutcome(At(p));
+  OnDiscarded(p, NextFifoSeq(At(p)));
+}
+
+void PathSet::OnDiscarded(wire::PathId p, wire::PathSeq seq) {
+  if (p >= paths_.size()) return;
+  Path& path = At(p);
+  if (TakeOutcome(path, seq)) return;
+  if (path.stats.health == PathHealth::kProbing && path.probe_in_flight &&
+      seq == path.probe_seq) {
+    path.probe_in_flight = false;  // its fate is unknown: probe again
+  }
 }
 
 PathEvent PathSet::OnTimeout(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
+  return OnTimeout(p, NextFifoSeq(At(p)), now);
+}
+
+PathEvent PathSet::OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);
   ++path.stats.timeouts;
-  if (TakeOutcome(path)) return PathEvent::kNone;
+  if (TakeOutcome(path, seq)) return PathEvent::kNone;
   path.badness += opts_.timeout_weight;
   return AfterLossOutcome(p, now);
 }
@@ -283,12 +337,17 @@ PathEvent PathSet::Penalise(wire::PathId p, TimeNs now, DurationNs base) {
   path.probe_in_flight = false;
   path.clean_acks = 0;
   path.badness = 0;
+  wire::Entropy fresh;
   if (opts_.recycle_after > 0 &&
       path.consecutive_penalties >=
-          static_cast<uint32_t>(opts_.recycle_after)) {
-    Recycle(p);
+          static_cast<uint32_t>(opts_.recycle_after) &&
+      DrawFreshEntropy(p, &fresh)) {
+    Recycle(p, fresh);
     return PathEvent::kRecycled;
   }
+  // No fresh entropy to move to (every value of the space is in use, e.g.
+  // as many paths as source ports): the route cannot change, so the path
+  // stays penalised, with the doubled penalty time, until it is probed.
   DurationNs d = base;
   for (uint32_t i = 1;
        i < path.consecutive_penalties && d < opts_.max_penalty_time; ++i) {
@@ -301,10 +360,10 @@ PathEvent PathSet::Penalise(wire::PathId p, TimeNs now, DurationNs base) {
   return PathEvent::kPenalised;
 }
 
-void PathSet::Recycle(wire::PathId p) {
+void PathSet::Recycle(wire::PathId p, wire::Entropy fresh) {
   Path& path = At(p);
   const bool was_penalised = path.stats.health == PathHealth::kPenalised;
-  path.stats.entropy = DrawFreshEntropy(p);
+  path.stats.entropy = fresh;
   ++path.stats.recycles;
   ++total_recycles_;
   path.consecutive_penalties = 0;
@@ -318,7 +377,12 @@ void PathSet::Recycle(wire::PathId p) {
 
 void PathSet::ToProbing(Path& path) {
   SetHealth(path, PathHealth::kProbing);
-  path.stale_in_flight = path.stats.in_flight;
+  // What is in flight now is stale: its outcomes neither fail the probe nor
+  // hold its slot (nor, if an outcome never comes, keep the path busy).
+  path.epoch = path.next_seq;
+  path.has_epoch = true;
+  total_in_flight_ -= path.stats.in_flight;
+  path.stats.in_flight = 0;
   path.probe_in_flight = false;
   path.badness = 0;
   path.penalty_until = TimeNs::Zero();
@@ -356,22 +420,28 @@ bool PathSet::EntropyInUse(wire::Entropy e, size_t ignore) const {
   return false;
 }
 
-wire::Entropy PathSet::DrawFreshEntropy(wire::PathId p) {
+bool PathSet::DrawFreshEntropy(wire::PathId p, wire::Entropy* out) {
   const wire::Entropy old = At(p).stats.entropy;
   const uint32_t space = opts_.entropy_space;
   auto fresh = [&](wire::Entropy e) { return e != old && !EntropyInUse(e, p); };
   // Rejection sampling is fast while the space is mostly free...
   for (int tries = 0; tries < 64; ++tries) {
     const auto e = static_cast<wire::Entropy>(rng_.Uniform(space));
-    if (fresh(e)) return e;
+    if (fresh(e)) {
+      *out = e;
+      return true;
+    }
   }
   // ...otherwise scan from a random start.
   const uint32_t start = static_cast<uint32_t>(rng_.Uniform(space));
   for (uint32_t i = 0; i < space; ++i) {
     const auto e = static_cast<wire::Entropy>((start + i) % space);
-    if (fresh(e)) return e;
+    if (fresh(e)) {
+      *out = e;
+      return true;
+    }
   }
-  return old;  // no other value exists: keep the old one
+  return false;  // no other value exists
 }
 
 void PathSet::OnTimer(TimeNs now) {
@@ -398,7 +468,8 @@ void PathSet::Reset() {
   for (Path& path : paths_) {
     path.next_seq = wire::PathSeq(0);
     path.stats.in_flight = 0;
-    path.stale_in_flight = 0;
+    path.fifo_next = wire::PathSeq(0);
+    path.has_epoch = false;
     path.probe_in_flight = false;
     path.last_ack_stale = false;
     path.badness = 0;

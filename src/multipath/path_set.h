@@ -13,14 +13,16 @@
 //   entropy, state reset, straight to kProbing. The per-path sequence keeps
 //   counting; the caller must declare the path's in-flight packets lost
 //   (OnLoss), which are then recognised as stale and do not count against
-//   the new entropy.
+//   the new entropy. Without a fresh entropy (every value in use) the route
+//   cannot change, and the path is penalised (doubled time) instead.
 //
-// Outcome accounting: call exactly one of OnAcked / OnLoss / OnTimeout for
-// every packet passed to OnSent, plus OnEcn (after OnAcked) for an acked
-// packet that carried CE, and OnRttSample (after OnAcked) for its RTT. Paths
-// are FIFO, so outcomes of the packets sent before a probe or recycle are
-// expected before the probe's own; those "stale" outcomes update counters
-// only.
+// Outcome accounting: call exactly one of OnAcked / OnLoss / OnTimeout /
+// OnDiscarded for every packet passed to OnSent, naming it by the sequence
+// OnSent returned, plus OnEcn (after OnAcked) for an acked packet that
+// carried CE, and OnRttSample (after OnAcked) for its RTT. Outcomes of the
+// packets sent before a probe or recycle are "stale": they update counters
+// only, and their in-flight slots were released when the path went to
+// probing (so an outcome that never comes cannot block the path).
 #ifndef BRAID_MULTIPATH_PATH_SET_H_
 #define BRAID_MULTIPATH_PATH_SET_H_
 
@@ -47,9 +49,12 @@ class PathSet {
   // Path for the next packet: round-robin over usable paths (healthy, or
   // probing with no probe in flight), skipping paths whose in-flight count
   // is far above the mean. `avoid` (or -1) is not chosen unless it is the
-  // only usable path. Never fails: if no path is usable, returns the
-  // least-bad one. Call OnSent for the result before the next Pick.
-  wire::PathId Pick(TimeNs now, int avoid = -1);
+  // only usable path. `healthy_only` (for a retransmission: a packet that
+  // must get through should not be the probe of a suspect path) prefers
+  // healthy paths and falls back to the normal choice if none is usable.
+  // Never fails: if no path is usable, returns the least-bad one. Call
+  // OnSent for the result before the next Pick.
+  wire::PathId Pick(TimeNs now, int avoid = -1, bool healthy_only = false);
 
   // The entropy value currently assigned to path `p` (0 if p >= size()).
   wire::Entropy entropy(wire::PathId p) const;
@@ -57,20 +62,39 @@ class PathSet {
   // Records a transmission on `p` and returns its per-path sequence number
   // (consecutive per path, never reset by recycling).
   wire::PathSeq OnSent(wire::PathId p, uint32_t bytes, TimeNs now);
+
+  // Outcomes. Each transmission gets exactly one of OnAcked / OnLoss /
+  // OnTimeout / OnDiscarded, naming it by its per-path sequence `seq` (the
+  // value OnSent returned). A transmission made before the path's last
+  // probe or recycle is "stale": its outcome updates counters only. The
+  // overloads without `seq` assume outcomes arrive in per-path send order
+  // (FIFO) and name the oldest transmission not yet given one; do not mix
+  // the two forms on one PathSet.
+  //
   // One packet sent on `p` was acknowledged.
+  void OnAcked(wire::PathId p, wire::PathSeq seq, uint32_t bytes, TimeNs now);
   void OnAcked(wire::PathId p, uint32_t bytes, TimeNs now);
+  // A transmission on `p` that already got its outcome (declared lost, or
+  // discarded) arrived after all: evidence that p delivers. Releases no
+  // in-flight slot; a probing path becomes healthy.
+  void OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now);
   // An RTT sample for the packet just passed to OnAcked on `p`.
   void OnRttSample(wire::PathId p, DurationNs rtt);
   // One packet sent on `p` was declared lost. Returns what this did to p.
+  PathEvent OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now);
   PathEvent OnLoss(wire::PathId p, TimeNs now);
   // The packet just passed to OnAcked on `p` carried a CE mark.
   PathEvent OnEcn(wire::PathId p, TimeNs now);
   // A retransmit timeout fired for one packet sent on `p` (the packet
   // counts as lost; do not also call OnLoss for it).
+  PathEvent OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now);
   PathEvent OnTimeout(wire::PathId p, TimeNs now);
   // The outcome of a packet sent on p is unknown but not p's fault (e.g. a
-  // timeout that hit most paths at once: the host or the peer stalled).
-  // Releases its in-flight slot; no penalty, no loss counted.
+  // timeout that hit most paths at once: the host or the peer stalled; or a
+  // copy superseded by a re-send). Releases its in-flight slot; no penalty,
+  // no loss counted. If it was a probing path's probe, the path may send
+  // another probe.
+  void OnDiscarded(wire::PathId p, wire::PathSeq seq);
   void OnDiscarded(wire::PathId p);
 
   // Moves paths whose penalty expired (by `now`) to kProbing.
@@ -98,15 +122,20 @@ class PathSet {
   struct Path {
     PathStats stats;
     wire::PathSeq next_seq;
+    // Transmissions with seq < epoch were made before the last probe or
+    // recycle (stale); valid if has_epoch.
+    wire::PathSeq epoch;
+    wire::PathSeq probe_seq;  // the outstanding probe, if probe_in_flight
+    wire::PathSeq fifo_next;  // oldest seq without an outcome (FIFO form)
     TimeNs penalty_until;
     double badness = 0;    // burst rule
     double loss_rate = 0;  // EWMA of loss outcomes
     double ecn_rate = 0;   // EWMA of CE marks among acks
-    uint32_t stale_in_flight = 0;
     uint32_t consecutive_penalties = 0;
     uint32_t clean_acks = 0;
     bool probe_in_flight = false;
     bool last_ack_stale = false;
+    bool has_epoch = false;
   };
 
   const Path& At(wire::PathId p) const;
@@ -114,18 +143,28 @@ class PathSet {
   bool Usable(const Path& path) const;
   bool OverInflightLimit(const Path& path) const;
   wire::PathId LeastBad(int avoid) const;
-  // Decrements in-flight; returns true if the outcome belonged to a packet
-  // sent before the last probe / recycle.
-  bool TakeOutcome(Path& path);
+  // Round robin (then least loaded) over usable paths; -1 if none.
+  int PickUsable(int avoid, bool healthy_only);
+  // True if `seq` was sent on `path` before its last probe / recycle.
+  static bool IsStale(const Path& path, wire::PathSeq seq);
+  // The FIFO form's seq: the oldest transmission without an outcome.
+  static wire::PathSeq NextFifoSeq(Path& path);
+  // Releases the in-flight slot of a transmission (unless stale: stale
+  // slots were released when the path went to probing); returns whether
+  // it was stale.
+  bool TakeOutcome(Path& path, wire::PathSeq seq);
+  void MarkDelivered(Path& path);
+  // Whether a value other than p's current entropy is free (recycling
+  // needs one), and one such value drawn at random.
+  bool DrawFreshEntropy(wire::PathId p, wire::Entropy* out);
   PathEvent AfterLossOutcome(wire::PathId p, TimeNs now);
   PathEvent Penalise(wire::PathId p, TimeNs now, DurationNs base);
-  void Recycle(wire::PathId p);
+  void Recycle(wire::PathId p, wire::Entropy fresh);
   void ToProbing(Path& path);
   void SetHealth(Path& path, PathHealth h);
   double OthersMean(double sum, double mine) const;
   void SetLossRate(Path& path, double v);
   void SetEcnRate(Path& path, double v);
-  wire::Entropy DrawFreshEntropy(wire::PathId p);
   bool EntropyInUse(wire::Entropy e, size_t ignore) const;
   void RecomputeTimer();
 

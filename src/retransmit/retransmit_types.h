@@ -119,6 +119,29 @@ struct SenderCounters {
   uint64_t path_seq_regressions = 0;
 };
 
+// The transmissions behind the OnPacketAcked / OnPacketLost being reported
+// (SentPacketManager::event_tx(), valid only inside that callback). Lets a
+// path tracker give every transmission exactly one outcome.
+struct EventTx {
+  // OnPacketLost: the transmission declared lost (the latest copy).
+  // OnPacketAcked: the copy believed to have arrived (the echoed one if the
+  // ack proves it, else the latest).
+  wire::PathId path = 0;
+  wire::PathSeq seq;
+  // OnPacketLost: a transmission sent strictly later than the lost one is
+  // known to have arrived (evidence against its path; without it an RTO
+  // loss may be a stall of this host or the peer, or a lost ack).
+  bool overtaken = false;
+  // OnPacketAcked: false if that copy had already been declared lost (an
+  // outcome was reported for it then).
+  bool was_outstanding = true;
+  // OnPacketAcked: a later copy still in flight that will never be reported
+  // (the packet was acked through an earlier copy).
+  bool has_orphan = false;
+  wire::PathId orphan_path = 0;
+  wire::PathSeq orphan_seq;
+};
+
 // Events a SentPacketManager reports while it processes an ack or a timer.
 // One virtual call per event (not per packet sent). Implementations must not
 // call back into the manager that is reporting: collect and act afterwards.

@@ -232,8 +232,21 @@ void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
 void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
                                   SenderEvents& ev) {
   wire::PathId arrived_path = pkt.path;
+  event_tx_ = EventTx{};
+  event_tx_.path = pkt.path;
+  event_tx_.seq = pkt.seq;
+  event_tx_.was_outstanding = pkt.state == State::kInFlight;
   if (echo_active_ && psn == echo_psn_) {
     arrived_path = echo_path_;  // arrival already noted from the echo
+    event_tx_.path = echo_path_;
+    event_tx_.seq = echo_seq_;
+    const bool latest = echo_path_ == pkt.path && echo_seq_ == pkt.seq;
+    event_tx_.was_outstanding = latest && echo_outstanding_;
+    if (!latest && pkt.state == State::kInFlight) {
+      event_tx_.has_orphan = true;  // the re-send in flight
+      event_tx_.orphan_path = pkt.path;
+      event_tx_.orphan_seq = pkt.seq;
+    }
   } else if (!pkt.ambiguous) {
     NoteArrival(pkt.path, pkt.seq, pkt.sent);  // assume the latest copy
   }
@@ -333,6 +346,8 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       echo_active_ = true;
       echo_psn_ = rec->psn;
       echo_path_ = ack.echo_path;
+      echo_seq_ = rec->seq;
+      echo_outstanding_ = !declared_lost;
     }
   }
 

@@ -198,6 +198,10 @@ class SentPacketManager {
     }
   }
 
+  // Inside an OnPacketAcked / OnPacketLost callback: the transmissions it
+  // refers to (see EventTx). Unspecified elsewhere.
+  const EventTx& event_tx() const { return event_tx_; }
+
   const SenderCounters& counters() const { return counters_; }
   const RetransmitOptions& options() const { return opts_; }
 
@@ -329,6 +333,9 @@ class SentPacketManager {
   bool echo_active_ = false;
   wire::Psn echo_psn_;
   wire::PathId echo_path_ = 0;
+  wire::PathSeq echo_seq_;
+  bool echo_outstanding_ = false;  // the echoed copy was not declared lost
+  EventTx event_tx_;               // of the callback being made
   SenderCounters counters_;
 };
 

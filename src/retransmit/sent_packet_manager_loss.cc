@@ -162,6 +162,10 @@ void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
   PushRetransmit(psn);
   ++counters_.packets_lost;
   ++counters_.losses_by_cause[static_cast<int>(cause)];
+  event_tx_ = EventTx{};
+  event_tx_.path = pkt.path;
+  event_tx_.seq = pkt.seq;
+  event_tx_.overtaken = has_rack_ && rack_sent_ > pkt.sent;
   ev.OnPacketLost(psn, pkt.tag, pkt.bytes, pkt.path, cause);
 }
 

@@ -34,11 +34,13 @@ class Recorder : public SenderEvents {
                      bool was_retransmitted) override {
     EXPECT_EQ(tag, psn.value() + 1000u);  // tags travel with their packet
     acked.push_back({psn.value(), last_path, was_retransmitted});
+    if (mgr != nullptr) acked_tx.push_back(mgr->event_tx());
   }
   void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId path,
                     LossCause cause) override {
     EXPECT_EQ(tag, psn.value() + 1000u);
     lost.push_back({psn.value(), path, cause});
+    if (mgr != nullptr) lost_tx.push_back(mgr->event_tx());
   }
   void OnRttSample(PathId path, DurationNs rtt) override {
     rtts.push_back({path, rtt});
@@ -47,8 +49,15 @@ class Recorder : public SenderEvents {
     spurious.push_back(psn.value());
   }
   void OnSpuriousRto() override { ++spurious_rtos; }
-  void Clear() { *this = Recorder(); }
+  void Clear() {
+    const SentPacketManager* m = mgr;
+    *this = Recorder();
+    mgr = m;
+  }
 
+  const SentPacketManager* mgr = nullptr;  // for event_tx()
+  std::vector<EventTx> acked_tx;
+  std::vector<EventTx> lost_tx;
   std::vector<Acked> acked;
   std::vector<Lost> lost;
   std::vector<std::pair<PathId, DurationNs>> rtts;
@@ -68,6 +77,7 @@ class SentPacketManagerTest : public ::testing::Test {
   void Make(const RetransmitOptions& o, Psn base = Psn(0)) {
     m_ = std::make_unique<SentPacketManager>(o);
     m_->Reset(base);
+    ev_.mgr = m_.get();
     next_seq_.clear();
     last_tx_.clear();
   }
@@ -618,6 +628,52 @@ TEST_F(SentPacketManagerTest, EchoOfTheOriginalAfterARetransmitIsSpurious) {
   ASSERT_TRUE(AckEcho(1, {}, 1, PathSeq(0), T(320)));
   EXPECT_EQ(ev_.spurious.size(), 1u);
   EXPECT_EQ(ev_.acked.size(), 1u);
+}
+
+TEST_F(SentPacketManagerTest, EventTxNamesTheLostTransmissionAndItsEvidence) {
+  SampleBothPaths();  // path 0 seq 0, path 1 seq 0
+  Send(0, T(100));    // PSN 2: path 0 seq 1
+  Send(1, T(110));    // PSN 3: path 1 seq 1
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(130)));
+  m_->OnTimer(T(400), ev_);
+  ExpectOnlyLoss(2, LossCause::kTime);
+  ASSERT_EQ(ev_.lost_tx.size(), 1u);
+  EXPECT_EQ(ev_.lost_tx[0].path, 0);
+  EXPECT_EQ(ev_.lost_tx[0].seq, PathSeq(1));
+  EXPECT_TRUE(ev_.lost_tx[0].overtaken);  // PSN 3, sent later, arrived
+  // An RTO with nothing sent later known to have arrived: no evidence.
+  ev_.Clear();
+  Send(1, T(500));  // PSN 4: path 1 seq 2
+  for (int i = 0; i < 50 && ev_.lost.empty(); ++i) {
+    m_->OnTimer(m_->NextTimerTime(), ev_);
+  }
+  ASSERT_EQ(ev_.lost_tx.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kRto);
+  EXPECT_EQ(ev_.lost_tx[0].seq, PathSeq(2));
+  EXPECT_FALSE(ev_.lost_tx[0].overtaken);
+}
+
+TEST_F(SentPacketManagerTest, AckThroughAnEarlierCopyReportsTheReSendAsOrphan) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);  // RTO declares PSN 0 (path 0 seq 0) lost
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));  // path 1 seq 0
+  ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), T(310)));
+  ASSERT_EQ(ev_.acked_tx.size(), 1u);
+  const EventTx& tx = ev_.acked_tx[0];
+  EXPECT_EQ(tx.path, 0);
+  EXPECT_EQ(tx.seq, PathSeq(0));
+  EXPECT_FALSE(tx.was_outstanding);  // already reported lost by the RTO
+  ASSERT_TRUE(tx.has_orphan);        // the re-send will get no outcome
+  EXPECT_EQ(tx.orphan_path, 1);
+  EXPECT_EQ(tx.orphan_seq, PathSeq(0));
+  // A plain ack of the latest copy: outstanding, no orphan.
+  Send(2, T(320));
+  ASSERT_TRUE(Ack(2, {}, Psn(1), T(330)));
+  ASSERT_EQ(ev_.acked_tx.size(), 2u);
+  EXPECT_TRUE(ev_.acked_tx[1].was_outstanding);
+  EXPECT_FALSE(ev_.acked_tx[1].has_orphan);
+  EXPECT_EQ(ev_.acked_tx[1].path, 2);
 }
 
 TEST_F(SentPacketManagerTest,

@@ -165,44 +165,19 @@ class Endpoint::Impl {
   }
 
   void Wait(DurationNs timeout) {
-    TimeNs wake = TimeNs::Infinite();
     if (!closed_io_) {
       if (acks_held_ || tx_deferred_) {
         Transmit(MonotonicNow(), /*hold_acks=*/false);
       }
-      wake = core_.NextWake();
-      // Callers of fd() block on the timerfd; here the wait's own timeout
-      // (nanosecond epoll_pwait2) covers the next protocol timer, so
-      // blocking costs no timerfd_settime.
-      if (fd_exported_ || !have_pwait2_) ArmTimer();
+      ArmTimer();
     }
     epoll_event ev[2];
-    int n = -1;
-    if (have_pwait2_) {
-      DurationNs d = timeout;
-      if (!wake.IsInfinite()) {
-        d = Min(d, Max(DurationNs::Zero(), wake - MonotonicNow()));
-      }
-      timespec ts{};
-      if (!d.IsInfinite()) {
-        ts.tv_sec = d.ns() / 1000000000;
-        ts.tv_nsec = d.ns() % 1000000000;
-      }
-      ++waits_;
-      n = epoll_pwait2(epfd_, ev, 2, d.IsInfinite() ? nullptr : &ts, nullptr);
-      if (n < 0 && errno == ENOSYS) {
-        have_pwait2_ = false;  // an old kernel: the timerfd from now on
-        if (!closed_io_) ArmTimer();
-      }
-    }
-    if (!have_pwait2_) {
-      const int ms =
-          timeout.IsInfinite()
-              ? -1
-              : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
-      ++waits_;
-      n = epoll_wait(epfd_, ev, 2, ms);
-    }
+    const int ms =
+        timeout.IsInfinite()
+            ? -1
+            : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
+    ++waits_;
+    const int n = epoll_wait(epfd_, ev, 2, ms);
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == timerfd_) {
         uint64_t expirations;
@@ -265,7 +240,6 @@ class Endpoint::Impl {
   uint64_t waits_ = 0;                 // epoll_wait calls
   bool fd_exported_ = false;           // fd() was called
   bool acks_held_ = false;             // the last Poll held ack-only datagrams
-  bool have_pwait2_ = true;            // epoll_pwait2 works (Linux >= 5.11)
   bool sent_since_poll_ = false;       // a Send transmitted since the last Poll
   bool tx_deferred_ = false;           // Sends since then wait for Poll / Wait
   bool closed_io_ = false;

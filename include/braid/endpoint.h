@@ -12,6 +12,12 @@
 // happens inside Poll(): busy-poll it, or block on fd() with poll/epoll and
 // call Poll() when it is readable.
 //
+// Batching: the first Send after a Poll transmits at once (a reply goes out
+// without delay and carries the acks that Poll held back). Further Sends
+// before the next Poll or Wait are queued and leave together at that call,
+// small messages sharing datagrams, one syscall per burst. A program that
+// has called fd() gets every Send transmitted at once.
+//
 //   auto ep = braid::Endpoint::Open({.bind = "10.0.0.1:7000"}).value();
 //   auto peer = braid::NetAddr::Parse("10.0.0.2:7000").value();
 //   ep->Send(peer, bytes, {.cookie = 42});

@@ -172,12 +172,7 @@ Context::SendResult Context::Send(
       }
       return SendResult::kOk;
     }
-    if (s.code() == absl::StatusCode::kResourceExhausted) {
-      ++counters_.send_retries;
-      return SendResult::kRetry;
-    }
-    ++counters_.transport_failures;
-    return SendResult::kFailed;
+    return SendFailure(s);
   }
   absl::Status s = ep_->Send(
       peer, msg, {.stream = stream, .cookie = cookie, .placement = placement});
@@ -185,6 +180,10 @@ Context::SendResult Context::Send(
     ++unacked_sends_;
     return SendResult::kOk;
   }
+  return SendFailure(s);
+}
+
+Context::SendResult Context::SendFailure(const absl::Status& s) {
   if (s.code() == absl::StatusCode::kResourceExhausted) {
     ++counters_.send_retries;
     return SendResult::kRetry;

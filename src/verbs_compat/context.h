@@ -98,6 +98,9 @@ class Context {
                   const std::optional<PlacementDescriptor>& placement = {});
   // Reusable buffer for building outgoing messages. Context lock held.
   std::vector<uint8_t>& scratch() { return scratch_; }
+  // Maps a refused endpoint send to kRetry (backpressure) or kFailed, and
+  // counts it.
+  SendResult SendFailure(const absl::Status& s);
 
   // One progress step: receive and dispatch, transmit queued work, and (if
   // flush_acks) send owed ACKs. Context lock held.

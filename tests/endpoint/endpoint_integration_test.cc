@@ -26,15 +26,10 @@ namespace {
 using testing::DrivePair;
 using testing::FlowConfig;
 using testing::FlowSender;
+using testing::OpenOrDie;
 using testing::ReceiveChecker;
 using testing::Side;
 using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o = {}) {
-  auto ep = Endpoint::Open(o);
-  EXPECT_TRUE(ep.ok()) << ep.status();
-  return ep.ok() ? std::move(*ep) : nullptr;
-}
 
 std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
   std::vector<uint8_t> v(n);

@@ -23,15 +23,10 @@ namespace {
 using testing::DrivePair;
 using testing::FlowConfig;
 using testing::FlowSender;
+using testing::OpenOrDie;
 using testing::ReceiveChecker;
 using testing::Side;
 using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o = {}) {
-  auto ep = Endpoint::Open(o);
-  EXPECT_TRUE(ep.ok()) << ep.status();
-  return ep.ok() ? std::move(*ep) : nullptr;
-}
 
 void ExpectNoErrors(const std::vector<std::string>& errors, const char* who) {
   for (const std::string& e : errors) ADD_FAILURE() << who << ": " << e;

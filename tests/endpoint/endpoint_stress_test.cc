@@ -28,6 +28,7 @@ namespace {
 using testing::DrivePair;
 using testing::FlowConfig;
 using testing::FlowSender;
+using testing::OpenOrDie;
 using testing::ReceiveChecker;
 using testing::Side;
 
@@ -46,12 +47,6 @@ EndpointOptions Impaired(uint64_t seed) {
   o.impair.seed = seed;
   o.seed = seed + 100;
   return o;
-}
-
-std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o) {
-  auto ep = Endpoint::Open(o);
-  EXPECT_TRUE(ep.ok()) << ep.status();
-  return ep.ok() ? std::move(*ep) : nullptr;
 }
 
 void ExpectNoErrors(const std::vector<std::string>& errors, const char* who) {

@@ -6,13 +6,22 @@
 #define BRAID_TESTS_ENDPOINT_PAIR_DRIVER_H_
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "braid/endpoint.h"
+#include "gtest/gtest.h"
 #include "tests/endpoint/traffic.h"
 
 namespace braid::testing {
+
+// Opens an endpoint; on failure records a test failure and returns null.
+inline std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o = {}) {
+  auto ep = Endpoint::Open(o);
+  EXPECT_TRUE(ep.ok()) << ep.status();
+  return ep.ok() ? std::move(*ep) : nullptr;
+}
 
 struct Side {
   Endpoint* ep = nullptr;

@@ -5,16 +5,7 @@
 #include <utility>
 
 namespace braid::reorder {
-namespace {
-
-// Bitmaps up to this many words live inline in the Partial (not charged).
-constexpr size_t kInlineWords = 2;
-
-uint64_t BitmapCharge(size_t words) {
-  return words > kInlineWords ? words * sizeof(uint64_t) : 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Reassembler::Reassembler(const ReassemblerOptions& options, BufferPool* pool)
     : options_(options), pool_(pool) {
@@ -129,42 +120,12 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     return Malformed(&stats_.malformed_inconsistent);
   }
 
-  FragResult r = FragResult::kPartial;
-  uint32_t index = 0;
-  if (len == 0) {
-    r = Malformed(&stats_.malformed_bad_layout);
-  } else if (final && p.frag_size == 0) {
-    // Last fragment before any other: remember where it sits; validated
-    // once a non-final fragment reveals L.
-    if (p.have_final) {
-      r = Malformed(&stats_.malformed_overlap);
-    } else {
-      p.have_final = true;
-      p.final_offset = f.offset;
-      Store(p, f, place);
-      return FragResult::kPartial;
-    }
-  } else if (final) {
-    index = p.total_frags - 1;
-    if (uint64_t{f.offset} != uint64_t{index} * p.frag_size) {
-      r = Malformed(&stats_.malformed_bad_layout);
-    }
-  } else {
-    if (p.frag_size == 0) {
-      r = LearnFragSize(p, static_cast<uint32_t>(len));
-    } else if (len != p.frag_size) {
-      r = Malformed(&stats_.malformed_bad_layout);
-    }
-    if (r == FragResult::kPartial) {
-      if (f.offset % p.frag_size != 0) {
-        r = Malformed(&stats_.malformed_bad_layout);
-      } else {
-        index = f.offset / p.frag_size;
-      }
-    }
-  }
+  // Only a 0-byte message has an empty fragment (handled above).
+  FragResult r =
+      len == 0 ? Malformed(&stats_.malformed_bad_layout) : FragResult::kPartial;
+  const size_t heap_before = p.seen.heap_bytes();
   if (r == FragResult::kPartial &&
-      ((p.seen[index >> 6] >> (index & 63)) & 1) != 0) {
+      !p.seen.Insert(f.offset, static_cast<uint32_t>(f.offset + len))) {
     r = Malformed(&stats_.malformed_overlap);
   }
   if (r != FragResult::kPartial) {
@@ -174,11 +135,15 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     }
     return r;
   }
-
-  p.seen[index >> 6] |= uint64_t{1} << (index & 63);
-  ++p.received_frags;
+  // Coverage ranges that outgrew their inline room count as memory (many
+  // holes = a badly reordered or forged message).
+  const size_t heap_after = p.seen.heap_bytes();
+  if (heap_after != heap_before) {
+    p.charged += heap_after - heap_before;
+    memory_used_ += heap_after - heap_before;
+  }
   Store(p, f, place);
-  if (p.received_frags == p.total_frags) return Complete(key, p, out);
+  if (p.seen.covered_bytes() == p.msg_len) return Complete(key, p, out);
   return FragResult::kPartial;
 }
 
@@ -208,32 +173,6 @@ void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   }
   std::memcpy(dest.data() + (off - head), src, left);
   stats_.bytes_placed += left;
-}
-
-Reassembler::FragResult Reassembler::LearnFragSize(Partial& p, uint32_t len) {
-  // Non-final fragment: len < msg_len, so total >= 2.
-  const uint32_t total =
-      static_cast<uint32_t>((uint64_t{p.msg_len} + len - 1) / len);
-  const uint32_t last = total - 1;
-  if (p.have_final && uint64_t{p.final_offset} != uint64_t{last} * len) {
-    return Malformed(&stats_.malformed_bad_layout);
-  }
-  const size_t words = (size_t{total} + 63) / 64;
-  const uint64_t extra = BitmapCharge(words);
-  if (memory_used_ + extra > options_.max_bytes) {
-    ++stats_.no_memory;
-    return FragResult::kNoMemory;
-  }
-  p.frag_size = len;
-  p.total_frags = total;
-  p.seen.assign(words, 0);
-  p.charged += extra;
-  memory_used_ += extra;
-  if (p.have_final) {
-    p.seen[last >> 6] |= uint64_t{1} << (last & 63);
-    p.received_frags = 1;
-  }
-  return FragResult::kPartial;
 }
 
 Reassembler::FragResult Reassembler::Complete(uint32_t key, Partial& p,

@@ -17,12 +17,13 @@
 #include "absl/types/span.h"
 #include "reorder/buffer_pool.h"
 #include "reorder/completed_message.h"
+#include "reorder/coverage.h"
 #include "wire/psn.h"
 
 namespace braid::reorder {
 
 struct ReassemblerOptions {
-  // Memory for partial messages (buffers plus fragment bitmaps). A new
+  // Memory for partial messages (buffers plus coverage ranges). A new
   // message that would exceed it is refused with kNoMemory (transient).
   uint64_t max_bytes = uint64_t{256} << 20;  // 256 MiB
   // Messages longer than this are refused as kMalformed (permanent).
@@ -47,15 +48,15 @@ struct ReassemblerStats {
   uint64_t bytes_completed = 0;
   uint64_t malformed_out_of_bounds = 0;  // offset + len > msg_len
   uint64_t malformed_inconsistent = 0;   // msg_len/stream fields disagree
-  uint64_t malformed_bad_layout = 0;     // not on the message's fragment grid
-  uint64_t malformed_overlap = 0;        // fragment already placed
-  uint64_t malformed_too_large = 0;      // msg_len > max_message_bytes
-  uint64_t no_memory = 0;                // refused: memory/partial limit
-  uint64_t cleared_messages = 0;         // partials dropped by Clear()
-  uint64_t malformed_placement = 0;      // head longer than allowed
-  uint64_t messages_placed = 0;          // completed, placed directly
-  uint64_t messages_refused = 0;         // completed, placement refused
-  uint64_t bytes_placed = 0;             // written straight into destinations
+  uint64_t malformed_bad_layout = 0;  // empty fragment of a non-empty message
+  uint64_t malformed_overlap = 0;     // overlaps bytes already placed
+  uint64_t malformed_too_large = 0;   // msg_len > max_message_bytes
+  uint64_t no_memory = 0;             // refused: memory/partial limit
+  uint64_t cleared_messages = 0;      // partials dropped by Clear()
+  uint64_t malformed_placement = 0;   // head longer than allowed
+  uint64_t messages_placed = 0;       // completed, placed directly
+  uint64_t messages_refused = 0;      // completed, placement refused
+  uint64_t bytes_placed = 0;          // written straight into destinations
   uint64_t bytes_copied = 0;  // written into message buffers (incl. heads)
 };
 
@@ -84,9 +85,11 @@ using PlaceFn =
 // first (ReceiveWindow); this class still rejects overlap so a forged or
 // buggy fragment can never complete a message early.
 //
-// Fragment layout rule: every fragment of a message except the last carries
-// the same payload length L (> 0) at an offset that is a multiple of L; the
-// last one ends at msg_len. A 0-byte message is one fragment with 0 bytes.
+// Fragment layout rule: fragments may have any sizes (> 0 bytes) as long as
+// they do not overlap; the message completes when they cover [0, msg_len).
+// A 0-byte message is one fragment with 0 bytes. (Senders fill each datagram,
+// so a datagram may end one message and start the next: see
+// docs/protocol.md, "Fragmentation".)
 class Reassembler {
  public:
   enum class FragResult {
@@ -114,7 +117,7 @@ class Reassembler {
 
   // Bytes held by partial message buffers (placed messages: heads only).
   uint64_t bytes_buffered() const { return bytes_buffered_; }
-  // Bytes charged against max_bytes (buffers plus fragment bitmaps).
+  // Bytes charged against max_bytes (buffers plus coverage ranges).
   uint64_t memory_used() const { return memory_used_; }
   size_t partial_messages() const { return partials_.size(); }
 
@@ -131,14 +134,9 @@ class Reassembler {
     uint16_t stream_id = 0;
     uint32_t stream_seq = 0;
     uint32_t msg_len = 0;
-    uint32_t frag_size = 0;    // L; 0 until a non-final fragment arrives
-    uint32_t total_frags = 0;  // ceil(msg_len / L) once L is known
-    uint32_t received_frags = 0;
-    bool have_final = false;  // the final fragment arrived before L known
-    uint32_t final_offset = 0;
-    uint64_t charged = 0;                   // bytes charged to memory_used_
-    uint32_t buffered = 0;                  // data.size(), in bytes_buffered_
-    absl::InlinedVector<uint64_t, 2> seen;  // bit per fragment index
+    uint64_t charged = 0;       // bytes charged to memory_used_
+    uint32_t buffered = 0;      // data.size(), in bytes_buffered_
+    Coverage seen;              // byte ranges arrived
     std::vector<uint8_t> data;  // the message, or (placed) only its head
     bool placed = false;
     bool refused = false;  // placement refused: nothing more is written
@@ -150,8 +148,6 @@ class Reassembler {
   // the buffer and the rest through `place` unless refused.
   void Store(Partial& p, const Fragment& f, PlaceFn place);
   FragResult Complete(uint32_t key, Partial& p, CompletedMessage* out);
-  // Learns L from a non-final fragment; validates an earlier final fragment.
-  FragResult LearnFragSize(Partial& p, uint32_t len);
   void Release(Partial& p);
 
   ReassemblerOptions options_;

@@ -18,7 +18,7 @@ struct OutMessage {
   uint64_t cookie = 0;
   uint16_t stream = 0;  // 0 = unordered
   // Direct placement at the receiver: every fragment carries `placement`
-  // (and so holds kPlacementExtSize bytes less payload).
+  // (a kPlacementExtSize-byte header extension).
   bool placed = false;
   wire::PlacementExt placement;
 
@@ -26,11 +26,19 @@ struct OutMessage {
   // a new session without renumbering).
   uint32_t msg_seq = 0;
   uint32_t stream_seq = 0;
-  uint32_t frags_total = 0;
+  // Fragments have no fixed size: each one takes what is left of its
+  // datagram (docs/protocol.md, "Fragmentation"), so a datagram can end one
+  // message and start the next. A fragment is named by its byte offset.
+  uint32_t next_offset = 0;  // first byte not yet sent for the first time
+  uint32_t frags_sent = 0;   // fragments sent for the first time
   uint32_t frags_acked = 0;
-  uint32_t next_frag = 0;   // next fragment to send for the first time
-  uint32_t frag_bytes = 0;  // payload bytes per fragment (the last: less)
   bool done = false;
+
+  // True while some bytes (or, for a 0-byte message, its one empty
+  // fragment) have not been sent for the first time.
+  bool HasUnsent() const { return frags_sent == 0 || next_offset < len; }
+  // Every fragment was sent and acked.
+  bool FullyAcked() const { return !HasUnsent() && frags_acked == frags_sent; }
 
   static OutMessage Copy(const uint8_t* p, uint32_t n) {
     OutMessage m;

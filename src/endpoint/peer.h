@@ -136,6 +136,8 @@ class Peer : private retransmit::SenderEvents {
   // Send-side helpers (peer_send.cc).
   bool CanSendNew() const;
   bool HasSendable() const;
+  // Bytes not yet sent for the first time are queued or in flight.
+  bool HasNewData() const;
   OutMessage* MessageForTag(uint64_t tag);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);

@@ -7,13 +7,18 @@
 namespace braid::endpoint {
 namespace {
 
-constexpr uint64_t TagOf(uint32_t msg_seq, uint32_t frag) {
-  return (uint64_t{msg_seq} << 32) | frag;
+// A fragment's tag in the sent-packet manager: its message and byte offset.
+constexpr uint64_t TagOf(uint32_t msg_seq, uint32_t offset) {
+  return (uint64_t{msg_seq} << 32) | offset;
 }
 constexpr uint32_t MsgOf(uint64_t tag) {
   return static_cast<uint32_t>(tag >> 32);
 }
-constexpr uint32_t FragOf(uint64_t tag) { return static_cast<uint32_t>(tag); }
+constexpr uint32_t OffsetOf(uint64_t tag) { return static_cast<uint32_t>(tag); }
+
+uint8_t PlacedFlag(const OutMessage& m) {
+  return m.placed ? wire::kDataFlagPlaced : 0;
+}
 
 }  // namespace
 
@@ -34,12 +39,14 @@ bool Peer::CanSendNew() const {
   return sent_.next_psn() < credit_limit_;
 }
 
+bool Peer::HasNewData() const {
+  return !queued_.empty() ||
+         (!inflight_.empty() && inflight_.back().HasUnsent());
+}
+
 bool Peer::HasSendable() const {
   if (sent_.HasRetransmit()) return true;
-  const bool have_new = !queued_.empty() || (!inflight_.empty() &&
-                                             inflight_.back().next_frag <
-                                                 inflight_.back().frags_total);
-  return have_new && CanSendNew();
+  return HasNewData() && CanSendNew();
 }
 
 OutMessage* Peer::MessageForTag(uint64_t tag) {
@@ -55,10 +62,9 @@ void Peer::StartMessage(OutMessage& m) {
       stream_next_seq_.resize(m.stream + 1u, 0);
     m.stream_seq = stream_next_seq_[m.stream]++;
   }
-  m.frag_bytes = cfg_.mss - (m.placed ? wire::kPlacementExtSize : 0);
-  m.frags_total = m.len == 0 ? 1 : (m.len + m.frag_bytes - 1) / m.frag_bytes;
+  m.next_offset = 0;
+  m.frags_sent = 0;
   m.frags_acked = 0;
-  m.next_frag = 0;
   ++inflight_count_;
 }
 
@@ -103,7 +109,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
     for (size_t i = inflight_.size(); i-- > 0;) {
       if (inflight_[i].done) continue;
       OutMessage m = std::move(inflight_[i]);
-      m.msg_seq = m.stream_seq = m.frags_total = m.frags_acked = m.next_frag =
+      m.msg_seq = m.stream_seq = m.next_offset = m.frags_sent = m.frags_acked =
           0;
       queued_.push_front(std::move(m));
       if (!queued_.front().owned.empty()) {
@@ -169,12 +175,14 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
         sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);  // stale entry
         continue;
       }
-      const uint32_t offset = FragOf(tag) * m->frag_bytes;
-      const uint32_t plen = std::min(m->frag_bytes, m->len - offset);
-      h.flags = wire::kDataFlagRetransmit | wire::kDataFlagAckNow |
-                (m->placed ? wire::kDataFlagPlaced : 0);
+      // A re-send carries exactly the bytes of the original fragment.
+      h.flags =
+          wire::kDataFlagRetransmit | wire::kDataFlagAckNow | PlacedFlag(*m);
+      const uint32_t offset = OffsetOf(tag);
+      const uint32_t plen =
+          bytes - static_cast<uint32_t>(wire::DataHeaderBytes(h.flags));
       h.placement = m->placement;
-      if (wire::DataHeaderBytes(h.flags) + plen > room) break;
+      if (bytes > room) break;
       sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
       h.stream_id = m->stream;
       h.psn = psn;
@@ -193,23 +201,24 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       continue;
     }
     if (!CanSendNew()) {
-      const bool have_new =
-          !queued_.empty() ||
-          (!inflight_.empty() &&
-           inflight_.back().next_frag < inflight_.back().frags_total);
-      if (have_new && sent_.next_psn() >= credit_limit_ && !credit_blocked_) {
+      if (HasNewData() && sent_.next_psn() >= credit_limit_ &&
+          !credit_blocked_) {
         credit_blocked_ = true;
         ++credit_blocked_count_;
       }
       break;
     }
+    // New data: the fragment takes what is left of the datagram (at least
+    // one byte), so a datagram ends one message and starts the next and
+    // every datagram of a bulk transfer has the same size (whole GSO runs).
     OutMessage* m = nullptr;
-    if (!inflight_.empty() &&
-        inflight_.back().next_frag < inflight_.back().frags_total) {
+    if (!inflight_.empty() && inflight_.back().HasUnsent()) {
       m = &inflight_.back();
     } else if (!queued_.empty()) {
-      const uint32_t plen0 = std::min(cfg_.mss, queued_.front().len);
-      if (wire::kDataHeaderSize + plen0 > room) break;
+      const OutMessage& q = queued_.front();
+      if (wire::DataHeaderBytes(PlacedFlag(q)) + (q.len > 0 ? 1 : 0) > room) {
+        break;
+      }
       inflight_.push_back(std::move(queued_.front()));
       queued_.pop_front();
       if (inflight_.size() == 1) inflight_base_ = next_msg_seq_;
@@ -218,12 +227,15 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     } else {
       break;
     }
-    const uint32_t offset = m->next_frag * m->frag_bytes;
-    const uint32_t plen = std::min(m->frag_bytes, m->len - offset);
-    h.flags = m->placed ? wire::kDataFlagPlaced : 0;
+    h.flags = PlacedFlag(*m);
     h.placement = m->placement;
-    if (wire::DataHeaderBytes(h.flags) + plen > room) break;
-    bytes = static_cast<uint32_t>(wire::DataHeaderBytes(h.flags) + plen);
+    const size_t hdr = wire::DataHeaderBytes(h.flags);
+    const uint32_t offset = m->next_offset;
+    const uint32_t left = m->len - offset;
+    if (hdr + (left > 0 ? 1 : 0) > room) break;
+    const uint32_t plen =
+        static_cast<uint32_t>(std::min<size_t>(left, room - hdr));
+    bytes = static_cast<uint32_t>(hdr + plen);
     h.stream_id = m->stream;
     h.psn = sent_.next_psn();
     h.path_seq = paths_.OnSent(path, bytes, now);
@@ -234,10 +246,10 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     last_frame = pos;
     pos += wire::WriteData(h, absl::MakeConstSpan(m->data + offset, plen),
                            out.subspan(pos));
-    sent_.OnFirstSent(TagOf(m->msg_seq, m->next_frag), bytes, path, h.path_seq,
-                      now);
+    sent_.OnFirstSent(TagOf(m->msg_seq, offset), bytes, path, h.path_seq, now);
     if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
-    ++m->next_frag;
+    m->next_offset += plen;
+    ++m->frags_sent;
     ++packets_sent_;
     bytes_sent_ += plen;
     ++frames;
@@ -281,10 +293,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   }
   if (sent_.next_psn() < credit_limit_) {
     credit_blocked_ = false;
-  } else if (!credit_blocked_ &&
-             (!queued_.empty() ||
-              (!inflight_.empty() &&
-               inflight_.back().next_frag < inflight_.back().frags_total))) {
+  } else if (!credit_blocked_ && HasNewData()) {
     // The credit ran out exactly at a datagram boundary: WriteDataFrames
     // never saw the block, so mark it here (it arms the probe timer).
     credit_blocked_ = true;
@@ -326,7 +335,8 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   have_ack_event_ = true;
   OutMessage* m = MessageForTag(tag);
   if (m == nullptr || m->done) return;
-  if (++m->frags_acked == m->frags_total) CompleteMessage(*m, event_now_);
+  ++m->frags_acked;
+  if (m->FullyAcked()) CompleteMessage(*m, event_now_);
 }
 
 void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,

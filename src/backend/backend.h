@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -14,8 +15,11 @@
 
 namespace braid::backend {
 
-// One datagram to send. `data` is owned by the caller and must stay valid
-// until TxBurst returns (backends copy or transmit synchronously).
+// One datagram to send: `len` bytes at `data`, followed on the wire by
+// `tail_len` bytes at `tail` (a second piece, so a payload can leave from
+// the application's buffer without a user-space copy; usually empty). Both
+// are owned by the caller and must stay valid until TxBurst returns
+// (backends copy or transmit synchronously).
 struct TxPacket {
   NetAddr dst;
   wire::Entropy entropy =
@@ -23,6 +27,13 @@ struct TxPacket {
   bool ect = false;  // mark ECT(0) so the network may set CE
   const uint8_t* data = nullptr;
   uint32_t len = 0;
+  const uint8_t* tail = nullptr;
+  uint32_t tail_len = 0;
+
+  // Datagram size on the wire (UDP payload).
+  uint32_t size() const { return len + tail_len; }
+  // Copies the whole datagram to `out` (at least size() bytes).
+  void CopyTo(uint8_t* out) const;
 };
 
 // One received datagram. `data` is owned by the backend and valid until the
@@ -74,6 +85,11 @@ class Backend {
 
   virtual BackendCounters counters() const = 0;
 };
+
+inline void TxPacket::CopyTo(uint8_t* out) const {
+  if (len > 0) std::memcpy(out, data, len);
+  if (tail_len > 0) std::memcpy(out + len, tail, tail_len);
+}
 
 }  // namespace braid::backend
 

@@ -204,15 +204,25 @@ bool FrameReader::Next(Frame* out) {
 size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
                  absl::Span<uint8_t> out) {
   const size_t hdr = DataHeaderBytes(h.flags);
-  const size_t size = hdr + payload.size();
-  if (out.size() < size || payload.size() > 0xffff) return 0;
+  if (out.size() < hdr + payload.size()) return 0;
+  if (WriteDataHeader(h, payload.size(), out) == 0) return 0;
+  if (!payload.empty()) {
+    std::memcpy(out.data() + hdr, payload.data(), payload.size());
+  }
+  return hdr + payload.size();
+}
+
+size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
+                       absl::Span<uint8_t> out) {
+  const size_t hdr = DataHeaderBytes(h.flags);
+  if (out.size() < hdr || payload_len > 0xffff) return 0;
   uint8_t* p = out.data();
   p[0] = kVersion;
   p[1] = static_cast<uint8_t>(FrameType::kData);
   p[2] = h.flags;
   p[3] = h.path_id;
   Put16(p + 4, h.stream_id);
-  Put16(p + 6, static_cast<uint16_t>(payload.size()));
+  Put16(p + 6, static_cast<uint16_t>(payload_len));
   Put64(p + 8, h.src_incarnation);
   Put64(p + 16, h.dst_incarnation);
   Put32(p + 24, h.psn.value());
@@ -227,10 +237,7 @@ size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
     Put32(p + kDataHeaderSize + 16, h.placement.head_len);
     Put32(p + kDataHeaderSize + 20, 0);
   }
-  if (!payload.empty()) {
-    std::memcpy(p + hdr, payload.data(), payload.size());
-  }
-  return size;
+  return hdr;
 }
 
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,

@@ -176,6 +176,12 @@ uint64_t SackWord(const uint8_t* sack, size_t i);
 // placement extension iff h.flags has kDataFlagPlaced.
 size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
                  absl::Span<uint8_t> out);
+// The header (and placement extension) of a data frame whose `payload_len`
+// payload bytes the caller places right after it (or sends as a separate
+// piece that follows on the wire). Returns the header bytes written, 0 if
+// `out` is too small or payload_len > 0xffff.
+size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
+                       absl::Span<uint8_t> out);
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
                 absl::Span<uint8_t> out);
 size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out);

@@ -366,6 +366,27 @@ TEST(FrameRoundTripTest, WriteDataTakesPayloadLenFromThePayloadSpan) {
   EXPECT_EQ(p.frames[0].data.payload_len, 3);
 }
 
+// A header written alone, with the payload appended after it (or sent as a
+// separate piece), is byte for byte what WriteData produces.
+TEST(FrameRoundTripTest, WriteDataHeaderPlusPayloadEqualsWriteData) {
+  for (uint8_t flags : {uint8_t{0}, kDataFlagPlaced}) {
+    DataHeader h = SampleData();
+    h.flags = flags;
+    const std::vector<uint8_t> payload = Pattern(700);
+    std::vector<uint8_t> whole(DataHeaderBytes(flags) + payload.size());
+    ASSERT_EQ(WriteData(h, payload, absl::MakeSpan(whole)), whole.size());
+    std::vector<uint8_t> split(DataHeaderBytes(flags));
+    ASSERT_EQ(WriteDataHeader(h, payload.size(), absl::MakeSpan(split)),
+              split.size());
+    split.insert(split.end(), payload.begin(), payload.end());
+    EXPECT_EQ(split, whole) << "flags " << int{flags};
+  }
+  std::vector<uint8_t> small(10);
+  EXPECT_EQ(WriteDataHeader(SampleData(), 5, absl::MakeSpan(small)), 0u);
+  std::vector<uint8_t> room(kDataHeaderSize);
+  EXPECT_EQ(WriteDataHeader(SampleData(), 0x10000, absl::MakeSpan(room)), 0u);
+}
+
 TEST(FrameRoundTripTest, AckFrameWithoutSackRoundTrips) {
   AckHeader h;
   h.src_incarnation = 1;

@@ -36,7 +36,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       continue;
     }
     const TxPacket* send = &p;
-    if (imp_.corrupt > 0 && p.len > 0 && rng_.Bernoulli(imp_.corrupt)) {
+    if (imp_.corrupt > 0 && p.size() > 0 && rng_.Bernoulli(imp_.corrupt)) {
       // Corruption on the wire: the receiver's UDP checksum (computed by
       // this host's kernel after us, so a flip here would go unnoticed)
       // discards the datagram. Modelled as that discard; the parser's
@@ -47,8 +47,13 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
     }
     if (imp_.reorder > 0 && rng_.Bernoulli(imp_.reorder)) {
       Held h;
-      h.bytes.assign(send->data, send->data + send->len);
+      // Held past this call: keep a copy of the whole datagram.
+      h.bytes.resize(send->size());
+      send->CopyTo(h.bytes.data());
       h.pkt = *send;
+      h.pkt.len = send->size();
+      h.pkt.tail = nullptr;
+      h.pkt.tail_len = 0;
       h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
       held_.push_back(std::move(h));
       held_.back().pkt.data = held_.back().bytes.data();

@@ -32,15 +32,16 @@ size_t SimBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   size_t taken = 0;
   for (const TxPacket& t : pkts) {
     if (t.dst.family != NetAddr::Family::kIpv4 ||
-        t.entropy >= options_.entropy_count || t.len > options_.mtu_payload ||
-        (t.len > 0 && t.data == nullptr)) {
+        t.entropy >= options_.entropy_count ||
+        t.size() > options_.mtu_payload || (t.len > 0 && t.data == nullptr) ||
+        (t.tail_len > 0 && t.tail == nullptr)) {
       ++counters_.tx_dropped;
       ++taken;
       continue;
     }
     if (options_.backpressure && uplink != nullptr) {
       const uint64_t wire =
-          uint64_t{t.len} + uplink->options().frame_overhead_bytes;
+          uint64_t{t.size()} + uplink->options().frame_overhead_bytes;
       if (uplink->QueueBytes() + wire > uplink->options().queue_bytes) break;
     }
     sim::Packet* p = pool.Alloc();
@@ -48,11 +49,11 @@ size_t SimBackend::TxBurst(absl::Span<const TxPacket> pkts) {
     p->src.port = static_cast<uint16_t>(kFirstSourcePort + t.entropy);
     p->dst = t.dst;
     p->ect = t.ect;
-    p->len = t.len;
-    if (t.len > 0) std::memcpy(p->data, t.data, t.len);
+    p->len = t.size();
+    t.CopyTo(p->data);
     host_->Send(p);
     ++counters_.tx_packets;
-    counters_.tx_bytes += t.len;
+    counters_.tx_bytes += t.size();
     ++taken;
   }
   return taken;

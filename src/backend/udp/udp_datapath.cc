@@ -39,7 +39,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       gro_(gro_active),
       gso_(opts.gso),
       tx_hdrs_(burst_),
-      tx_iov_(burst_),
+      tx_iov_(2 * burst_),  // two pieces per datagram at most
       tx_addr_(burst_),
       tx_msgs_(burst_),
       tx_ctrl_(burst_ * kTxCtrl),
@@ -64,11 +64,35 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
 }
 
 bool UdpDatapath::TxValid(const TxPacket& p) const {
-  if (p.entropy >= tx_fds_.size() || p.len > mtu_) return false;
+  if (p.entropy >= tx_fds_.size() || p.size() > mtu_) return false;
   if (p.data == nullptr && p.len != 0) return false;
+  if (p.tail == nullptr && p.tail_len != 0) return false;
   if (p.dst.family == NetAddr::Family::kIpv4) return true;
   return p.dst.family == NetAddr::Family::kIpv6 && family_ == AF_INET6;
 }
+
+namespace {
+
+// Appends [data, data + len) to the message's iovecs, extending the last
+// iovec when the bytes follow it in memory (consecutive slots of the
+// caller's batch: the kernel then copies one run).
+void AddPiece(const uint8_t* data, uint32_t len, iovec* iov, size_t* niov,
+              msghdr* h) {
+  if (len == 0) return;
+  if (h->msg_iovlen > 0) {
+    iovec& last = iov[*niov - 1];
+    if (static_cast<const uint8_t*>(last.iov_base) + last.iov_len == data) {
+      last.iov_len += len;
+      return;
+    }
+  }
+  iov[*niov].iov_base = const_cast<uint8_t*>(data);
+  iov[*niov].iov_len = len;
+  ++*niov;
+  ++h->msg_iovlen;
+}
+
+}  // namespace
 
 size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
   const wire::Entropy e = pkts[i].entropy;
@@ -79,38 +103,29 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     const TxPacket& p = pkts[i];
     if (p.entropy != e || !TxValid(p)) break;
     const bool ect = ecn_ && p.ect;
+    const uint32_t size = p.size();
     if (gso_ && nmsg > 0) {
       TxMsg& cur = tx_msgs_[nmsg - 1];
-      if (!cur.closed && cur.ect == ect && p.len > 0 && p.len <= cur.seg &&
-          cur.count < kMaxGsoSegments && cur.bytes + p.len <= kMaxGsoBytes &&
+      if (!cur.closed && cur.ect == ect && size > 0 && size <= cur.seg &&
+          cur.count < kMaxGsoSegments && cur.bytes + size <= kMaxGsoBytes &&
           p.dst == pkts[cur.first].dst) {
         ++cur.count;
-        cur.bytes += p.len;
-        cur.closed = p.len < cur.seg;
-        // Segments that follow each other in memory (consecutive slots of
-        // the caller's batch) share one iovec: the kernel copies one run.
-        iovec& last = tx_iov_[niov - 1];
-        if (static_cast<uint8_t*>(last.iov_base) + last.iov_len == p.data) {
-          last.iov_len += p.len;
-        } else {
-          tx_iov_[niov].iov_base = const_cast<uint8_t*>(p.data);
-          tx_iov_[niov].iov_len = p.len;
-          ++niov;
-          ++tx_hdrs_[nmsg - 1].msg_hdr.msg_iovlen;
-        }
+        cur.bytes += size;
+        cur.closed = size < cur.seg;
+        msghdr& h = tx_hdrs_[nmsg - 1].msg_hdr;
+        AddPiece(p.data, p.len, tx_iov_.data(), &niov, &h);
+        AddPiece(p.tail, p.tail_len, tx_iov_.data(), &niov, &h);
         ++npkt;
         continue;
       }
     }
-    tx_iov_[niov].iov_base = const_cast<uint8_t*>(p.data);
-    tx_iov_[niov].iov_len = p.len;
     TxMsg& m = tx_msgs_[nmsg];
     m.first = i;
     m.count = 1;
-    m.bytes = p.len;
-    m.seg = p.len;
+    m.bytes = size;
+    m.seg = size;
     m.ect = ect;
-    m.closed = p.len == 0;
+    m.closed = size == 0;
     msghdr& h = tx_hdrs_[nmsg].msg_hdr;
     if (nmsg > 0 && p.dst == pkts[tx_msgs_[nmsg - 1].first].dst) {
       // Same peer as the previous message: share its converted address.
@@ -122,11 +137,12 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
       h.msg_namelen = ToSockaddr(p.dst, family_, &tx_addr_[nmsg]);
     }
     h.msg_iov = &tx_iov_[niov];
-    h.msg_iovlen = 1;
+    h.msg_iovlen = 0;
     h.msg_flags = 0;
+    AddPiece(p.data, p.len, tx_iov_.data(), &niov, &h);
+    AddPiece(p.tail, p.tail_len, tx_iov_.data(), &niov, &h);
     ++nmsg;
     ++npkt;
-    ++niov;
   }
   for (size_t m = 0; m < nmsg; ++m) FinishTxMsg(m, pkts[tx_msgs_[m].first]);
   return nmsg;

@@ -123,7 +123,10 @@ class Endpoint::Impl {
       if (tx_off_ == tx_.size()) {
         tx_.clear();
         tx_off_ = 0;
-        if (core_.PollTx(now, &tx_, hold_acks) == 0) break;
+        if (core_.PollTx(now, &tx_, hold_acks, /*uncopied_payloads=*/true) ==
+            0) {
+          break;
+        }
         grouper_.Group(tx_.mutable_packets());
       }
       // Datagrams the kernel refused (send buffer full) stay in tx_ and go
@@ -132,6 +135,9 @@ class Endpoint::Impl {
         const size_t k = backend_->TxBurst(tx_.packets().subspan(tx_off_));
         if (k == 0) {
           ++tx_backpressure_;
+          // Kept until the next transmit, while acks may complete the
+          // messages whose buffers the datagrams still point into.
+          tx_.Materialize(tx_off_);
           return;
         }
         tx_off_ += k;

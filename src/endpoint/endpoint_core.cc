@@ -253,7 +253,8 @@ bool EndpointCore::WantsToSend(TimeNs now) const {
   return false;
 }
 
-size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks) {
+size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
+                            bool uncopied_payloads) {
   size_t n = 0;
   while (!stale_replies_.empty() && !batch->full()) {
     const StaleReply r = stale_replies_.back();
@@ -281,12 +282,15 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks) {
       wire::Entropy e = 0;
       absl::Span<uint8_t> slot =
           batch->next_slot().subspan(0, cfg_.max_datagram);
-      const size_t len = p->BuildDatagram(
-          now, slot.subspan(wire::kPreambleSize), &e, hold_acks);
+      absl::Span<const uint8_t> tail;
+      const size_t len =
+          p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e,
+                           hold_acks, uncopied_payloads ? &tail : nullptr);
       if (len == 0) break;
       wire::WritePreamble(cfg_.local_port, slot);
       batch->Commit(p->addr(), e,
-                    static_cast<uint32_t>(len + wire::kPreambleSize), true);
+                    static_cast<uint32_t>(len + wire::kPreambleSize), true,
+                    tail);
       ++sent;
     }
     n += sent;
@@ -295,7 +299,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks) {
   }
   for (size_t i = batch->size() - n; i < batch->size(); ++i) {
     ++datagrams_sent_;
-    bytes_sent_ += batch->packets()[i].len;
+    bytes_sent_ += batch->packets()[i].size();
   }
   return n;
 }

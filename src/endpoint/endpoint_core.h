@@ -55,7 +55,12 @@ class EndpointCore final : public PeerHost {
   // datagram (acks ride on data only); the driver must call again without
   // it soon — Endpoint does so at the application's next Send, Poll or Wait,
   // so an ack rides on the reply the application sends in between.
-  size_t PollTx(TimeNs now, TxBatch* batch, bool hold_acks = false);
+  // `uncopied_payloads`: a datagram's last large payload may stay in the
+  // message's buffer as the packet's second piece (TxPacket::tail) instead
+  // of being copied into the slot; the batch must then be transmitted (or
+  // TxBatch::Materialize'd) before acks are processed again.
+  size_t PollTx(TimeNs now, TxBatch* batch, bool hold_acks = false,
+                bool uncopied_payloads = false);
   // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
   // ready now is signalled by WantsToSend.)
   TimeNs NextWake() const;

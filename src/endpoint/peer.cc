@@ -137,7 +137,8 @@ bool Peer::WantsToSend(TimeNs now) const {
 }
 
 size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
-                           wire::Entropy* entropy, bool hold_acks) {
+                           wire::Entropy* entropy, bool hold_acks,
+                           absl::Span<const uint8_t>* tail) {
   size_t pos = 0;
   const bool sendable = HasSendable();
   // Held: an ack alone waits for the data the application is about to send
@@ -202,7 +203,20 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   if (sendable) pos += WriteDataFrames(now, out.subspan(pos), path);
   if (!ack_due && sendable && acks_.pending() &&
       out.size() - pos >= wire::AckFrameSize(wire::kMaxSackWords)) {
+    CopyDeferred();  // the ack goes after the payload
     pos += WriteAck(now, out.subspan(pos));
+  }
+  // A large last payload leaves from the message's buffer (one user-space
+  // copy fewer); a small one is cheaper to copy than to describe.
+  constexpr uint32_t kMinUncopiedPayload = 512;
+  if (tail != nullptr && deferred_.len >= kMinUncopiedPayload &&
+      deferred_.dst + deferred_.len == out.data() + pos) {
+    *tail = absl::MakeConstSpan(deferred_.src, deferred_.len);
+    pos -= deferred_.len;
+    deferred_ = DeferredPayload();
+  } else {
+    if (tail != nullptr) *tail = {};
+    CopyDeferred();
   }
   if (pos == 0) return 0;
   if (!have_path) path = paths_.Pick(now, -1);

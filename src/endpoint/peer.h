@@ -102,8 +102,13 @@ class Peer : private retransmit::SenderEvents {
   // 0 if nothing is to be sent. *entropy: the path's entropy value.
   // `hold_acks`: do not build a datagram that would carry only an ack (a
   // due ack still rides on data); the caller builds again soon without it.
+  // `tail`: if non-null, the payload of the datagram's last data frame may
+  // be left out of `out` and returned here instead (it then follows the
+  // returned bytes on the wire): a span of the message's own buffer, valid
+  // until the message completes, i.e. until acks are next processed.
   size_t BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
-                       wire::Entropy* entropy, bool hold_acks = false);
+                       wire::Entropy* entropy, bool hold_acks = false,
+                       absl::Span<const uint8_t>* tail = nullptr);
 
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);
@@ -146,8 +151,21 @@ class Peer : private retransmit::SenderEvents {
   // Starts a new send session. In-flight messages fail with `cause`, or —
   // with kNone (the receiver evicted our idle context) — are sent again.
   void RestartSession(FailureCause cause, TimeNs now);
+  // Writes data frames into `out`. The last frame's payload is not copied
+  // yet: it is left in deferred_ (see BuildDatagram's `tail`).
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                          wire::PathId path);
+  // A payload whose copy into the datagram is still due.
+  struct DeferredPayload {
+    uint8_t* dst = nullptr;
+    const uint8_t* src = nullptr;
+    uint32_t len = 0;
+  };
+  void CopyDeferred();
+  // Writes a data frame's header; its payload becomes deferred_ (after the
+  // previous deferred payload is copied). Returns the frame's size.
+  size_t WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
+                    uint32_t len, absl::Span<uint8_t> out);
   void FlushCcEvents(TimeNs now);
   void TrackOldestUnacked(TimeNs now);
   void AttributeRtoToPaths(TimeNs now);
@@ -181,6 +199,7 @@ class Peer : private retransmit::SenderEvents {
 
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it
+  DeferredPayload deferred_;
   // Rings keep their storage: no allocation per message once grown.
   // Pointers into them are valid only until the next push.
   Ring<OutMessage> queued_;     // accepted, not started

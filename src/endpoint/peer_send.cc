@@ -1,6 +1,7 @@
 // Peer, send side: segmentation, data frames, acks in, completions out,
 // sessions.
 #include <algorithm>
+#include <cstring>
 
 #include "endpoint/peer.h"
 
@@ -149,6 +150,25 @@ void Peer::FailAll(FailureCause cause, TimeNs now) {
   }
 }
 
+void Peer::CopyDeferred() {
+  if (deferred_.len > 0) {
+    std::memcpy(deferred_.dst, deferred_.src, deferred_.len);
+  }
+  deferred_ = DeferredPayload();
+}
+
+size_t Peer::WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
+                        uint32_t len, absl::Span<uint8_t> out) {
+  // The previous frame's payload goes in now; this one's waits, so the last
+  // payload of a datagram can leave from the message's buffer uncopied.
+  CopyDeferred();
+  const size_t hdr = wire::WriteDataHeader(h, len, out);
+  deferred_.dst = out.data() + hdr;
+  deferred_.src = payload;
+  deferred_.len = len;
+  return hdr + len;
+}
+
 size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                              wire::PathId path) {
   size_t pos = 0;
@@ -192,8 +212,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       h.msg_len = m->len;
       h.frag_offset = offset;
       last_frame = pos;
-      pos += wire::WriteData(h, absl::MakeConstSpan(m->data + offset, plen),
-                             out.subspan(pos));
+      pos += WriteFrame(h, m->data + offset, plen, out.subspan(pos));
       sent_.OnRetransmitted(psn, path, h.path_seq, now);
       ++rel_.retransmits;
       ++packets_sent_;
@@ -244,8 +263,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     h.msg_len = m->len;
     h.frag_offset = offset;
     last_frame = pos;
-    pos += wire::WriteData(h, absl::MakeConstSpan(m->data + offset, plen),
-                           out.subspan(pos));
+    pos += WriteFrame(h, m->data + offset, plen, out.subspan(pos));
     sent_.OnFirstSent(TagOf(m->msg_seq, offset), bytes, path, h.path_seq, now);
     if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
     m->next_offset += plen;

@@ -1,11 +1,15 @@
 // Preallocated output buffers for one burst: the core writes datagrams into
 // fixed slots and lists them as backend::TxPackets. Reused across polls; no
-// allocation after construction.
+// allocation after construction. A datagram may end in a second piece (the
+// payload of its last data frame, straight from the message's buffer): such
+// a batch is valid only until the messages it points into can complete —
+// call Materialize before keeping packets across a Poll.
 #ifndef BRAID_ENDPOINT_TX_BATCH_H_
 #define BRAID_ENDPOINT_TX_BATCH_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -28,15 +32,35 @@ class TxBatch {
                           slot_size_);
   }
   // Commits the next slot as a datagram of `len` bytes.
-  void Commit(const NetAddr& dst, wire::Entropy entropy, uint32_t len,
-              bool ect) {
+  // `tail`, if not empty, follows the slot's `len` bytes on the wire
+  // (len + tail.size() <= slot size).
+  void Commit(const NetAddr& dst, wire::Entropy entropy, uint32_t len, bool ect,
+              absl::Span<const uint8_t> tail = {}) {
     backend::TxPacket p;
     p.dst = dst;
     p.entropy = entropy;
     p.ect = ect;
     p.data = arena_.data() + packets_.size() * slot_size_;
     p.len = len;
+    p.tail = tail.data();
+    p.tail_len = static_cast<uint32_t>(tail.size());
     packets_.push_back(p);
+  }
+  // Copies the second pieces of packets [from, size()) into their slots, so
+  // they no longer point into message buffers (e.g. datagrams the kernel
+  // refused, kept for the next transmit while acks may complete messages).
+  void Materialize(size_t from) {
+    for (size_t i = from; i < packets_.size(); ++i) {
+      backend::TxPacket& p = packets_[i];
+      if (p.tail_len == 0) continue;
+      // Slots are laid out in commit order, but a caller may have regrouped
+      // packets_: find the slot from the data pointer.
+      uint8_t* slot = const_cast<uint8_t*>(p.data);
+      std::memcpy(slot + p.len, p.tail, p.tail_len);
+      p.len += p.tail_len;
+      p.tail = nullptr;
+      p.tail_len = 0;
+    }
   }
   absl::Span<const backend::TxPacket> packets() const { return packets_; }
   // Mutable view, for reordering a burst before it goes out (e.g. grouping

@@ -125,6 +125,73 @@ size_t Deliver(EndpointCore& src, EndpointCore& dst, const NetAddr& src_addr,
   return n;
 }
 
+// Large payloads may leave uncopied (as each packet's second piece); the
+// receiver sees the same bytes either way, and small ones are copied.
+TEST(EndpointCoreTest, UncopiedPayloadsArriveByteExact) {
+  CorePair p;
+  TxBatch batch(512, 1472);
+  const auto big = Pattern(200000, 21);
+  const auto small = Pattern(100, 22);
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Borrow(big.data(), 200000)).ok());
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Borrow(small.data(), 100)).ok());
+  std::vector<Completion> ra, rb;
+  size_t tails = 0, packets = 0;
+  for (int i = 0; i < 400 && ra.size() < 2; ++i) {
+    batch.clear();
+    p.a->PollTx(p.now, &batch, false, /*uncopied_payloads=*/true);
+    for (const auto& t : batch.packets()) {
+      ++packets;
+      std::vector<uint8_t> wire(t.size());
+      t.CopyTo(wire.data());
+      if (t.tail_len > 0) {
+        ++tails;
+        // Never a small payload, and the tail is the message's own memory.
+        EXPECT_GE(t.tail_len, 512u);
+        EXPECT_TRUE(t.tail >= big.data() && t.tail < big.data() + big.size());
+      }
+      p.b->OnDatagram(p.now, p.a_addr, wire, false);
+    }
+    p.now = p.now + DurationNs(20000);
+    Deliver(*p.b, *p.a, p.b_addr, p.now, &batch, false);
+    p.b->PollCompletions(&rb, SIZE_MAX);
+    p.a->PollCompletions(&ra, SIZE_MAX);
+  }
+  ASSERT_EQ(rb.size(), 2u);
+  EXPECT_TRUE(rb[0].data == big);
+  EXPECT_TRUE(rb[1].data == small);
+  EXPECT_EQ(ra.size(), 2u);
+  EXPECT_GT(tails, 100u);
+  EXPECT_LE(tails, packets);
+}
+
+// A kept batch stops pointing into message buffers once materialized.
+TEST(TxBatchTest, MaterializeCopiesSecondPiecesIntoTheirSlots) {
+  TxBatch batch(4, 1472);
+  const auto payload = Pattern(1000, 23);
+  for (int i = 0; i < 3; ++i) {
+    absl::Span<uint8_t> slot = batch.next_slot();
+    for (int k = 0; k < 40; ++k) slot[k] = static_cast<uint8_t>(i);
+    batch.Commit(NetAddr::Ipv4(0x0a000002, 7000), 0, 40, true,
+                 i == 1 ? absl::Span<const uint8_t>()
+                        : absl::MakeConstSpan(payload).subspan(i * 100));
+  }
+  // Regrouping reorders the packets; each must still find its own slot.
+  std::swap(batch.mutable_packets()[0], batch.mutable_packets()[2]);
+  std::vector<std::vector<uint8_t>> before;
+  for (const auto& t : batch.packets()) {
+    before.emplace_back(t.size());
+    t.CopyTo(before.back().data());
+  }
+  batch.Materialize(0);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& t = batch.packets()[i];
+    EXPECT_EQ(t.tail_len, 0u);
+    EXPECT_EQ(std::vector<uint8_t>(t.data, t.data + t.len), before[i]);
+  }
+}
+
 // A ping-pong: the ack for each message rides on the reply. Holding acks
 // builds no ack-only datagram, and the reply datagram carries the ack (the
 // sender's message completes from it).

@@ -51,9 +51,12 @@ struct Completion {
   CompletionType type = CompletionType::kRecv;
   FailureCause cause = FailureCause::kNone;
   NetAddr peer;
-  uint16_t stream = 0;        // ordered stream id, 0 = unordered
-  uint64_t cookie = 0;        // the caller's cookie (send completions)
-  std::vector<uint8_t> data;  // the message (kRecv); placed: the head only
+  uint16_t stream = 0;  // ordered stream id, 0 = unordered
+  uint64_t cookie = 0;  // the caller's cookie (send completions)
+  // The message (kRecv); placed: the head only. Owned by the caller; give
+  // it back with Endpoint::Recycle when done to avoid an allocation per
+  // received message.
+  std::vector<uint8_t> data;
   // kRecv of a message sent with a placement descriptor:
   PlacementStatus placement = PlacementStatus::kNone;
   PlacementDescriptor descriptor;

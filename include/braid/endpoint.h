@@ -23,6 +23,11 @@
 //   ep->Send(peer, bytes, {.cookie = 42});
 //   std::vector<braid::Completion> done;
 //   while (done.empty()) ep->Poll(&done);
+//   ...                      // use done[i].data
+//   ep->Recycle(&done);      // buffers back for the next receives; clears
+//
+// Memory: a received message arrives in a std::vector the endpoint takes
+// from a bounded pool; Recycle() returns it (optional, see there).
 #ifndef BRAID_ENDPOINT_H_
 #define BRAID_ENDPOINT_H_
 
@@ -108,6 +113,21 @@ class Endpoint {
   // Makes progress (receive, timers, transmit) and appends up to `max`
   // completions to `out`. Never blocks. Returns the number appended.
   size_t Poll(std::vector<Completion>* out, size_t max = 256);
+
+  // Gives a received message's buffer (a kRecv Completion::data) back, so a
+  // later receive reuses it instead of allocating: a receiver that returns
+  // every buffer allocates nothing per message in the steady state.
+  // Optional: a buffer never given back stays the caller's and is freed by
+  // it as usual; nothing leaks. Any vector may be given (its capacity is
+  // what counts); the endpoint keeps a bounded number of buffers (at most
+  // 1024 per power-of-two size class, none over 1 MiB, 32 MiB in all) and
+  // frees the rest at once. `buffer` is left empty. Valid after Close too.
+  void Recycle(std::vector<uint8_t>&& buffer);
+
+  // Recycles the data of every completion in `*completions` (see above) and
+  // clears it, keeping its capacity: use it in place of
+  // completions->clear() before the next Poll(completions).
+  void Recycle(std::vector<Completion>* completions);
 
   // A file descriptor (epoll) that becomes readable when Poll has work:
   // inbound packets, or a protocol timer due. Never read from it.

@@ -89,6 +89,7 @@ class Endpoint::Impl {
       TimeNs now = MonotonicNow();
       // Receive everything that is waiting, a burst at a time (bounded so
       // transmit gets its turn under a flood).
+      size_t received = 0;
       for (int round = 0; round < 8; ++round) {
         const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
         for (size_t i = 0; i < n; ++i) {
@@ -96,9 +97,12 @@ class Endpoint::Impl {
                            absl::MakeConstSpan(rx_[i].data, rx_[i].len),
                            rx_[i].ce);
         }
+        received += n;
         if (n < rx_.size()) break;
       }
-      now = MonotonicNow();
+      // Time moved on only if datagrams were processed (an empty poll is
+      // one syscall, and a busy poller makes many).
+      if (received > 0) now = MonotonicNow();
       if (core_.NextWake() <= now) core_.OnTimer(now);
       // When this Poll hands the application completions, an ack-only
       // datagram waits: the application may answer (Send), and the ack then
@@ -389,6 +393,17 @@ absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
       MakeMessage(message, opts, max_message_bytes(), /*copy_buf=*/nullptr);
   if (!m.ok()) return m.status();
   return impl_->Send(peer, std::move(*m));
+}
+
+void Endpoint::Recycle(std::vector<uint8_t>&& buffer) {
+  impl_->core().RecycleReceived(std::move(buffer));
+}
+
+void Endpoint::Recycle(std::vector<Completion>* completions) {
+  for (Completion& c : *completions) {
+    if (c.data.capacity() > 0) impl_->core().RecycleReceived(std::move(c.data));
+  }
+  completions->clear();
 }
 
 void Endpoint::SetPlacementHandler(PlacementHandler handler) {

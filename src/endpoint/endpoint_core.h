@@ -75,6 +75,11 @@ class EndpointCore final : public PeerHost {
   // OutMessage::owned.
   std::vector<uint8_t> TakeBuffer(size_t n);
 
+  // Takes back a received message's buffer for later receives (the bounded
+  // pool the reassembler draws from frees what does not fit). Leaves `b`
+  // empty.
+  void RecycleReceived(std::vector<uint8_t>&& b) { pool_.Put(std::move(b)); }
+
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);
   bool HasCompletions() const { return !completions_.empty(); }

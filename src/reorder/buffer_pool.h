@@ -13,8 +13,10 @@ namespace braid::reorder {
 struct BufferPoolOptions {
   // Buffers whose size class exceeds this are not kept (freed on Put).
   size_t max_pooled_size = size_t{1} << 20;  // 1 MiB
-  // At most this many free buffers are kept per size class.
-  uint32_t max_buffers_per_class = 64;
+  // At most this many free buffers are kept per size class. Enough for a
+  // full Poll of small messages (256 completions) handed back at once; the
+  // byte bound below limits the large classes.
+  uint32_t max_buffers_per_class = 1024;
   // At most this many bytes (sum of capacities) are kept in total.
   size_t max_pooled_bytes = size_t{32} << 20;  // 32 MiB
 };
@@ -39,6 +41,7 @@ class BufferPool {
   std::vector<uint8_t> Get(size_t size);
 
   // Returns a buffer for reuse. Buffers that do not fit the bounds are freed.
+  // Leaves `buf` empty.
   void Put(std::vector<uint8_t>&& buf);
 
   // Frees every pooled buffer.

@@ -107,7 +107,7 @@ class Client {
 
   // One Step; routes the completions. `run` state in `box`.
   void Pump(RunResult* r, Inbox* box) {
-    comps_.clear();
+    ep_->ep().Recycle(&comps_);
     ep_->Step(&comps_);
     for (Completion& c : comps_) Route(c, r, box);
   }
@@ -408,7 +408,7 @@ class Client {
     const Deadline give_up(3);
     bool acked = false;
     while (!acked && !give_up.Passed() && !deadline_.Passed()) {
-      comps_.clear();
+      ep_->ep().Recycle(&comps_);
       ep_->Step(&comps_);
       for (const Completion& c : comps_) {
         if (c.cookie == kCtrlCookie + 3 && c.type != CompletionType::kRecv) {

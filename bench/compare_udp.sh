@@ -28,6 +28,8 @@
 #                                      of busy-polling; for loaded machines)
 #                        [--braid-args "--cc none ..."]  (extra braid-perf
 #                                      flags for both sides, for diagnosis)
+#                        [--only bw,lat,rate,loss]  (run only these pairs;
+#                                      default all; figures of the others n/a)
 set -euo pipefail
 
 BUILD=""
@@ -45,6 +47,7 @@ BUDGET=170
 NICE=0
 BRAID_ARGS=""
 BLOCK=0
+ONLY="bw,lat,rate,loss"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) BUILD="$2"; shift 2 ;;
@@ -62,7 +65,8 @@ while [[ $# -gt 0 ]]; do
     --nice) NICE="$2"; shift 2 ;;
     --braid-args) BRAID_ARGS="$2"; shift 2 ;;
     --block) BLOCK=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -112,6 +116,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# want <group>: true if --only names it.
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
 over_budget() { (( SECONDS - START > BUDGET )); }
 
 # A free-looking UDP port for udp-blast (braid-perf picks its own).
@@ -196,17 +202,25 @@ COMMON=(--mtu "$MTU" "$GSO" "$GRO" --paths "$PATHS" "${PERF_POLL[@]}" $BRAID_ARG
 IMP=(--loss "$LOSS")
 for round in $(seq "$ROUNDS"); do
   [[ $JSON -eq 1 ]] || echo "round $round/$ROUNDS ($((SECONDS - START)) s)" >&2
-  raw raw_bw bw -s "$DGRAM" -D "$SECS" "$GSO" "$GRO"
-  braid braid_bw "${COMMON[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}"
-  raw raw_lat lat -s 64 -n "$LAT_ITERS"
-  braid braid_lat "${COMMON[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}"
-  raw raw_bw64 bw -s 64 -D "$SECS" "$GSO" "$GRO"
-  braid braid_rate "${COMMON[@]}" -- --test rate -s 64 -D "$SECS" "${COMMON[@]}"
-  braid braid_bw_loss "${COMMON[@]}" "${IMP[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}" "${IMP[@]}"
-  braid braid_lat_loss "${COMMON[@]}" "${IMP[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}" "${IMP[@]}"
+  if want bw; then
+    raw raw_bw bw -s "$DGRAM" -D "$SECS" "$GSO" "$GRO"
+    braid braid_bw "${COMMON[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}"
+  fi
+  if want lat; then
+    raw raw_lat lat -s 64 -n "$LAT_ITERS"
+    braid braid_lat "${COMMON[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}"
+  fi
+  if want rate; then
+    raw raw_bw64 bw -s 64 -D "$SECS" "$GSO" "$GRO"
+    braid braid_rate "${COMMON[@]}" -- --test rate -s 64 -D "$SECS" "${COMMON[@]}"
+  fi
+  if want loss; then
+    braid braid_bw_loss "${COMMON[@]}" "${IMP[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}" "${IMP[@]}"
+    braid braid_lat_loss "${COMMON[@]}" "${IMP[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}" "${IMP[@]}"
+  fi
 done
 # Syscalls per datagram with blocking waits (busy-polling counts empty polls).
-braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 "${COMMON[@]}" --block
+want bw && braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 1 "${COMMON[@]}" --block
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"

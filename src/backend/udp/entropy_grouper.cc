@@ -14,6 +14,7 @@ EntropyGrouper::EntropyGrouper(size_t max_burst, uint32_t max_entropies)
 }
 
 void EntropyGrouper::Group(absl::Span<TxPacket> pkts) {
+  if (pkts.size() < 2) return;  // a lone reply: nothing to regroup
   for (size_t i = 0; i < pkts.size(); i += max_burst_) {
     GroupChunk(pkts.subspan(i, std::min(max_burst_, pkts.size() - i)));
   }

@@ -25,6 +25,10 @@ constexpr size_t kGroBufferSize = 65536;
 // UDP_GRO (int) + TOS + TCLASS on receive, with room to spare.
 constexpr size_t kTxCtrl = 64;
 constexpr size_t kRxCtrl = 128;
+// Consecutive empty receives after which RxBurst asks for one datagram at a
+// time (see there). Two, so that a caller that blocks after one empty poll
+// (epoll) still reads a full burst when it wakes.
+constexpr uint32_t kProbeAfterEmptyPolls = 2;
 
 }  // namespace
 
@@ -60,7 +64,15 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
     h.msg_iov = &rx_iov_[j];
     h.msg_iovlen = 1;
     h.msg_control = &rx_ctrl_[j * kRxCtrl];
+    ResetRxHeader(j);
   }
+}
+
+void UdpDatapath::ResetRxHeader(size_t j) {
+  msghdr& h = rx_hdrs_[j].msg_hdr;
+  h.msg_namelen = sizeof(sockaddr_storage);
+  h.msg_controllen = kRxCtrl;
+  h.msg_flags = 0;
 }
 
 bool UdpDatapath::TxValid(const TxPacket& p) const {
@@ -195,8 +207,13 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
     bool rebuild = false;
     while (m < nmsg) {
       ++counters_.tx_syscalls;
-      const int r = sendmmsg(fd, &tx_hdrs_[m], static_cast<unsigned>(nmsg - m),
-                             MSG_DONTWAIT);
+      // One message (a lone reply, or one GSO run): sendmsg, which skips
+      // sendmmsg's per-message loop and length write-back.
+      const int r =
+          nmsg - m == 1
+              ? (sendmsg(fd, &tx_hdrs_[m].msg_hdr, MSG_DONTWAIT) < 0 ? -1 : 1)
+              : sendmmsg(fd, &tx_hdrs_[m], static_cast<unsigned>(nmsg - m),
+                         MSG_DONTWAIT);
       if (r > 0) {
         for (size_t k = m; k < m + static_cast<size_t>(r); ++k) {
           const TxMsg& t = tx_msgs_[k];
@@ -255,6 +272,7 @@ void UdpDatapath::DecodeRx(size_t j) {
     ++udp_.rx_bad_addr;
     return;
   }
+  if (h.msg_flags & MSG_CTRUNC) ++udp_.rx_ctrl_truncated;
   int tos = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
     if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
@@ -317,26 +335,47 @@ size_t UdpDatapath::DrainRx(absl::Span<RxPacket> out) {
   return k;
 }
 
+int UdpDatapath::Receive(size_t vlen) {
+  if (vlen > 1) {
+    return recvmmsg(rx_fd_, rx_hdrs_.data(), static_cast<unsigned>(vlen),
+                    MSG_DONTWAIT, nullptr);
+  }
+  const ssize_t n = recvmsg(rx_fd_, &rx_hdrs_[0].msg_hdr, MSG_DONTWAIT);
+  if (n < 0) return -1;
+  rx_hdrs_[0].msg_len = static_cast<unsigned>(n);
+  return 1;
+}
+
 size_t UdpDatapath::RxBurst(absl::Span<RxPacket> out) {
   if (out.empty()) return 0;
   if (RxPending()) return DrainRx(out);
-  const size_t vlen = std::min(burst_, out.size());
-  for (size_t j = 0; j < vlen; ++j) {
-    msghdr& h = rx_hdrs_[j].msg_hdr;
-    h.msg_namelen = sizeof(sockaddr_storage);
-    h.msg_controllen = kRxCtrl;
-    h.msg_flags = 0;
-  }
+  // A busy poller that keeps finding the socket empty will next find it
+  // empty again or holding one datagram (a reply): ask for just one, with
+  // recvmsg. recvmmsg would, after the first datagram, go on to try the
+  // next slot in the kernel, and costs more per empty call. The first
+  // receive that finds data turns full bursts back on.
+  const size_t vlen = rx_empty_polls_ >= kProbeAfterEmptyPolls
+                          ? 1
+                          : std::min(burst_, out.size());
+  // The kernel writes msg_namelen, msg_controllen and msg_flags only of the
+  // messages it fills (nothing on an error); the others still hold what the
+  // constructor set. Resetting just those keeps the busy poll of an empty
+  // socket at one syscall with no per-slot work.
+  for (size_t j = 0; j < rx_dirty_; ++j) ResetRxHeader(j);
+  rx_dirty_ = 0;
   ++counters_.rx_syscalls;
-  const int r = recvmmsg(rx_fd_, rx_hdrs_.data(), static_cast<unsigned>(vlen),
-                         MSG_DONTWAIT, nullptr);
+  const int r = Receive(vlen);
   if (r <= 0) {
     if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       ++udp_.rx_errors;
+      rx_dirty_ = vlen;  // unknown state: reset them all next time
     }
+    if (rx_empty_polls_ < kProbeAfterEmptyPolls) ++rx_empty_polls_;
     return 0;
   }
+  rx_empty_polls_ = 0;
   rx_count_ = static_cast<size_t>(r);
+  rx_dirty_ = rx_count_;
   rx_next_ = 0;
   rx_off_ = 0;
   for (size_t j = 0; j < rx_count_; ++j) DecodeRx(j);

@@ -29,10 +29,13 @@ struct UdpCounters {
   uint64_t tx_invalid = 0;     // bad entropy / length / destination
   uint64_t tx_errors = 0;      // sendmmsg errors other than EAGAIN
   uint64_t rx_truncated = 0;   // larger than the receive buffer
-  uint64_t rx_oversize = 0;    // larger than mtu_payload
-  uint64_t rx_bad_addr = 0;    // source address of an unexpected family
-  uint64_t rx_errors = 0;      // recvmmsg errors other than EAGAIN
-  uint64_t rx_ce = 0;          // datagrams that arrived CE-marked
+  // Control data cut short (MSG_CTRUNC): a CE mark or GRO segment size may
+  // be missing from that buffer. Should stay 0.
+  uint64_t rx_ctrl_truncated = 0;
+  uint64_t rx_oversize = 0;  // larger than mtu_payload
+  uint64_t rx_bad_addr = 0;  // source address of an unexpected family
+  uint64_t rx_errors = 0;    // recvmmsg errors other than EAGAIN
+  uint64_t rx_ce = 0;        // datagrams that arrived CE-marked
   // Datagrams the kernel dropped because the receive socket buffer was full
   // (SO_RXQ_OVFL; cumulative, as of the last datagram read).
   uint64_t rx_kernel_drops = 0;
@@ -55,11 +58,12 @@ class UdpDatapath {
   // than EAGAIN). Stops early only when a socket buffer is full (EAGAIN).
   size_t TxBurst(absl::Span<const TxPacket> pkts);
 
-  // Receives up to out.size() datagrams with one recvmmsg (none if datagrams
-  // from the previous call are still pending, see RxPending). GRO buffers are
-  // split into their datagrams. Data stays valid until the next call.
-  // Returns the count; when it equals out.size() call again before waiting
-  // on the fd, since split GRO buffers may leave datagrams pending.
+  // Receives up to out.size() datagrams with one receive syscall (none if
+  // datagrams from the previous call are still pending, see RxPending;
+  // after repeated empty calls, one datagram, see RxBurst in the .cc). GRO
+  // buffers are split into their datagrams. Data stays valid until the next
+  // call. Returns the count; when it equals out.size() call again before
+  // waiting on the fd, since split GRO buffers may leave datagrams pending.
   size_t RxBurst(absl::Span<RxPacket> out);
 
   // True if datagrams already read from the kernel wait for RxBurst (the
@@ -98,6 +102,11 @@ class UdpDatapath {
   size_t BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i);
   void FinishTxMsg(size_t m, const TxPacket& first);
   void DecodeRx(size_t j);
+  // One receive syscall into rx_hdrs_[0, vlen): recvmsg for one slot,
+  // else recvmmsg. Returns the messages filled, or -1 (errno set).
+  int Receive(size_t vlen);
+  // Restores the fields recvmmsg writes in rx_hdrs_[j].
+  void ResetRxHeader(size_t j);
   size_t DrainRx(absl::Span<RxPacket> out);
 
   const int family_;
@@ -125,8 +134,12 @@ class UdpDatapath {
   std::vector<uint8_t> rx_ctrl_;  // burst_ * kRxCtrl bytes
   std::vector<RxMeta> rx_meta_;
   size_t rx_count_ = 0;  // buffers filled by the last recvmmsg
-  size_t rx_next_ = 0;   // next buffer to hand out
-  uint32_t rx_off_ = 0;  // offset of the next datagram in that buffer
+  // rx_hdrs_[0, rx_dirty_) were written by the kernel (name/control
+  // lengths, flags) and are reset before the next recvmmsg.
+  size_t rx_dirty_ = 0;
+  uint32_t rx_empty_polls_ = 0;  // consecutive receives that found nothing
+  size_t rx_next_ = 0;           // next buffer to hand out
+  uint32_t rx_off_ = 0;          // offset of the next datagram in that buffer
 
   BackendCounters counters_;
   UdpCounters udp_;

@@ -634,5 +634,57 @@ TEST(UdpRxTest, NothingQueuedReturnsZero) {
   EXPECT_EQ(rx->udp_counters().rx_errors, 0u);
 }
 
+// recvmmsg shortens a filled slot's control length to what it wrote; the
+// next receive into that slot needs the full room back (RxBurst restores
+// only the slots the kernel filled). A plain datagram (a TOS cmsg) then a
+// GRO-coalesced buffer (UDP_GRO + TOS cmsgs) through the same first slot,
+// with empty polls in between: a short control room cuts the second one's
+// control data (a CE mark or the segment size lost).
+TEST(UdpRxTest, ReusedSlotGetsItsFullControlRoomBack) {
+  auto tx = OpenOrDie(LoopbackOptions(true, true));
+  auto rx = OpenOrDie(LoopbackOptions(true, true));
+  ASSERT_TRUE(tx && rx);
+  if (!tx->gso_active() || !rx->gro_active()) GTEST_SKIP() << "no GSO/GRO";
+  std::vector<uint8_t> data(1000, 5);
+  std::vector<RxPacket> out(8);
+  for (int round = 0; round < 3; ++round) {
+    TxPacket one{rx->LocalAddress(), 0, true, data.data(), 1000};
+    ASSERT_EQ(tx->TxBurst(absl::MakeConstSpan(&one, 1)), 1u);
+    ASSERT_EQ(ReceiveN(*rx, 1).size(), 1u);
+    EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 0u);  // empty poll
+    std::vector<TxPacket> run(
+        8, TxPacket{rx->LocalAddress(), 0, true, data.data(), 1000});
+    ASSERT_EQ(tx->TxBurst(run), 8u);
+    EXPECT_EQ(ReceiveN(*rx, 8).size(), 8u) << "round " << round;
+  }
+  EXPECT_EQ(rx->counters().rx_dropped, 0u);
+  EXPECT_EQ(rx->udp_counters().rx_ctrl_truncated, 0u);
+  EXPECT_EQ(rx->udp_counters().gro_buffers, 3u);
+}
+
+// A busy poller that keeps finding nothing asks for one datagram at a time
+// (the cheapest receive when a lone reply is what comes next); the first
+// receive that finds data turns full bursts back on, so a flood is read in
+// bursts again from the next call on.
+TEST(UdpRxTest, AfterEmptyPollsOneDatagramThenFullBurstsAgain) {
+  auto tx = OpenOrDie(LoopbackOptions(false, false));
+  auto rx = OpenOrDie(LoopbackOptions(false, false));
+  ASSERT_TRUE(tx && rx);
+  std::vector<RxPacket> out(64);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 0u);
+  std::vector<uint8_t> data(100, 2);
+  std::vector<TxPacket> pkts(
+      20, TxPacket{rx->LocalAddress(), 0, false, data.data(), 100});
+  ASSERT_EQ(tx->TxBurst(pkts), 20u);
+  const uint64_t s0 = rx->counters().rx_syscalls;
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 1u);
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 19u);
+  EXPECT_EQ(rx->counters().rx_syscalls - s0, 2u);
+  // One empty poll alone (a caller about to block on the fd) keeps bursts.
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 0u);
+  ASSERT_EQ(tx->TxBurst(pkts), 20u);
+  EXPECT_EQ(rx->RxBurst(absl::MakeSpan(out)), 20u);
+}
+
 }  // namespace
 }  // namespace braid::backend

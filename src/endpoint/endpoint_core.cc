@@ -103,11 +103,23 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
   return absl::OkStatus();
 }
 
+Peer* EndpointCore::FindPeer(const NetAddr& addr) {
+  // A ping-pong or a stream talks to one peer over and over: compare with
+  // the last one found before hashing the address.
+  if (last_peer_ != nullptr && last_peer_->addr() == addr) return last_peer_;
+  Peer* p = peers_.Find(addr);
+  if (p != nullptr) last_peer_ = p;
+  return p;
+}
+
 Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
-  if (Peer* p = peers_.Find(addr)) return p;
-  return peers_.Insert(
+  if (Peer* p = FindPeer(addr)) return p;
+  last_peer_ = nullptr;  // Insert may evict (free) it
+  Peer* p = peers_.Insert(
       std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now), now,
       cfg_.proto.peer_timeout);
+  last_peer_ = p;
+  return p;
 }
 
 void EndpointCore::CountParseError(wire::ParseError e) {
@@ -206,8 +218,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       continue;
     }
     if (peer == nullptr) {
-      peer =
-          addressed_by_sender ? FindOrCreatePeer(now, from) : peers_.Find(from);
+      peer = addressed_by_sender ? FindOrCreatePeer(now, from) : FindPeer(from);
       if (peer == nullptr) {
         if (addressed_by_sender) {
           ++drops_.no_peer_slot;

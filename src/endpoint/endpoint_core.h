@@ -108,6 +108,9 @@ class EndpointCore final : public PeerHost {
     NetAddr to;
     uint64_t their_incarnation;
   };
+  // The peer at `addr`, or null.
+  Peer* FindPeer(const NetAddr& addr);
+  // The peer at `addr`, created if absent; null if the table is full.
   Peer* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
   void CountParseError(wire::ParseError e);
 
@@ -116,6 +119,9 @@ class EndpointCore final : public PeerHost {
   Rng rng_;
   reorder::BufferPool pool_;
   PeerTable peers_;
+  // The peer FindPeer found last (lookup cache). Peers leave the table only
+  // by eviction in PeerTable::Insert, so it is cleared around every Insert.
+  Peer* last_peer_ = nullptr;
   PlacementHandler placement_handler_;
   Ring<Completion> completions_;
   // Copies of finished copying sends, reused by later ones (bounded).

@@ -87,6 +87,13 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         self.assertLessEqual(row["lat_p50_us"], row["lat_p99_us"])
         self.assertLessEqual(row["lat_p99_us"], row["lat_p999_us"])
 
+    def assert_few_allocations(self, row):
+        # Both sides recycle received buffers (Endpoint::Recycle): the
+        # steady state allocates far less than one buffer per message.
+        for side in ("client", "server"):
+            self.assertLess(row[side]["allocations_per_message"], 0.1,
+                            (side, row[side]))
+
     def test_bw_busy_poll_delivers_every_message_verified(self):
         rep = self.run_pair(["--test", "bw", "-s", "16384", "-n", "2000"])
         row = rep["results"][0]
@@ -103,6 +110,7 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         row = rep["results"][0]
         self.assert_clean(row, 2000)
         self.assertEqual(rep["config"]["poll"], "block")
+        self.assert_few_allocations(row)
 
     def test_bw_under_loss_dup_reorder_is_exactly_once_and_byte_exact(self):
         rep = self.run_pair(
@@ -131,11 +139,13 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         self.assert_clean(row, 2000)
         self.assertEqual(row["size"], 64)
         self.assertEqual(row["window"], 1)
+        self.assert_few_allocations(row)
 
     def test_rate_small_messages(self):
         rep = self.run_pair(["--test", "rate", "-n", "20000", "--block"],
                             ["--block"])
         self.assert_clean(rep["results"][0], 20000)
+        self.assert_few_allocations(rep["results"][0])
 
     def test_go_back_n_mode_under_loss(self):
         rep = self.run_pair(

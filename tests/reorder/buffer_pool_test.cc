@@ -73,5 +73,21 @@ TEST(BufferPoolTest, TotalPooledBytesAreBounded) {
   EXPECT_EQ(pool.pooled_buffers(), 2u);
 }
 
+// The defaults keep a whole Poll's worth of small message buffers (up to
+// 256 completions) handed back at once, so the next 256 receives allocate
+// nothing; and any one class stays bounded.
+TEST(BufferPoolTest, DefaultsKeepAFullPollOfSmallBuffersButStayBounded) {
+  BufferPool pool;
+  std::vector<std::vector<uint8_t>> held;
+  for (int i = 0; i < 256; ++i) held.push_back(pool.Get(64));
+  for (auto& b : held) pool.Put(std::move(b));
+  held.clear();
+  const uint64_t allocs = pool.stats().allocations;
+  for (int i = 0; i < 256; ++i) held.push_back(pool.Get(64));
+  EXPECT_EQ(pool.stats().allocations, allocs);
+  for (int i = 0; i < 5000; ++i) pool.Put(std::vector<uint8_t>(64));
+  EXPECT_EQ(pool.pooled_buffers(), BufferPoolOptions().max_buffers_per_class);
+}
+
 }  // namespace
 }  // namespace braid::reorder

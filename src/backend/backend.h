@@ -11,6 +11,7 @@
 
 #include "absl/types/span.h"
 #include "braid/address.h"
+#include "braid/time.h"
 #include "wire/psn.h"
 
 namespace braid::backend {
@@ -43,6 +44,11 @@ struct RxPacket {
   bool ce = false;  // the network marked Congestion Experienced
   uint8_t* data = nullptr;
   uint32_t len = 0;
+  // When the datagram reached this host (the kernel's receive timestamp, on
+  // the CLOCK_MONOTONIC scale of MonotonicNow), or Infinite if the backend
+  // cannot tell. RTT samples end here, so time the datagram then spent
+  // waiting for this process to run is not taken for network delay.
+  TimeNs arrival = TimeNs::Infinite();
 };
 
 struct BackendCounters {

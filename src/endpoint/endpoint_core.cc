@@ -168,7 +168,9 @@ void EndpointCore::CountParseError(wire::ParseError e) {
 }
 
 void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
-                              absl::Span<const uint8_t> bytes, bool ce) {
+                              absl::Span<const uint8_t> bytes, bool ce,
+                              TimeNs arrival) {
+  const TimeNs at = !arrival.IsInfinite() && arrival <= now ? arrival : now;
   ++datagrams_received_;
   bytes_received_ += bytes.size();
   if (closed_) return;
@@ -236,10 +238,10 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     if (before != 0 && before != peer->peer_incarnation()) ++peer_restarts_;
     switch (f.type) {
       case wire::FrameType::kData:
-        peer->OnData(now, f.data, f.payload, ce, &drops_);
+        peer->OnData(now, f.data, f.payload, ce, &drops_, at);
         break;
       case wire::FrameType::kAck:
-        peer->OnAck(now, f.ack, f.sack, &drops_);
+        peer->OnAck(now, f.ack, f.sack, &drops_, at);
         break;
       case wire::FrameType::kCtrl:
         peer->OnCtrl(now, f.ctrl, &drops_);

@@ -46,8 +46,12 @@ class EndpointCore final : public PeerHost {
   absl::Status Send(TimeNs now, const NetAddr& to, OutMessage&& m);
 
   // One received datagram. Malformed or stale frames are dropped and counted.
+  // `arrival`: when it reached this host (kernel timestamp) if known and not
+  // after `now`; RTT samples and ack delays are measured from it, so time
+  // spent waiting for this process to run does not count as network delay.
   void OnDatagram(TimeNs now, const NetAddr& from,
-                  absl::Span<const uint8_t> bytes, bool ce);
+                  absl::Span<const uint8_t> bytes, bool ce,
+                  TimeNs arrival = TimeNs::Infinite());
   // Runs every timer that is due at `now`.
   void OnTimer(TimeNs now);
   // Appends datagrams to `batch` until it is full or nothing is left to send

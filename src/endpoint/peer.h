@@ -83,10 +83,12 @@ class Peer : private retransmit::SenderEvents {
 
   // --- Inbound frames (already parsed and validated by wire/) -------------
   // `sync_seen` tells whether this datagram carried a SYNC we accepted.
+  // `arrival`: when the datagram reached this host, if known (see
+  // EndpointCore::OnDatagram); Infinite = now.
   void OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
-              bool ce, DropStats* drops);
+              bool ce, DropStats* drops, TimeNs arrival = TimeNs::Infinite());
   void OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
-             DropStats* drops);
+             DropStats* drops, TimeNs arrival = TimeNs::Infinite());
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
   // Checks a frame's incarnations against what we know of the peer. Returns
   // false (and counts) if the frame is stale. A new incarnation — accepted

@@ -27,7 +27,9 @@ void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
 }
 
 void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
-                  bool ce, DropStats* drops) {
+                  bool ce, DropStats* drops, TimeNs arrival) {
+  // The ack delay we report counts from the datagram's arrival at this host.
+  const TimeNs at = arrival.IsInfinite() ? now : arrival;
   last_activity_ = now;
   if (!rx_synced_) {
     // We hold no session for this sender (e.g. we evicted it): ask for one.
@@ -41,7 +43,7 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
   const bool ack_now = (h.flags & wire::kDataFlagAckNow) != 0;
   if (h.psn < cum || window_.Contains(h.psn)) {
     ++drops->duplicates;
-    acks_.OnData(now, h.path_id, h.path_seq, ce, ack_now, false, true);
+    acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, false, true);
     return;
   }
   if (h.psn >= granted_) {
@@ -93,7 +95,7 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
     rx_path_next_[p] = h.path_seq.value() + 1;
     rx_path_seen_[p] = true;
   }
-  acks_.OnData(now, h.path_id, h.path_seq, ce, ack_now, path_gap, false);
+  acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, path_gap, false);
   if (r == reorder::FragResult::kComplete) {
     released_.clear();
     ordered_.Push(std::move(done), &released_);

@@ -281,7 +281,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
 }
 
 void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
-                 DropStats* drops) {
+                 DropStats* drops, TimeNs arrival) {
   if (h.dst_incarnation != cfg_.local_incarnation || h.session != session_) {
     ++drops->stale_incarnation;  // an ack for an earlier life or session
     return;
@@ -296,6 +296,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   info.ack_delay = DurationNs(h.ack_delay_ns);
   info.nak = (h.flags & wire::kAckFlagNak) != 0;
   info.echo_duplicate = (h.flags & wire::kAckFlagEchoDup) != 0;
+  info.arrival = arrival;
   event_now_ = now;
   if (!sent_.OnAck(info, now, *this)) {
     ++drops->invalid_ack;

@@ -76,6 +76,9 @@ struct AckInfo {
   // The echoed transmission reached the receiver as a duplicate: it (or
   // the copy that arrived before it) was sent unnecessarily.
   bool echo_duplicate = false;
+  // When the ack reached this host (kernel timestamp), if known (else
+  // Infinite: the time OnAck is called). RTT samples end here.
+  TimeNs arrival = TimeNs::Infinite();
 };
 
 // Counters of one SentPacketManager; cumulative, survive Reset().

@@ -307,7 +307,13 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   if (rec == nullptr) {
     ++counters_.echo_unknown;
   } else {
-    TakeRttSample(ack.echo_path, *rec, ack.ack_delay, now, ev);
+    // The sample ends when the ack reached this host, not when this process
+    // got to read it (a busy or descheduled sender is not network delay).
+    const TimeNs end = !ack.arrival.IsInfinite() && ack.arrival <= now &&
+                               ack.arrival > rec->sent
+                           ? ack.arrival
+                           : now;
+    TakeRttSample(ack.echo_path, *rec, ack.ack_delay, end, ev);
     NoteArrival(ack.echo_path, rec->seq, rec->sent);
     Packet* pkt = Get(rec->psn);
     // The echoed copy is one we declared lost: re-sent already

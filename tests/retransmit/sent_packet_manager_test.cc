@@ -136,6 +136,8 @@ class SentPacketManagerTest : public ::testing::Test {
     a.nak = nak;
     a.echo_duplicate = echo_dup_;
     echo_dup_ = false;
+    a.arrival = arrival_;
+    arrival_ = TimeNs::Infinite();
     return m_->OnAck(a, now, ev_);
   }
   std::vector<uint32_t> PopAll() {
@@ -152,6 +154,7 @@ class SentPacketManagerTest : public ::testing::Test {
 
   std::unique_ptr<SentPacketManager> m_;
   Recorder ev_;
+  TimeNs arrival_ = TimeNs::Infinite();  // the next ack's arrival
   bool echo_dup_ = false;  // the next ack flags its echo as a duplicate
   std::map<PathId, uint32_t> next_seq_;
   std::map<uint32_t, std::pair<PathId, PathSeq>> last_tx_;
@@ -291,6 +294,29 @@ TEST_F(SentPacketManagerTest, TimersCoverTheReceiversAckDelay) {
   }
   EXPECT_EQ(m_->srtt(), Us(20));
   EXPECT_GE(m_->rto(), Us(520));
+}
+
+TEST_F(SentPacketManagerTest, RttSampleEndsWhenTheAckArrivedNotWhenItIsRead) {
+  // The path RTT is 20us; each ack waits 3ms in the socket before a busy
+  // sender reads it. With the kernel's arrival time the sample stays 20us.
+  TimeNs t = T(0);
+  for (int i = 0; i < 10; ++i) {
+    const Psn p = Send(0, t);
+    arrival_ = t + Us(20);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(3020)));
+    t = t + Us(4000);
+  }
+  EXPECT_EQ(m_->srtt(), Us(20));
+  EXPECT_EQ(m_->min_rtt(), Us(20));
+  // An arrival after the read, or before the send, is not believed.
+  const Psn p = Send(0, t);
+  arrival_ = t - Us(5);
+  ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(20)));
+  EXPECT_EQ(m_->min_rtt(), Us(20));
+  const Psn q = Send(0, t + Us(100));
+  arrival_ = t + Us(900);
+  ASSERT_TRUE(Ack(q.value() + 1, {}, q, t + Us(300)));
+  EXPECT_LT(m_->srtt(), Us(200));  // the 200us read time, not 800us
 }
 
 TEST_F(SentPacketManagerTest, RtoWaitsForAWholeRtoWithoutProgress) {

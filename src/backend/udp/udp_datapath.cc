@@ -22,9 +22,10 @@ constexpr uint32_t kMaxGsoBytes = 65507;
 // Receive buffer per slot when GRO may coalesce datagrams.
 constexpr size_t kGroBufferSize = 65536;
 // Control space per message: UDP_SEGMENT (u16) + TOS/TCLASS (int) on send;
-// UDP_GRO (int) + TOS + TCLASS on receive, with room to spare.
+// UDP_GRO (int) + TOS + TCLASS + SO_RXQ_OVFL (u32) + SCM_TIMESTAMPNS
+// (timespec) on receive, with room to spare.
 constexpr size_t kTxCtrl = 64;
-constexpr size_t kRxCtrl = 128;
+constexpr size_t kRxCtrl = 192;
 // Consecutive empty receives after which RxBurst asks for one datagram at a
 // time (see there). Two, so that a caller that blocks after one empty poll
 // (epoll) still reads a full burst when it wakes.
@@ -255,11 +256,24 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
   return n;
 }
 
+TimeNs UdpDatapath::ToMonotonic(const timespec& ts) {
+  const int64_t real = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  const int64_t mono = real - real_minus_mono_ns_;
+  // A timestamp from the future, or older than a second (the wall clock
+  // was stepped in between), is not trusted.
+  if (mono > mono_now_ns_ || mono < mono_now_ns_ - 1000000000) {
+    ++udp_.rx_bad_timestamps;
+    return TimeNs::Infinite();
+  }
+  return TimeNs(mono);
+}
+
 void UdpDatapath::DecodeRx(size_t j) {
   RxMeta& m = rx_meta_[j];
   m.valid = false;
   m.seg = 0;
   m.ce = false;
+  m.arrival = TimeNs::Infinite();
   msghdr& h = rx_hdrs_[j].msg_hdr;
   m.len = rx_hdrs_[j].msg_len;
   if (h.msg_flags & MSG_TRUNC) {
@@ -275,8 +289,13 @@ void UdpDatapath::DecodeRx(size_t j) {
   if (h.msg_flags & MSG_CTRUNC) ++udp_.rx_ctrl_truncated;
   int tos = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
-    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
-        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(timespec))) {
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+      m.arrival = ToMonotonic(ts);
+    } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+               c->cmsg_len >= CMSG_LEN(sizeof(int))) {
       int seg = 0;
       std::memcpy(&seg, CMSG_DATA(c), sizeof(seg));
       m.seg = seg > 0 ? static_cast<uint32_t>(seg) : 0;
@@ -323,6 +342,7 @@ size_t UdpDatapath::DrainRx(absl::Span<RxPacket> out) {
     p.ce = m.ce;
     p.data = base + rx_off_;
     p.len = piece;
+    p.arrival = m.arrival;
     counters_.rx_packets += 1;
     counters_.rx_bytes += piece;
     if (m.ce) ++udp_.rx_ce;
@@ -378,6 +398,14 @@ size_t UdpDatapath::RxBurst(absl::Span<RxPacket> out) {
   rx_dirty_ = rx_count_;
   rx_next_ = 0;
   rx_off_ = 0;
+  // Kernel timestamps are CLOCK_REALTIME: map them onto CLOCK_MONOTONIC
+  // with one reading of both clocks per burst.
+  timespec real, mono;
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  mono_now_ns_ = int64_t{mono.tv_sec} * 1000000000 + mono.tv_nsec;
+  real_minus_mono_ns_ =
+      int64_t{real.tv_sec} * 1000000000 + real.tv_nsec - mono_now_ns_;
   for (size_t j = 0; j < rx_count_; ++j) DecodeRx(j);
   return DrainRx(out);
 }

@@ -6,6 +6,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,8 @@ struct UdpCounters {
   // Datagrams the kernel dropped because the receive socket buffer was full
   // (SO_RXQ_OVFL; cumulative, as of the last datagram read).
   uint64_t rx_kernel_drops = 0;
+  // Kernel receive timestamps not trusted (clock stepped): arrival unknown.
+  uint64_t rx_bad_timestamps = 0;
 };
 
 class UdpDatapath {
@@ -93,6 +96,7 @@ class UdpDatapath {
     uint32_t len = 0;
     uint32_t seg = 0;  // UDP_GRO segment size, 0 = a single datagram
     bool ce = false;
+    TimeNs arrival = TimeNs::Infinite();
     bool valid = false;
   };
 
@@ -107,6 +111,9 @@ class UdpDatapath {
   int Receive(size_t vlen);
   // Restores the fields recvmmsg writes in rx_hdrs_[j].
   void ResetRxHeader(size_t j);
+  // A kernel (CLOCK_REALTIME) timestamp on the CLOCK_MONOTONIC scale, using
+  // the clock readings taken after the last receive; Infinite if implausible.
+  TimeNs ToMonotonic(const timespec& ts);
   size_t DrainRx(absl::Span<RxPacket> out);
 
   const int family_;
@@ -137,9 +144,11 @@ class UdpDatapath {
   // rx_hdrs_[0, rx_dirty_) were written by the kernel (name/control
   // lengths, flags) and are reset before the next recvmmsg.
   size_t rx_dirty_ = 0;
-  uint32_t rx_empty_polls_ = 0;  // consecutive receives that found nothing
-  size_t rx_next_ = 0;           // next buffer to hand out
-  uint32_t rx_off_ = 0;          // offset of the next datagram in that buffer
+  uint32_t rx_empty_polls_ = 0;     // consecutive receives that found nothing
+  int64_t mono_now_ns_ = 0;         // CLOCK_MONOTONIC after the last receive
+  int64_t real_minus_mono_ns_ = 0;  // CLOCK_REALTIME - CLOCK_MONOTONIC then
+  size_t rx_next_ = 0;              // next buffer to hand out
+  uint32_t rx_off_ = 0;  // offset of the next datagram in that buffer
 
   BackendCounters counters_;
   UdpCounters udp_;

@@ -36,6 +36,9 @@ struct UdpOptions {
   // Datagrams per sendmmsg/recvmmsg call (1..1024); sizes the preallocated
   // message arrays and receive buffers.
   int burst = 64;
+  // Ask the kernel for receive timestamps (SO_TIMESTAMPNS) and report them
+  // as RxPacket::arrival. Off: arrival is unknown (Infinite).
+  bool rx_timestamps = true;
 };
 
 // Returns OK if `o` is usable, else InvalidArgument naming the bad field.

@@ -378,6 +378,56 @@ TEST(UdpBatchingTest, TooLongTwoPieceDatagramIsRefused) {
   EXPECT_EQ(tx->counters().tx_packets, 0u);
 }
 
+// CLOCK_MONOTONIC now, the scale RxPacket::arrival uses.
+TimeNs Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
+}
+
+// Each datagram reports when the kernel received it, on CLOCK_MONOTONIC's
+// scale: after it was sent, before it was read — also when it waited in the
+// socket for a while, and for every datagram of a GRO buffer.
+TEST(UdpRxTimestampTest, ArrivalIsTheKernelsReceiveTime) {
+  for (bool gro : {false, true}) {
+    auto tx = OpenOrDie(LoopbackOptions(true, gro));
+    auto rx = OpenOrDie(LoopbackOptions(true, gro));
+    ASSERT_TRUE(tx && rx);
+    std::vector<uint8_t> buf(1000 * 8, 5);
+    std::vector<TxPacket> pkts;
+    for (int i = 0; i < 8; ++i) {
+      pkts.push_back({rx->LocalAddress(), 0, false, &buf[1000 * i], 1000});
+    }
+    const TimeNs before = Now();
+    ASSERT_EQ(tx->TxBurst(pkts), 8u);
+    const TimeNs sent = Now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::vector<Received> got = ReceiveN(*rx, 8);
+    const TimeNs read = Now();
+    ASSERT_EQ(got.size(), 8u);
+    for (const Received& r : got) {
+      ASSERT_FALSE(r.arrival.IsInfinite()) << "gro=" << gro;
+      EXPECT_GE(r.arrival, before);
+      // Not the read time: the datagrams sat in the socket for 20 ms.
+      EXPECT_LE(r.arrival, sent + DurationNs::Millis(10)) << "gro=" << gro;
+      EXPECT_LT(r.arrival, read);
+    }
+  }
+}
+
+TEST(UdpRxTimestampTest, OffMeansArrivalUnknown) {
+  UdpOptions o = LoopbackOptions(false, false);
+  o.rx_timestamps = false;
+  auto tx = OpenOrDie(LoopbackOptions(false, false));
+  auto rx = OpenOrDie(o);
+  ASSERT_TRUE(tx && rx);
+  std::vector<uint8_t> buf(100, 1);
+  ASSERT_EQ(tx->TxBurst({{rx->LocalAddress(), 0, false, buf.data(), 100}}), 1u);
+  const std::vector<Received> got = ReceiveN(*rx, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].arrival.IsInfinite());
+}
+
 TEST(UdpBatchingTest, RunsOnFourEntropiesAreFourSendSyscalls) {
   auto tx = OpenOrDie(LoopbackOptions(false, false));
   auto rx = OpenOrDie(LoopbackOptions(false, false));

@@ -46,6 +46,7 @@ struct Received {
   NetAddr src;
   bool ce = false;
   std::vector<uint8_t> bytes;
+  TimeNs arrival = TimeNs::Infinite();
 };
 
 // Receives until `want` datagrams arrived or 5 s passed (a hang guard).
@@ -60,7 +61,8 @@ inline std::vector<Received> ReceiveN(UdpBackend& b, size_t want,
     for (size_t i = 0; i < n; ++i) {
       got.push_back(Received{
           pkts[i].src, pkts[i].ce,
-          std::vector<uint8_t>(pkts[i].data, pkts[i].data + pkts[i].len)});
+          std::vector<uint8_t>(pkts[i].data, pkts[i].data + pkts[i].len),
+          pkts[i].arrival});
     }
     if (n == 0 && !b.RxPending()) {
       pollfd p{b.WaitFd(), POLLIN, 0};

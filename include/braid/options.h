@@ -70,6 +70,12 @@ struct ProtocolOptions {
   DurationNs min_rto = DurationNs::Millis(1);
   DurationNs max_rto = DurationNs::Millis(50);
   DurationNs initial_rtt = DurationNs::Micros(100);
+  // An ack the repairing sender asked for at once (a re-send or tail probe
+  // flagged ACK_NOW) or that answers a duplicate (our previous ack was
+  // evidently lost) is sent twice, on two different paths, when it goes
+  // alone: a dead return path then costs the sender another tail probe or an
+  // RTO only if both copies die. No extra acks while nothing is lost.
+  bool duplicate_urgent_acks = true;
   // Ack coalescing: ack after this many data packets or this delay.
   uint32_t ack_every_packets = 8;
   DurationNs ack_delay = DurationNs::Micros(10);

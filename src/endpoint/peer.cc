@@ -132,7 +132,9 @@ bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, bool may_announce,
 }
 
 bool Peer::WantsToSend(TimeNs now) const {
-  if (AckWanted(now) || need_sync_reply_ || probe_due_) return true;
+  if (AckWanted(now) || ack_copy_due_ || need_sync_reply_ || probe_due_) {
+    return true;
+  }
   return HasSendable();
 }
 
@@ -143,7 +145,10 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   const bool sendable = HasSendable();
   // Held: an ack alone waits for the data the application is about to send
   // (it rides on it below) or for the caller's next turn.
-  if (hold_acks && !sendable && !need_sync_reply_ && !probe_due_) return 0;
+  if (hold_acks && !sendable && !need_sync_reply_ && !probe_due_ &&
+      !ack_copy_due_) {
+    return 0;
+  }
   wire::PathId path = 0;
   bool have_path = false;
   if (sendable) {
@@ -198,13 +203,19 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   // pending rides behind the data if the data left room for a whole ack
   // (small messages, e.g. the reply of a ping-pong): the peer then needs no
   // ack-only datagram.
-  const bool ack_due = AckWanted(now);
-  if (ack_due) pos += WriteAck(now, out.subspan(pos));
+  const bool copy = ack_copy_due_;
+  const bool ack_due = AckWanted(now) || copy;
+  last_ack_urgent_ = false;
+  size_t ack_bytes = 0;
+  if (ack_due) ack_bytes = WriteAck(now, out.subspan(pos));
+  pos += ack_bytes;
+  ack_copy_due_ = false;
   if (sendable) pos += WriteDataFrames(now, out.subspan(pos), path);
   if (!ack_due && sendable && acks_.pending() &&
       out.size() - pos >= wire::AckFrameSize(wire::kMaxSackWords)) {
     CopyDeferred();  // the ack goes after the payload
-    pos += WriteAck(now, out.subspan(pos));
+    ack_bytes = WriteAck(now, out.subspan(pos));
+    pos += ack_bytes;
   }
   // A large last payload leaves from the message's buffer (one user-space
   // copy fewer); a small one is cheaper to copy than to describe.
@@ -219,7 +230,15 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     CopyDeferred();
   }
   if (pos == 0) return 0;
-  if (!have_path) path = paths_.Pick(now, -1);
+  if (!have_path) path = paths_.Pick(now, copy ? ack_copy_avoid_ : -1);
+  if (ack_bytes > 0 && pos == ack_bytes && last_ack_urgent_ && !copy &&
+      cfg_.proto.duplicate_urgent_acks && paths_.size() > 1) {
+    // An urgent ack alone in its datagram: send it again on another path
+    // (built right after this one, in the same transmit turn).
+    ack_copy_due_ = true;
+    ack_copy_avoid_ = path;
+    ack_copy_echo_dup_ = last_ack_echo_dup_;
+  }
   *entropy = paths_.entropy(path);
   last_activity_ = now;
   return pos;

@@ -202,6 +202,14 @@ class Peer : private retransmit::SenderEvents {
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it
   DeferredPayload deferred_;
+  // The last ack written was urgent (AckScheduler::Echo::urgent).
+  bool last_ack_urgent_ = false;
+  // A second copy of an urgent ack-only datagram is due, on another path
+  // than ack_copy_avoid_ (ProtocolOptions::duplicate_urgent_acks).
+  bool ack_copy_due_ = false;
+  wire::PathId ack_copy_avoid_ = 0;
+  bool last_ack_echo_dup_ = false;  // the last ack written flagged ECHO_DUP
+  bool ack_copy_echo_dup_ = false;  // so must its copy
   // Rings keep their storage: no allocation per message once grown.
   // Pointers into them are valid only until the next push.
   Ring<OutMessage> queued_;     // accepted, not started

@@ -41,9 +41,11 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
   if (ce) ++ecn_marks_received_;
   const wire::Psn cum = window_.cum();
   const bool ack_now = (h.flags & wire::kDataFlagAckNow) != 0;
+  const bool retransmit = (h.flags & wire::kDataFlagRetransmit) != 0;
   if (h.psn < cum || window_.Contains(h.psn)) {
     ++drops->duplicates;
-    acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, false, true);
+    acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, false, true,
+                 retransmit);
     return;
   }
   if (h.psn >= granted_) {
@@ -95,7 +97,8 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
     rx_path_next_[p] = h.path_seq.value() + 1;
     rx_path_seen_[p] = true;
   }
-  acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, path_gap, false);
+  acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, path_gap, false,
+               retransmit);
   if (r == reorder::FragResult::kComplete) {
     released_.clear();
     ordered_.Push(std::move(done), &released_);
@@ -149,10 +152,14 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
       wire::kMaxSackWords, (out.size() - wire::kAckHeaderSize) / 8);
   const size_t n = window_.FillSack(absl::MakeSpan(words, room_words));
   const reorder::AckScheduler::Echo echo = acks_.OnAckSent(now);
+  last_ack_urgent_ = echo.urgent;
+  // A second copy repeats the duplicate echo of the first.
+  const bool echo_dup = echo.duplicate || (ack_copy_due_ && ack_copy_echo_dup_);
+  last_ack_echo_dup_ = echo_dup;
   wire::AckHeader h;
   h.flags = (nak_pending_ ? wire::kAckFlagNak : 0) |
             (echo.ce ? wire::kAckFlagEchoCe : 0) |
-            (echo.duplicate ? wire::kAckFlagEchoDup : 0);
+            (echo_dup ? wire::kAckFlagEchoDup : 0);
   h.echo_path_id = echo.path;
   h.src_incarnation = cfg_.local_incarnation;
   h.dst_incarnation = peer_inc_;

@@ -11,7 +11,7 @@ AckScheduler::AckScheduler(const AckOptions& options) : options_(options) {
 
 void AckScheduler::OnData(TimeNs now, wire::PathId path, wire::PathSeq seq,
                           bool ce, bool ack_now, bool out_of_order,
-                          bool duplicate) {
+                          bool duplicate, bool retransmit) {
   ++stats_.data_packets;
   const bool ce_changed = have_latest_ && ce != latest_ce_;
   if (ce) {
@@ -35,6 +35,7 @@ void AckScheduler::OnData(TimeNs now, wire::PathId path, wire::PathSeq seq,
     }
   }
 
+  if (duplicate || (ack_now && retransmit)) urgent_ = true;
   const bool at_once = ack_now || out_of_order || duplicate ||
                        (options_.ack_on_ce_change && ce_changed);
   if (at_once && due_at_once_time_.IsInfinite()) due_at_once_time_ = now;
@@ -69,6 +70,7 @@ AckScheduler::Echo AckScheduler::OnAckSent(TimeNs now) {
   e.seq = latest_seq_;
   e.ce = latest_ce_;
   e.duplicate = echo_duplicate_;
+  e.urgent = urgent_;
   e.ce_count = ce_count_;
   e.ack_delay = have_latest_ ? Max(now - latest_arrival_, DurationNs::Zero())
                              : DurationNs::Zero();
@@ -79,6 +81,7 @@ AckScheduler::Echo AckScheduler::OnAckSent(TimeNs now) {
 void AckScheduler::Reset() {
   pending_count_ = 0;
   echo_duplicate_ = false;
+  urgent_ = false;
   due_at_once_time_ = TimeNs::Infinite();
   due_by_count_ = false;
 }

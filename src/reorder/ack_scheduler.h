@@ -44,6 +44,10 @@ class AckScheduler {
     uint32_t ce_count = 0;   // cumulative CE-marked data packets (wraps)
     bool valid = false;      // false if no data packet was ever seen
     bool duplicate = false;  // the echoed packet was a duplicate
+    // The sender is repairing: a re-send asked for this ack at once, or a
+    // duplicate arrived since the last ack (our previous ack was evidently
+    // lost or late). Losing this ack costs the sender another timer.
+    bool urgent = false;
   };
 
   explicit AckScheduler(const AckOptions& options = AckOptions());
@@ -51,8 +55,11 @@ class AckScheduler {
   // Records a data packet arrival. `out_of_order`: it created or filled a
   // hole (ReceiveWindow::last_out_of_order()); `duplicate`: already received.
   // ack_now, out_of_order or duplicate make an ACK due at once.
+  // `retransmit`: the sender flagged the packet as a re-send (with ack_now
+  // it makes the ack urgent, see Echo::urgent).
   void OnData(TimeNs now, wire::PathId path, wire::PathSeq seq, bool ce,
-              bool ack_now, bool out_of_order, bool duplicate);
+              bool ack_now, bool out_of_order, bool duplicate,
+              bool retransmit = false);
 
   // True if an ACK should be sent at `now`.
   bool AckDue(TimeNs now) const;
@@ -89,6 +96,7 @@ class AckScheduler {
   wire::PathSeq latest_seq_{0};
   TimeNs latest_arrival_;
   bool latest_ce_ = false;
+  bool urgent_ = false;          // ack_now or a duplicate since the last ack
   bool echo_duplicate_ = false;  // latest_* is a duplicate: keep it
   uint32_t ce_count_ = 0;
   AckSchedulerStats stats_;

@@ -125,6 +125,52 @@ size_t Deliver(EndpointCore& src, EndpointCore& dst, const NetAddr& src_addr,
   return n;
 }
 
+// A tail probe whose first copy arrived (so the ack for it was lost): the
+// receiver answers on two different paths; normal acks go once.
+TEST(EndpointCoreTest, AckAnsweringARepairIsSentOnTwoPaths) {
+  for (bool dup_acks : {true, false}) {
+    ProtocolOptions proto;
+    proto.duplicate_urgent_acks = dup_acks;
+    CorePair p(proto);
+    TxBatch batch(16, 1472);
+    const auto msg = Pattern(100, 9);
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(msg.data(), 100)).ok());
+    ASSERT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 1u);
+    // B's ack for it (a burst tail: one ack, not urgent) is lost.
+    batch.clear();
+    ASSERT_EQ(p.b->PollTx(p.now, &batch), 1u);
+    // A's tail probe re-sends the message; B already has it.
+    for (int i = 0;
+         i < 100 && p.a->stats().reliability.retransmits_tail_probe == 0; ++i) {
+      p.now = p.a->NextWake();
+      p.a->OnTimer(p.now);
+    }
+    ASSERT_GT(p.a->stats().reliability.retransmits_tail_probe, 0u);
+    ASSERT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 1u);
+    batch.clear();
+    const size_t acks = p.b->PollTx(p.now, &batch);
+    if (dup_acks) {
+      ASSERT_EQ(acks, 2u);
+      EXPECT_NE(batch.packets()[0].entropy, batch.packets()[1].entropy);
+      EXPECT_EQ(std::vector<uint8_t>(batch.packets()[0].data + 4,
+                                     batch.packets()[0].data + 20),
+                std::vector<uint8_t>(batch.packets()[1].data + 4,
+                                     batch.packets()[1].data + 20))
+          << "the same ack header (type, flags, incarnations)";
+    } else {
+      EXPECT_EQ(acks, 1u);
+    }
+    for (const auto& t : batch.packets()) {
+      p.a->OnDatagram(p.now, p.b_addr, absl::MakeConstSpan(t.data, t.len),
+                      false);
+    }
+    auto ra = p.Drain(*p.a);
+    ASSERT_EQ(ra.size(), 1u);
+    EXPECT_EQ(ra[0].type, CompletionType::kSendDone);
+  }
+}
+
 // Large payloads may leave uncopied (as each packet's second piece); the
 // receiver sees the same bytes either way, and small ones are copied.
 TEST(EndpointCoreTest, UncopiedPayloadsArriveByteExact) {

@@ -62,6 +62,24 @@ TEST(AckSchedulerTest, AckNowFlagMakesAckDueAtOnce) {
   EXPECT_EQ(a.NextAckTime(), At(50));
 }
 
+TEST(AckSchedulerTest, OnlyARepairMakesAnAckUrgent) {
+  AckScheduler a(Opts(8, 10));
+  // Normal traffic: a burst tail (ack_now), a hole, a count ack: not urgent.
+  a.OnData(At(1), 0, PathSeq(1), false, /*ack_now=*/true, false, false);
+  EXPECT_FALSE(a.OnAckSent(At(1)).urgent);
+  a.OnData(At(2), 0, PathSeq(2), false, false, /*out_of_order=*/true, false);
+  EXPECT_FALSE(a.OnAckSent(At(2)).urgent);
+  for (uint32_t i = 3; i < 11; ++i) Data(a, At(i), 0, i);
+  EXPECT_FALSE(a.OnAckSent(At(11)).urgent);
+  // A re-send asking for an ack, or a duplicate: urgent, for one ack.
+  a.OnData(At(12), 1, PathSeq(1), false, /*ack_now=*/true, false, false,
+           /*retransmit=*/true);
+  EXPECT_TRUE(a.OnAckSent(At(12)).urgent);
+  EXPECT_FALSE(a.OnAckSent(At(13)).urgent);
+  a.OnData(At(14), 1, PathSeq(2), false, false, false, /*duplicate=*/true);
+  EXPECT_TRUE(a.OnAckSent(At(14)).urgent);
+}
+
 TEST(AckSchedulerTest, OutOfOrderPacketMakesAckDueAtOnce) {
   AckScheduler a(Opts(8, 10));
   Data(a, At(1));

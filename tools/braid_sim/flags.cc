@@ -64,6 +64,8 @@ Protocol
   --paths N            entropies per peer (default 16)
   --cc C               swift | none (default swift)
   --spray-run N        datagrams per path before switching (default 1)
+  --dup-urgent-acks B  on | off: send acks answering a repair on two paths
+                       (default on)
   --peer-timeout-ms T  sends fail after T ms of peer silence (default 50)
 Impairments (repeatable)
   --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
@@ -249,6 +251,12 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
       s = Int<uint16_t>(flag, v, 1, 256, &c.protocol.paths);
     } else if (flag == "--spray-run") {
       s = Int<uint16_t>(flag, v, 1, 1024, &c.protocol.spray_run);
+    } else if (flag == "--dup-urgent-acks") {
+      if (v == "on" || v == "off") {
+        c.protocol.duplicate_urgent_acks = v == "on";
+      } else {
+        s = Bad(flag, "expected on or off");
+      }
     } else if (flag == "--cc") {
       absl::StatusOr<CcAlgorithm> a = ParseCc(v);
       if (a.ok()) {

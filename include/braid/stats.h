@@ -103,6 +103,10 @@ struct PeerStats {
   uint32_t healthy_paths = 0;
   uint64_t penalties = 0;
   uint64_t recycles = 0;
+  // Congestion signals (RTT samples, CE marks, losses) kept from congestion
+  // control because their path was being steered away from (a penalised
+  // path or a delay hot spot; protocol.md §9).
+  uint64_t steered_signals = 0;
   std::vector<PathStats> paths;
 };
 

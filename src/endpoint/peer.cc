@@ -326,6 +326,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->healthy_paths = paths_.healthy_paths();
   s->penalties = paths_.total_penalties();
   s->recycles = paths_.total_recycles();
+  s->steered_signals = steered_signals_;
   s->paths.clear();
   if (!with_paths) return;
   for (size_t p = 0; p < paths_.size(); ++p) {

@@ -210,6 +210,9 @@ class Peer : private retransmit::SenderEvents {
   wire::PathId ack_copy_avoid_ = 0;
   bool last_ack_echo_dup_ = false;  // the last ack written flagged ECHO_DUP
   bool ack_copy_echo_dup_ = false;  // so must its copy
+  // Congestion signals (RTT, CE, loss) withheld from congestion control
+  // because their path was being steered away from (PathSet::SteeredAway).
+  uint64_t steered_signals_ = 0;
   // Rings keep their storage: no allocation per message once grown.
   // Pointers into them are valid only until the next push.
   Ring<OutMessage> queued_;     // accepted, not started

@@ -322,8 +322,16 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   last_ce_count_ = h.ce_count;
   if (ce_delta > 0 && ce_delta < (1u << 20)) {
     ecn_echoes_ += ce_delta;
-    pending_ack_event_.ce_packets += ce_delta;
-    have_ack_event_ = true;
+    // Marks echoed from a path being steered away from are its own.
+    const bool steered = (h.flags & wire::kAckFlagEchoCe) &&
+                         h.echo_path_id < paths_.size() &&
+                         paths_.SteeredAway(h.echo_path_id);
+    if (steered) {
+      ++steered_signals_;
+    } else {
+      pending_ack_event_.ce_packets += ce_delta;
+      have_ack_event_ = true;
+    }
   }
   if ((h.flags & wire::kAckFlagEchoCe) && h.echo_path_id < paths_.size()) {
     paths_.OnEcn(h.echo_path_id, now);
@@ -379,6 +387,7 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
   }
   const wire::PathSeq seq = sent_.event_tx().seq;
   const bool overtaken = sent_.event_tx().overtaken;
+  bool steered_loss = false;
   if (cause == retransmit::LossCause::kTailProbe) {
     // A probe re-sends a packet that is not known to be lost: no penalty
     // for its path, no loss signal for congestion control. The copy being
@@ -400,11 +409,18 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
       rto_overtaken_.set(path, overtaken);
     }
   } else if (path < paths_.size()) {
+    // A loss on a path already being steered away from is that path's
+    // problem (it is penalised or a hot spot), not the shared window's.
+    steered_loss = paths_.SteeredAway(path);
     const multipath::PathEvent pe = paths_.OnLoss(path, seq, event_now_);
     // A recycled entropy takes a new route: packets after this point may
     // overtake older ones on the same path id, so the FIFO rule must not
     // compare across the change.
     if (pe == multipath::PathEvent::kRecycled) sent_.OnPathRerouted(path);
+  }
+  if (steered_loss) {
+    ++steered_signals_;
+    return;
   }
   pending_loss_event_.bytes_lost += bytes;
   ++pending_loss_event_.packets_lost;
@@ -416,7 +432,16 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
 }
 
 void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
-  if (path < paths_.size()) paths_.OnRttSample(path, rtt);
+  if (path < paths_.size() && paths_.OnRttSample(path, rtt, event_now_) ==
+                                  multipath::PathEvent::kRecycled) {
+    sent_.OnPathRerouted(path);
+  }
+  // A hot-spot path's queueing is answered by steering traffic off it, not
+  // by shrinking the window every path shares (protocol.md §9).
+  if (path < paths_.size() && paths_.SteeredAway(path)) {
+    ++steered_signals_;
+    return;
+  }
   pending_ack_event_.rtt = rtt;
   have_ack_event_ = true;
 }

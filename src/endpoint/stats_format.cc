@@ -119,6 +119,7 @@ Fields Flatten(const PeerStats& s) {
       {"healthy_paths", s.healthy_paths},
       {"path_penalties", s.penalties},
       {"path_recycles", s.recycles},
+      {"steered_signals", s.steered_signals},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   f.push_back({"srtt_us", absl::StrFormat("%.2f", s.srtt.us())});

@@ -243,6 +243,61 @@ void PathSet::OnRttSample(wire::PathId p, DurationNs rtt) {
   PathStats& s = path.stats;
   s.srtt = s.srtt == DurationNs::Zero() ? rtt : (s.srtt * 7 + rtt) / 8;
   if (s.min_rtt == DurationNs::Zero() || rtt < s.min_rtt) s.min_rtt = rtt;
+  ++path.rtt_samples;
+  if (++samples_since_median_ >= 16 || median_srtt_ == DurationNs::Zero()) {
+    RecomputeMedianSrtt();
+  }
+}
+
+PathEvent PathSet::OnRttSample(wire::PathId p, DurationNs rtt, TimeNs now) {
+  OnRttSample(p, rtt);
+  if (p >= paths_.size() || opts_.delay_factor <= 0) return PathEvent::kNone;
+  Path& path = At(p);
+  if (path.last_ack_stale || path.stats.health != PathHealth::kHealthy ||
+      !DelayHotSpot(path)) {
+    return PathEvent::kNone;
+  }
+  ++path.stats.delay_penalties;
+  return Penalise(p, now, opts_.ecn_penalty_time);
+}
+
+void PathSet::RecomputeMedianSrtt() {
+  samples_since_median_ = 0;
+  DurationNs v[256];
+  size_t n = 0;
+  for (const Path& q : paths_) {
+    if (q.stats.health == PathHealth::kHealthy &&
+        q.rtt_samples >= opts_.delay_min_samples && n < 256) {
+      v[n++] = q.stats.srtt;
+    }
+  }
+  if (n == 0) {
+    median_srtt_ = DurationNs::Zero();
+    return;
+  }
+  std::nth_element(v, v + n / 2, v + n);
+  median_srtt_ = v[n / 2];
+}
+
+bool PathSet::DelayHotSpot(const Path& path) const {
+  if (paths_.size() < 3 || median_srtt_ == DurationNs::Zero() ||
+      path.rtt_samples < opts_.delay_min_samples ||
+      healthy_count_ * 2 <= paths_.size()) {
+    return false;
+  }
+  const DurationNs s = path.stats.srtt;
+  return static_cast<double>(s.ns()) >
+             static_cast<double>(median_srtt_.ns()) * opts_.delay_factor &&
+         s > median_srtt_ + opts_.delay_margin;
+}
+
+bool PathSet::SteeredAway(wire::PathId p) const {
+  if (p >= paths_.size() || paths_.size() < 3 ||
+      healthy_count_ * 2 <= paths_.size()) {
+    return false;
+  }
+  const Path& path = At(p);
+  return path.stats.health != PathHealth::kHealthy || DelayHotSpot(path);
 }
 
 PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {
@@ -369,6 +424,7 @@ void PathSet::Recycle(wire::PathId p, wire::Entropy fresh) {
   path.consecutive_penalties = 0;
   path.stats.srtt = DurationNs::Zero();
   path.stats.min_rtt = DurationNs::Zero();
+  path.rtt_samples = 0;
   SetLossRate(path, OthersMean(sum_loss_rate_, path.loss_rate));
   SetEcnRate(path, OthersMean(sum_ecn_rate_, path.ecn_rate));
   ToProbing(path);

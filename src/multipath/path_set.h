@@ -78,8 +78,16 @@ class PathSet {
   // discarded) arrived after all: evidence that p delivers. Releases no
   // in-flight slot; a probing path becomes healthy.
   void OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now);
-  // An RTT sample for the packet just passed to OnAcked on `p`.
+  // An RTT sample for the packet just passed to OnAcked on `p`. With `now`,
+  // the delay rule may penalise p (returns what it did).
   void OnRttSample(wire::PathId p, DurationNs rtt);
+  PathEvent OnRttSample(wire::PathId p, DurationNs rtt, TimeNs now);
+  // True if p's congestion signals (delay, CE, loss) should not cut the
+  // peer's shared window: p is penalised or probing, or its smoothed RTT
+  // marks it as a hot spot (delay rule), while most paths are healthy —
+  // traffic is being steered off p instead. False when most paths suffer
+  // (a shared bottleneck): then every signal counts.
+  bool SteeredAway(wire::PathId p) const;
   // One packet sent on `p` was declared lost. Returns what this did to p.
   PathEvent OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now);
   PathEvent OnLoss(wire::PathId p, TimeNs now);
@@ -133,6 +141,7 @@ class PathSet {
     double ecn_rate = 0;   // EWMA of CE marks among acks
     uint32_t consecutive_penalties = 0;
     uint32_t clean_acks = 0;
+    uint32_t rtt_samples = 0;  // since the last recycle
     bool probe_in_flight = false;
     bool last_ack_stale = false;
     bool has_epoch = false;
@@ -180,6 +189,12 @@ class PathSet {
   uint64_t total_penalties_ = 0;
   uint64_t total_recycles_ = 0;
   TimeNs next_timer_ = TimeNs::Infinite();
+  // Median smoothed RTT of the healthy paths with enough samples (delay
+  // rule), recomputed every 16 samples; Zero if not known.
+  DurationNs median_srtt_;
+  uint32_t samples_since_median_ = 0;
+  void RecomputeMedianSrtt();
+  bool DelayHotSpot(const Path& path) const;
 };
 
 }  // namespace braid::multipath

@@ -22,6 +22,12 @@ namespace braid::multipath {
 //    ecn_penalty_time) only when it exceeds ecn_rate_threshold AND
 //    relative_factor x the others' average: a hot spot, not a shared
 //    bottleneck. ECN is therefore much gentler than loss.
+//  * delay rule — a healthy path whose smoothed RTT exceeds delay_factor x
+//    the median smoothed RTT of the healthy paths AND that median +
+//    delay_margin is a hot spot too (a congested spine queues, its siblings
+//    do not): penalised for ecn_penalty_time. Only while most paths are
+//    healthy; when every path is slow (a shared bottleneck) the median is
+//    slow as well and nobody is penalised: congestion control handles that.
 struct PathSetOptions {
   // Number of paths, 1..256 (1 = single path: the go-back-N baseline; a
   // single path is never penalised, there is nowhere else to go).
@@ -48,6 +54,12 @@ struct PathSetOptions {
   double ecn_rate_gain = 1.0 / 32;
   double ecn_rate_threshold = 0.5;
   DurationNs ecn_penalty_time = DurationNs::Micros(250);
+
+  // --- delay rule ---  (delay_factor 0 = off)
+  double delay_factor = 2.0;
+  DurationNs delay_margin = DurationNs::Micros(50);
+  // RTT samples a path needs before the rule judges it.
+  uint32_t delay_min_samples = 8;
 
   // --- penalty and recycling ---
   // A penalised path carries no new data for penalty_time (doubling with
@@ -87,8 +99,9 @@ struct PathStats {
   uint64_t penalties = 0;  // includes the penalties that caused a recycle
   uint64_t recycles = 0;
   uint64_t probes_sent = 0;
-  DurationNs srtt;     // Zero until the first sample
-  DurationNs min_rtt;  // Zero until the first sample
+  DurationNs srtt;               // Zero until the first sample
+  DurationNs min_rtt;            // Zero until the first sample
+  uint64_t delay_penalties = 0;  // of `penalties`: by the delay rule
   uint32_t in_flight = 0;
 };
 

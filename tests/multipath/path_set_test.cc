@@ -597,6 +597,65 @@ TEST(PathSetTest, ResetRestartsSequencesAndKeepsEntropies) {
   EXPECT_EQ(ps.OnSent(p, 100, kT0).value(), 0u);
 }
 
+// Feeds `rounds` rounds of one acked packet per path, path p's RTT given by
+// rtt_us(p); returns the events the delay rule produced per path.
+template <typename F>
+std::vector<PathEvent> FeedRtts(PathSet& ps, int rounds, F rtt_us) {
+  std::vector<PathEvent> ev(ps.size(), PathEvent::kNone);
+  TimeNs t = kT0;
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const auto p = static_cast<wire::PathId>(i);
+      if (ps.stats(p).health != PathHealth::kHealthy) continue;
+      const wire::PathSeq s = ps.OnSent(p, 100, t);
+      ps.OnAcked(p, s, 100, t);
+      const PathEvent e = ps.OnRttSample(p, DurationNs::Micros(rtt_us(p)), t);
+      if (e != PathEvent::kNone) ev[i] = e;
+    }
+    t = t + DurationNs::Micros(10);
+  }
+  return ev;
+}
+
+TEST(PathSetTest, DelayHotSpotIsPenalisedAndSteeredAway) {
+  PathSet ps(Opts(8), 1);
+  const auto ev =
+      FeedRtts(ps, 40, [](wire::PathId p) { return p == 3 ? 400 : 40; });
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(ev[i] != PathEvent::kNone, i == 3) << "path " << i;
+  }
+  EXPECT_EQ(ps.stats(3).delay_penalties, 1u);
+  EXPECT_TRUE(ps.SteeredAway(3));
+  EXPECT_FALSE(ps.SteeredAway(0));
+}
+
+TEST(PathSetTest, SharedBottleneckPenalisesNobody) {
+  // Every path slow (the receiver's downlink queues): congestion control's
+  // job, not a path's fault.
+  PathSet ps(Opts(8), 1);
+  const auto ev = FeedRtts(ps, 40, [](wire::PathId p) { return 400 + p; });
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(ev[i], PathEvent::kNone);
+  for (wire::PathId p = 0; p < 8; ++p) EXPECT_FALSE(ps.SteeredAway(p));
+}
+
+TEST(PathSetTest, SmallDelayDifferencesAreNotHotSpots) {
+  // Twice the others' RTT but within the margin (50 us): normal variation.
+  PathSet ps(Opts(8), 1);
+  const auto ev =
+      FeedRtts(ps, 40, [](wire::PathId p) { return p == 5 ? 60 : 20; });
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(ev[i], PathEvent::kNone);
+  EXPECT_FALSE(ps.SteeredAway(5));
+}
+
+TEST(PathSetTest, DelayRuleOffWithDelayFactorZero) {
+  PathSetOptions o = Opts(8);
+  o.delay_factor = 0;
+  PathSet ps(o, 1);
+  const auto ev =
+      FeedRtts(ps, 40, [](wire::PathId p) { return p == 3 ? 400 : 40; });
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(ev[i], PathEvent::kNone);
+}
+
 TEST(PathSetTest, OutOfRangePathIsIgnored) {
   PathSet ps(Opts(4), 1);
   EXPECT_EQ(ps.OnLoss(200, kT0), PathEvent::kNone);

@@ -133,6 +133,14 @@ class Endpoint {
   // inbound packets, or a protocol timer due. Never read from it.
   int fd() const;
 
+  // The same descriptor as fd(), without fd()'s switch of the endpoint to
+  // "the caller may sleep after any call" (every Send transmitted at once,
+  // no acks held, the timer re-armed after each Poll and Send). For a
+  // caller that busy-polls most of the time and blocks only now and then:
+  // it must call Wait(DurationNs::Zero()) (transmits what is held, arms the
+  // timer for the next protocol deadline) right before each block.
+  int wait_fd() const;
+
   // Blocks until fd() is readable or `timeout` passes; then call Poll.
   void Wait(DurationNs timeout);
 

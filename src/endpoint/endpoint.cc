@@ -211,6 +211,8 @@ class Endpoint::Impl {
     if (!closed_io_) ArmTimer();
     return epfd_;
   }
+  // fd() without its switch (Endpoint::wait_fd).
+  int wait_fd() const { return epfd_; }
   NetAddr local() const { return backend_->LocalAddress(); }
   std::vector<uint8_t> TakeBuffer(size_t n) { return core_.TakeBuffer(n); }
   uint32_t max_message_bytes() const { return core_max_message_; }
@@ -414,6 +416,7 @@ size_t Endpoint::Poll(std::vector<Completion>* out, size_t max) {
   return impl_->Poll(out, max);
 }
 int Endpoint::fd() const { return impl_->fd(); }
+int Endpoint::wait_fd() const { return impl_->wait_fd(); }
 void Endpoint::Wait(DurationNs timeout) { impl_->Wait(timeout); }
 void Endpoint::Close() { impl_->Close(); }
 uint32_t Endpoint::max_message_bytes() const {

@@ -2,6 +2,8 @@
 // (not timed): datagrams and syscalls per ping-pong round trip, and heap
 // allocations per message (this binary counts operator new calls, see
 // tools/braid_perf/alloc_counter.cc).
+#include <poll.h>
+
 #include <chrono>
 #include <iostream>
 #include <vector>
@@ -92,6 +94,38 @@ TEST(EndpointDatapathCostTest, CallersOfFdStillGetTimersAndAcks) {
   (void)b->fd();
   ASSERT_TRUE(PingPong(*a, *b, 200));
   EXPECT_GT(a->stats().timer_syscalls, 0u);
+}
+
+// wait_fd() hands out the descriptor without fd()'s switch: a busy-polled
+// ping-pong still piggybacks acks and arms no timer, and the descriptor
+// still becomes readable when a message arrives.
+TEST(EndpointDatapathCostTest, WaitFdKeepsAcksOnRepliesAndSignalsArrivals) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  const int b_fd = b->wait_fd();
+  ASSERT_GE(b_fd, 0);
+  (void)a->wait_fd();
+  ASSERT_TRUE(PingPong(*a, *b, 100));
+  const EndpointStats before = b->stats();
+  constexpr int kRounds = 1000;
+  ASSERT_TRUE(PingPong(*a, *b, kRounds));
+  const EndpointStats after = b->stats();
+  // b answers each message: one datagram per reply, its acks riding on
+  // them (an ack per message would double it).
+  EXPECT_LE(
+      after.datagrams_sent - before.datagrams_sent -
+          (after.reliability.retransmits - before.reliability.retransmits),
+      kRounds + kRounds / 10u);
+  EXPECT_EQ(after.timer_syscalls, 0u);
+  EXPECT_EQ(a->stats().timer_syscalls, 0u);
+
+  std::vector<Completion> cb;
+  b->Poll(&cb);
+  b->Wait(DurationNs::Zero());  // what a caller does before blocking
+  ASSERT_TRUE(a->Send(b->local_address(), std::vector<uint8_t>(64, 1)).ok());
+  pollfd pfd{.fd = b_fd, .events = POLLIN, .revents = 0};
+  EXPECT_EQ(poll(&pfd, 1, /*timeout ms=*/10000), 1);
 }
 
 // Small messages sent back to back between two Polls share datagrams: the

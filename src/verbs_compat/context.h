@@ -112,9 +112,10 @@ class Context {
   // Records that the application is driving progress (the thread backs
   // off). Lock-free.
   void NoteAppActivity();
-  // Records that the application now sleeps in a verbs call (the thread
-  // takes over progress at once). Lock-free.
-  void NoteAppBlocked() { last_app_ns_.store(0, std::memory_order_relaxed); }
+  // Records that the application now sleeps in a verbs call or is about
+  // to wait for a CQ event: the thread takes over progress at once (woken
+  // from its nap if it naps). Lock-free; one eventfd write when it naps.
+  void NoteAppBlocked();
   static TimeNs Now();
   // Starts the background progress thread if not yet running.
   void EnsureThread();
@@ -149,6 +150,8 @@ class Context {
   Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt,
           DurationNs min_ack_timeout);
   void ThreadMain();
+  // Consumes pending wake-ups of stop_fd_ (non-blocking).
+  void DrainWake();
   void StopThread();
   void PumpAll();
   void FailOverrunCqs();
@@ -190,7 +193,9 @@ class Context {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> last_app_ns_{0};
-  int stop_fd_ = -1;
+  // Set while the thread naps because the application drives progress.
+  std::atomic<bool> napping_{false};
+  int stop_fd_ = -1;  // eventfd: wakes the thread (to stop, or from a nap)
 };
 
 }  // namespace braid::verbs_compat

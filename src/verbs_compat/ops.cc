@@ -35,6 +35,9 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   std::lock_guard<std::mutex> lk(cq->context()->mu());
   if (cq->channel() == nullptr) return EINVAL;
   cq->Arm(solicited_only != 0);
+  // Arming precedes a wait for the event (in ibv_get_cq_event or poll()
+  // on the channel fd): let the thread drive progress meanwhile.
+  cq->context()->NoteAppBlocked();
   return 0;
 }
 

@@ -103,6 +103,9 @@ struct SenderCounters {
   // Time-rule losses proven wrong (the copy declared lost arrived); each
   // may widen the reorder window.
   uint64_t spurious_time_losses = 0;
+  // Tail probes proven unnecessary (the receiver saw the probe as a
+  // duplicate); each doubles the probe timeout (at most 8x; it decays).
+  uint64_t spurious_tail_probes = 0;
   // RTOs proven premature: an ack echoed a transmission the RTO declared
   // lost. The backoff is undone and OnSpuriousRto reported.
   uint64_t spurious_rtos = 0;

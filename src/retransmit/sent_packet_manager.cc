@@ -387,6 +387,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   if (counters_.packets_acked != acked_before) {
     last_progress_ = now;
     DecayReorderWindow(now);
+    DecayPto(now);
     if (rto_floor_ > opts_.min_rto &&
         now >= rto_floor_changed_ + rto_floor_ * kRtoFloorDecayRtos) {
       rto_floor_ = Max(opts_.min_rto, rto_floor_ / 2);
@@ -431,6 +432,12 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
   if (rto_undo_armed_ && std::find(rto_lost_.begin(), rto_lost_.end(),
                                    rec.psn) != rto_lost_.end()) {
     UndoRto(ev);
+  }
+  if (cause == static_cast<uint8_t>(LossCause::kTailProbe) &&
+      (pkt == nullptr || !pkt->spurious_reported)) {
+    ++counters_.spurious_tail_probes;
+    if (pto_shift_ < 3) ++pto_shift_;
+    pto_changed_ = now;
   }
   if (cause != TxRecord::kFirstSend &&
       (pkt == nullptr || !pkt->spurious_reported)) {

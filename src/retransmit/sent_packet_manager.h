@@ -170,6 +170,9 @@ class SentPacketManager {
   DurationNs rto() const { return response_.Rto(rto_floor_, opts_.max_rto); }
   // The RTO floor in force (see rto()).
   DurationNs rto_floor() const { return rto_floor_; }
+  // The tail-probe timeout: (2 x response srtt + max_ack_delay), doubled
+  // per recent spurious probe (at most 8x, never above rto()).
+  DurationNs pto() const { return Pto(); }
   // rto() with the current exponential backoff applied (<= max_rto).
   DurationNs current_rto() const;
   // srtt of `p`; the peer srtt if the path has no sample yet.
@@ -306,6 +309,12 @@ class SentPacketManager {
   // losses; decays while none are seen.
   int reo_extra_eighths_ = 0;
   TimeNs reo_changed_ = TimeNs::Zero();
+  // The probe timeout is (2 srtt + max_ack_delay) << pto_shift_: a tail
+  // probe proven spurious (a host whose scheduling delays answers) doubles
+  // it, up to 8x; one step back per 256 srtt without one.
+  int pto_shift_ = 0;
+  TimeNs pto_changed_ = TimeNs::Zero();
+  void DecayPto(TimeNs now);
   uint64_t bytes_in_flight_ = 0;
   uint32_t packets_in_flight_ = 0;
   uint32_t lost_pending_ = 0;

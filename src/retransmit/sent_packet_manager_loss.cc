@@ -255,7 +255,15 @@ DurationNs SentPacketManager::PathRto(wire::PathId p) const {
 }
 
 DurationNs SentPacketManager::Pto() const {
-  return response_.srtt() * 2 + opts_.max_ack_delay;
+  const DurationNs base = response_.srtt() * 2 + opts_.max_ack_delay;
+  return pto_shift_ == 0 ? base : Min(base * (int64_t{1} << pto_shift_), rto());
+}
+
+void SentPacketManager::DecayPto(TimeNs now) {
+  if (pto_shift_ > 0 && now >= pto_changed_ + response_.srtt() * 256) {
+    --pto_shift_;
+    pto_changed_ = now;
+  }
 }
 
 }  // namespace braid::retransmit

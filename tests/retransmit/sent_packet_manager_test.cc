@@ -731,6 +731,43 @@ TEST_F(SentPacketManagerTest, PacketBeyondSackReachIsUnknownNotLost) {
   ExpectOnlyLoss(3, LossCause::kPathGap);
 }
 
+TEST_F(SentPacketManagerTest,
+       SpuriousTailProbeDoublesTheProbeTimeoutUntilItDecays) {
+  Make(RetransmitOptions{});
+  // Settle the estimates: 20 round trips of 20us.
+  TimeNs t = T(0);
+  for (int i = 0; i < 20; ++i) {
+    const Psn p = Send(0, t);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(20)));
+    t = t + Us(30);
+  }
+  const DurationNs base = m_->pto();
+  // A packet whose ack is merely late: the probe fires, the original
+  // arrives, and the receiver flags the probe copy as a duplicate.
+  const Psn p = Send(0, t);
+  TimeNs probe_at = t;
+  for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
+    probe_at = m_->NextTimerTime();
+    m_->OnTimer(probe_at, ev_);
+  }
+  ASSERT_EQ(m_->counters().tail_probes, 1u);
+  EXPECT_EQ(probe_at, t + base);
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
+  Resend(p, 1, probe_at);
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(p.value() + 1, {}, p, probe_at + Us(20)));
+  EXPECT_EQ(m_->counters().spurious_tail_probes, 1u);
+  EXPECT_GE(m_->pto(), base * 2 - Us(2));  // srtt moved a little
+  // 256 srtt of clean round trips later, it has come back down.
+  t = probe_at + Us(100);
+  for (int i = 0; i < 2000 && m_->pto() > base + Us(5); ++i) {
+    const Psn q = Send(0, t);
+    ASSERT_TRUE(Ack(q.value() + 1, {}, q, t + Us(20)));
+    t = t + Us(30);
+  }
+  EXPECT_LE(m_->pto(), base + Us(5));
+}
+
 TEST_F(SentPacketManagerTest, OldCopyIsDeadWhenANewerTransmissionIsInFlight) {
   Make(RetransmitOptions{});
   Send(0, T(0));                          // PSN 0 path 0 seq 0

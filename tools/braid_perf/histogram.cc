@@ -28,8 +28,14 @@ uint64_t Histogram::Width(int index) {
   return uint64_t{1} << (index / kSub - 1);
 }
 
+Histogram::Histogram() { samples_.reserve(kExactSamples); }
+
 void Histogram::Add(int64_t ns) {
   const uint64_t v = ns < 0 ? 0 : static_cast<uint64_t>(ns);
+  if (samples_.size() < kExactSamples) {
+    samples_.push_back(static_cast<int64_t>(v));
+    sorted_ = false;
+  }
   counts_[std::min(Index(v), kBuckets - 1)]++;
   ++count_;
   sum_ += static_cast<double>(v);
@@ -43,6 +49,17 @@ double Histogram::Quantile(double q) const {
   // Rank of the sample wanted (1-based), nearest-rank definition.
   const uint64_t rank = std::max<uint64_t>(
       1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_))));
+  if (exact()) {
+    if (!sorted_) {
+      std::sort(samples_.begin(), samples_.end());
+      sorted_ = true;
+    }
+    return static_cast<double>(samples_[rank - 1]);
+  }
+  return BucketQuantile(rank);
+}
+
+double Histogram::BucketQuantile(uint64_t rank) const {
   uint64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
     seen += counts_[i];
@@ -60,6 +77,14 @@ double Histogram::mean() const {
   return count_ ? sum_ / static_cast<double>(count_) : 0;
 }
 
-void Histogram::Clear() { *this = Histogram(); }
+void Histogram::Clear() {
+  samples_.clear();  // keeps the reservation
+  sorted_ = true;
+  counts_.fill(0);
+  count_ = 0;
+  sum_ = 0;
+  min_ = INT64_MAX;
+  max_ = 0;
+}
 
 }  // namespace braid::perf

@@ -32,6 +32,33 @@ TEST(HistogramTest, QuantilesOfAUniformRangeAreWithinTwoPercent) {
   }
 }
 
+TEST(HistogramTest, QuantilesOfABoundedRunAreTheNearestRankSample) {
+  // 11123 ns and 11187 ns share a histogram bucket; kept samples tell them
+  // apart, the way udp-blast's sorted samples do.
+  Histogram h;
+  for (int i = 0; i < 60; ++i) h.Add(11123);
+  for (int i = 0; i < 40; ++i) h.Add(11187);
+  EXPECT_TRUE(h.exact());
+  EXPECT_EQ(h.Quantile(0.60), 11123);
+  EXPECT_EQ(h.Quantile(0.61), 11187);
+  EXPECT_EQ(h.Quantile(0.0), 11123);
+  h.Add(5);  // unsorted again: the next query re-sorts
+  EXPECT_EQ(h.Quantile(0.0), 5);
+}
+
+TEST(HistogramTest, RunsLongerThanTheSampleStoreFallBackToBuckets) {
+  Histogram h;
+  for (size_t i = 0; i < Histogram::kExactSamples; ++i) h.Add(1000);
+  EXPECT_TRUE(h.exact());
+  for (int i = 0; i < 10; ++i) h.Add(1000);
+  EXPECT_FALSE(h.exact());
+  EXPECT_NEAR(h.Quantile(0.5), 1000, 16);
+  h.Clear();
+  EXPECT_TRUE(h.exact());
+  h.Add(7);
+  EXPECT_EQ(h.Quantile(0.5), 7);
+}
+
 TEST(HistogramTest, TailQuantileSeesTheOutlier) {
   Histogram h;
   for (int i = 0; i < 999; ++i) h.Add(10000);

@@ -89,6 +89,11 @@ class Backend {
   // A file descriptor that becomes readable when RxBurst has work, or -1.
   virtual int WaitFd() const { return -1; }
 
+  // The CLOCK_MONOTONIC time the backend read right after taking the
+  // datagrams of the last non-empty RxBurst from the kernel, so a caller
+  // need not read the clock again; Infinite if the backend reads no clock.
+  virtual TimeNs LastRxTime() const { return TimeNs::Infinite(); }
+
   virtual BackendCounters counters() const = 0;
 };
 

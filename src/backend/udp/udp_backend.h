@@ -34,6 +34,7 @@ class UdpBackend final : public Backend {
   // Returns out.size() when more may be pending: call again before waiting
   // on WaitFd() (GRO buffers are split across calls).
   size_t RxBurst(absl::Span<RxPacket> out) override;
+  TimeNs LastRxTime() const override { return datapath_.last_rx_time(); }
   int WaitFd() const override;
   BackendCounters counters() const override;
 

@@ -68,6 +68,11 @@ class UdpDatapath {
   // call. Returns the count; when it equals out.size() call again before
   // waiting on the fd, since split GRO buffers may leave datagrams pending.
   size_t RxBurst(absl::Span<RxPacket> out);
+  // CLOCK_MONOTONIC read right after the last receive syscall that returned
+  // datagrams; Infinite before the first.
+  TimeNs last_rx_time() const {
+    return mono_now_ns_ > 0 ? TimeNs(mono_now_ns_) : TimeNs::Infinite();
+  }
 
   // True if datagrams already read from the kernel wait for RxBurst (the
   // receive fd may then not be readable).

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <time.h>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -85,6 +86,34 @@ TEST(UdpBackendTest, WorksThroughTheBackendInterface) {
   EXPECT_EQ(got[0].bytes, std::vector<uint8_t>({1, 2, 3}));
   EXPECT_EQ(got[0].src.port, (*a)->SourcePort(2));
   EXPECT_EQ(tx.counters().tx_bytes, 3u);
+}
+
+TimeNs Monotonic() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
+}
+
+TEST(UdpBackendTest, LastRxTimeIsTheMonotonicTimeOfTheLastReceive) {
+  absl::StatusOr<std::unique_ptr<UdpBackend>> b =
+      UdpBackend::Open(LoopbackOptions());
+  ASSERT_TRUE(b.ok()) << b.status();
+  Backend& rx = **b;
+  EXPECT_TRUE(rx.LastRxTime().IsInfinite());  // nothing received yet
+  PlainSocket peer(AF_INET);
+  ASSERT_TRUE(peer.SendTo((*b)->LocalAddress(), "hi"));
+  pollfd p{rx.WaitFd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1);
+  RxPacket out[4];
+  const TimeNs before = Monotonic();
+  ASSERT_EQ(rx.RxBurst(absl::MakeSpan(out)), 1u);
+  const TimeNs after = Monotonic();
+  const TimeNs t = rx.LastRxTime();
+  EXPECT_GE(t, before);
+  EXPECT_LE(t, after);
+  // An empty receive leaves it alone.
+  EXPECT_EQ(rx.RxBurst(absl::MakeSpan(out)), 0u);
+  EXPECT_EQ(rx.LastRxTime(), t);
 }
 
 }  // namespace

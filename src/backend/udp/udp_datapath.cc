@@ -30,6 +30,8 @@ constexpr size_t kRxCtrl = 192;
 // time (see there). Two, so that a caller that blocks after one empty poll
 // (epoll) still reads a full burst when it wakes.
 constexpr uint32_t kProbeAfterEmptyPolls = 2;
+// How often the CLOCK_REALTIME - CLOCK_MONOTONIC offset is re-read.
+constexpr int64_t kClockOffsetRefreshNs = 1000000;
 
 }  // namespace
 
@@ -398,14 +400,22 @@ size_t UdpDatapath::RxBurst(absl::Span<RxPacket> out) {
   rx_dirty_ = rx_count_;
   rx_next_ = 0;
   rx_off_ = 0;
-  // Kernel timestamps are CLOCK_REALTIME: map them onto CLOCK_MONOTONIC
-  // with one reading of both clocks per burst.
-  timespec real, mono;
-  clock_gettime(CLOCK_REALTIME, &real);
+  // Kernel timestamps are CLOCK_REALTIME; they map onto CLOCK_MONOTONIC by
+  // the offset between the two clocks. NTP slews both clocks alike, so the
+  // offset moves only when the wall clock is stepped: it is re-read at most
+  // every kClockOffsetRefreshNs, not per burst (a step misdates timestamps
+  // for at most that long, and ToMonotonic refuses those from the future).
+  timespec mono;
   clock_gettime(CLOCK_MONOTONIC, &mono);
   mono_now_ns_ = int64_t{mono.tv_sec} * 1000000000 + mono.tv_nsec;
-  real_minus_mono_ns_ =
-      int64_t{real.tv_sec} * 1000000000 + real.tv_nsec - mono_now_ns_;
+  if (offset_read_ns_ == 0 ||
+      mono_now_ns_ - offset_read_ns_ >= kClockOffsetRefreshNs) {
+    timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    real_minus_mono_ns_ =
+        int64_t{real.tv_sec} * 1000000000 + real.tv_nsec - mono_now_ns_;
+    offset_read_ns_ = mono_now_ns_;
+  }
   for (size_t j = 0; j < rx_count_; ++j) DecodeRx(j);
   return DrainRx(out);
 }

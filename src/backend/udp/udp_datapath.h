@@ -151,7 +151,8 @@ class UdpDatapath {
   size_t rx_dirty_ = 0;
   uint32_t rx_empty_polls_ = 0;     // consecutive receives that found nothing
   int64_t mono_now_ns_ = 0;         // CLOCK_MONOTONIC after the last receive
-  int64_t real_minus_mono_ns_ = 0;  // CLOCK_REALTIME - CLOCK_MONOTONIC then
+  int64_t real_minus_mono_ns_ = 0;  // CLOCK_REALTIME - CLOCK_MONOTONIC
+  int64_t offset_read_ns_ = 0;      // mono time real_minus_mono_ns_ was read
   size_t rx_next_ = 0;              // next buffer to hand out
   uint32_t rx_off_ = 0;  // offset of the next datagram in that buffer
 

@@ -132,6 +132,10 @@ struct EndpointStats {
   uint64_t peers_created = 0;
   uint64_t peers_evicted = 0;
   uint64_t peer_restarts = 0;  // a peer came back with a new incarnation
+  // Peers the transmit scan visited: grows with the peers that had
+  // something to send, not with the peer table (idle peers cost a poll
+  // nothing).
+  uint64_t tx_peer_visits = 0;
   uint64_t penalties = 0;
   uint64_t recycles = 0;
   ReliabilityStats reliability;

@@ -100,6 +100,7 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
   }
   ++pending_sends_;
   peer->Enqueue(std::move(m), now);
+  Touch(peer);
   return absl::OkStatus();
 }
 
@@ -117,7 +118,7 @@ Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
   last_peer_ = nullptr;  // Insert may evict (free) it
   Peer* p = peers_.Insert(
       std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now), now,
-      cfg_.proto.peer_timeout);
+      cfg_.proto.peer_timeout, [this](Peer* evicted) { Forget(evicted); });
   last_peer_ = p;
   return p;
 }
@@ -250,17 +251,46 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   }
   if (reader.error() != wire::ParseError::kNone)
     CountParseError(reader.error());
+  if (peer != nullptr) Touch(peer);
+}
+
+void EndpointCore::Touch(Peer* p) {
+  if (!p->tx_listed) {
+    p->tx_listed = true;
+    ready_.push_back(p);
+  }
+  wakes_.Set(p, p->NextWake());
+}
+
+void EndpointCore::Forget(Peer* p) {
+  wakes_.Remove(p);
+  if (p->tx_listed) {
+    p->tx_listed = false;
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      if (ready_[i] == p) {
+        ready_[i] = ready_.back();
+        ready_.pop_back();
+        break;
+      }
+    }
+  }
 }
 
 void EndpointCore::OnTimer(TimeNs now) {
-  for (const auto& p : peers_.all()) {
-    if (p->NextWake() <= now) p->OnTimer(now);
+  due_.clear();
+  wakes_.PopDue(now, &due_);
+  for (Peer* p : due_) {
+    p->OnTimer(now);
+    Touch(p);
   }
 }
 
 bool EndpointCore::WantsToSend(TimeNs now) const {
   if (!stale_replies_.empty()) return true;
-  for (const auto& p : peers_.all()) {
+  // A peer that is not listed has had nothing to send since its last
+  // event; one whose timers are due may have (OnTimer lists it).
+  if (NextWake() <= now) return true;
+  for (Peer* p : ready_) {
     if (p->WantsToSend(now)) return true;
   }
   return false;
@@ -282,14 +312,16 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     batch->Commit(r.to, 0, static_cast<uint32_t>(len), false);
     ++n;
   }
-  // Round-robin over peers, a few datagrams each per turn, so one busy peer
-  // cannot starve the others within a burst.
+  // Round-robin over the peers that may have something to send, a few
+  // datagrams each per turn, so one busy peer cannot starve the others
+  // within a burst. A peer whose turn ends with nothing left to send leaves
+  // the list until its next event (Touch).
   constexpr int kPerTurn = 4;
-  const auto& all = peers_.all();
   size_t idle_turns = 0;
-  while (!batch->full() && !all.empty() && idle_turns < all.size()) {
-    if (rr_next_ >= all.size()) rr_next_ = 0;
-    Peer* p = all[rr_next_].get();
+  while (!batch->full() && !ready_.empty() && idle_turns < ready_.size()) {
+    if (rr_next_ >= ready_.size()) rr_next_ = 0;
+    Peer* p = ready_[rr_next_];
+    ++tx_peer_visits_;
     int sent = 0;
     while (sent < kPerTurn && !batch->full()) {
       wire::Entropy e = 0;
@@ -307,6 +339,14 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
       ++sent;
     }
     n += sent;
+    // Sending armed timers (RTO, tail probe).
+    wakes_.Set(p, p->NextWake());
+    if (sent < kPerTurn && !batch->full() && !p->WantsToSend(now)) {
+      p->tx_listed = false;
+      ready_[rr_next_] = ready_.back();
+      ready_.pop_back();
+      continue;  // the slot now holds another peer
+    }
     idle_turns = sent == 0 ? idle_turns + 1 : 0;
     ++rr_next_;
   }
@@ -315,12 +355,6 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     bytes_sent_ += batch->packets()[i].size();
   }
   return n;
-}
-
-TimeNs EndpointCore::NextWake() const {
-  TimeNs t = TimeNs::Infinite();
-  for (const auto& p : peers_.all()) t = Min(t, p->NextWake());
-  return t;
 }
 
 bool EndpointCore::Place(const NetAddr& peer, uint16_t stream,
@@ -361,14 +395,20 @@ size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
     ++n;
   }
   if (full_before && !ReceiveQueueFull()) {
-    for (const auto& p : peers_.all()) p->OnReceiveSpaceFreed();
+    for (const auto& p : peers_.all()) {
+      p->OnReceiveSpaceFreed();
+      Touch(p.get());
+    }
   }
   return n;
 }
 
 void EndpointCore::Close(TimeNs now) {
   if (closed_) return;
-  for (const auto& p : peers_.all()) p->FailAll(FailureCause::kClosed, now);
+  for (const auto& p : peers_.all()) {
+    p->FailAll(FailureCause::kClosed, now);
+    Touch(p.get());
+  }
   closed_ = true;
 }
 
@@ -411,6 +451,7 @@ EndpointStats EndpointCore::stats() const {
   e.peers_created = peers_.created();
   e.peers_evicted = peers_.evicted();
   e.peer_restarts = peer_restarts_;
+  e.tx_peer_visits = tx_peer_visits_;
   e.penalties = sum.penalties;
   e.recycles = sum.recycles;
   e.reliability = sum.reliability;

@@ -21,6 +21,7 @@
 #include "endpoint/peer_table.h"
 #include "endpoint/ring.h"
 #include "endpoint/tx_batch.h"
+#include "endpoint/wake_heap.h"
 #include "reorder/buffer_pool.h"
 
 namespace braid::endpoint {
@@ -66,9 +67,15 @@ class EndpointCore final : public PeerHost {
   size_t PollTx(TimeNs now, TxBatch* batch, bool hold_acks = false,
                 bool uncopied_payloads = false);
   // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
-  // ready now is signalled by WantsToSend.)
-  TimeNs NextWake() const;
+  // ready now is signalled by WantsToSend.) O(1).
+  TimeNs NextWake() const { return wakes_.Earliest(); }
   bool WantsToSend(TimeNs now) const;
+
+  // Cost of the poll loop does not grow with idle peers: OnTimer visits only
+  // peers whose timers are due and PollTx only peers that may have something
+  // to send. Peers PollTx has visited, in total (EndpointStats::
+  // tx_peer_visits).
+  uint64_t tx_peer_visits() const { return tx_peer_visits_; }
 
   // Installs the placement handler (see Endpoint::SetPlacementHandler).
   void SetPlacementHandler(PlacementHandler h) {
@@ -117,6 +124,12 @@ class EndpointCore final : public PeerHost {
   // The peer at `addr`, created if absent; null if the table is full.
   Peer* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
   void CountParseError(wire::ParseError e);
+  // After anything that may have changed `p`'s state (a send to it, a
+  // datagram from it, its timers, freed receive space, close): list it for
+  // PollTx and re-key its wake time.
+  void Touch(Peer* p);
+  // A peer the table is about to evict: forget it everywhere.
+  void Forget(Peer* p);
 
   CoreConfig cfg_;
   PeerConfig peer_cfg_;
@@ -137,6 +150,13 @@ class EndpointCore final : public PeerHost {
   bool closed_ = false;
   std::vector<StaleReply> stale_replies_;
   size_t rr_next_ = 0;
+  // Peers that may have something to send (PollTx visits only these; a peer
+  // leaves the list when a turn ends with nothing left to send) and every
+  // peer's next wake time.
+  std::vector<Peer*> ready_;
+  WakeHeap<Peer> wakes_;
+  std::vector<Peer*> due_;  // scratch for OnTimer
+  uint64_t tx_peer_visits_ = 0;
   DropStats drops_;
   // Endpoint totals.
   uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;

@@ -27,6 +27,7 @@
 #include "cc/congestion_control.h"
 #include "endpoint/out_message.h"
 #include "endpoint/ring.h"
+#include "endpoint/wake_heap.h"
 #include "multipath/path_set.h"
 #include "reorder/ack_scheduler.h"
 #include "reorder/ordered_release.h"
@@ -129,6 +130,10 @@ class Peer : private retransmit::SenderEvents {
   void FillStats(PeerStats* s, bool with_paths) const;
   const ReliabilityStats& reliability() const { return rel_; }
   uint64_t peer_incarnation() const { return peer_inc_; }
+
+  // --- Hooks of the owning EndpointCore's scheduling (not peer state) -----
+  size_t heap_pos = kNotInHeap;  // position in its WakeHeap
+  bool tx_listed = false;        // on its list of peers that may send
 
  private:
   // retransmit::SenderEvents

@@ -36,7 +36,8 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
 }
 
 Peer* PeerTable::Insert(std::unique_ptr<Peer> peer, TimeNs now,
-                        DurationNs min_idle) {
+                        DurationNs min_idle,
+                        absl::FunctionRef<void(Peer*)> on_evict) {
   if (peers_.size() >= max_peers_) {
     size_t victim = peers_.size();
     for (size_t i = 0; i < peers_.size(); ++i) {
@@ -53,6 +54,7 @@ Peer* PeerTable::Insert(std::unique_ptr<Peer> peer, TimeNs now,
     peers_[victim]->FillStats(&s, false);
     AccumulatePeerCounters(s, &retired_);
     map_.erase(peers_[victim]->addr());
+    on_evict(peers_[victim].get());
     peers_[victim] = std::move(peers_.back());
     peers_.pop_back();
     ++evicted_;

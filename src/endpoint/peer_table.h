@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "braid/address.h"
 #include "braid/stats.h"
 #include "endpoint/peer.h"
@@ -28,7 +29,10 @@ class PeerTable {
   // still had an unacknowledged retransmission on its way to us would have
   // made its context busy again within min_idle (= peer_timeout), so what
   // the peer sends after an eviction was never seen by the evicted context.
-  Peer* Insert(std::unique_ptr<Peer> peer, TimeNs now, DurationNs min_idle);
+  // `on_evict` sees the evicted peer just before it is destroyed.
+  Peer* Insert(
+      std::unique_ptr<Peer> peer, TimeNs now, DurationNs min_idle,
+      absl::FunctionRef<void(Peer*)> on_evict = [](Peer*) {});
 
   size_t size() const { return peers_.size(); }
   // Stable iteration order (insertion order, with swaps on eviction).

@@ -78,6 +78,7 @@ Fields Flatten(const EndpointStats& s) {
       {"peers_created", s.peers_created},
       {"peers_evicted", s.peers_evicted},
       {"peer_restarts", s.peer_restarts},
+      {"tx_peer_visits", s.tx_peer_visits},
       {"path_penalties", s.penalties},
       {"path_recycles", s.recycles},
       {"tx_syscalls", s.tx_syscalls},

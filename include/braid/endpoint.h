@@ -54,7 +54,14 @@ struct SendOptions {
   // Set: the receiver places the message directly (every fragment carries
   // the descriptor; placed fragments hold 24 bytes less payload).
   std::optional<PlacementDescriptor> placement = std::nullopt;
+  // Bytes sent in front of the message, always copied (at most
+  // kMaxPrefixBytes): with SendZeroCopy an upper-layer header travels with
+  // a caller-owned body and neither is copied into one buffer first. The
+  // receiver sees one message of prefix + message bytes (a placement
+  // descriptor's head_bytes counts the prefix).
+  absl::Span<const uint8_t> prefix = {};
 };
+inline constexpr uint32_t kMaxPrefixBytes = 4096;
 
 // What the receiver's placement handler is asked, once per arriving
 // fragment of a placed message that carries bytes past the head.
@@ -91,7 +98,8 @@ class Endpoint {
   // Sends a copy of `message`; the caller may reuse its buffer at once.
   // Errors: InvalidArgument (bad address, wrong family, message larger than
   // max_message_bytes, placement head longer than the message or than
-  // kMaxPlacementHeadBytes), ResourceExhausted (send queue or peer table full:
+  // kMaxPlacementHeadBytes, prefix over kMaxPrefixBytes; sizes count the
+  // prefix), ResourceExhausted (send queue or peer table full:
   // retry after Poll), FailedPrecondition (endpoint closed).
   absl::Status Send(const NetAddr& peer, absl::Span<const uint8_t> message,
                     const SendOptions& opts = {});

@@ -362,18 +362,31 @@ namespace {
 // zero-copy send.
 absl::StatusOr<endpoint::OutMessage> MakeMessage(
     absl::Span<const uint8_t> message, const SendOptions& opts,
-    uint32_t max_bytes, std::vector<uint8_t>* copy_buf) {
-  if (message.size() > max_bytes) {
+    uint32_t max_bytes, std::vector<uint8_t>* copy_buf,
+    std::vector<uint8_t>* prefix_buf = nullptr) {
+  if (opts.prefix.size() > kMaxPrefixBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("message of ", message.size(),
-                     " bytes exceeds max_message_bytes (", max_bytes, ")"));
+        absl::StrCat("prefix of ", opts.prefix.size(),
+                     " bytes exceeds kMaxPrefixBytes (", kMaxPrefixBytes, ")"));
   }
-  const uint32_t n = static_cast<uint32_t>(message.size());
+  const size_t total = opts.prefix.size() + message.size();
+  if (total > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", total, " bytes",
+                     opts.prefix.empty() ? "" : " (prefix included)",
+                     " exceeds max_message_bytes (", max_bytes, ")"));
+  }
+  const uint32_t n = static_cast<uint32_t>(total);
   endpoint::OutMessage m = endpoint::OutMessage::Borrow(message.data(), n);
   if (copy_buf != nullptr) {
     m.owned = std::move(*copy_buf);
-    m.owned.assign(message.begin(), message.end());
+    m.owned.assign(opts.prefix.begin(), opts.prefix.end());
+    m.owned.insert(m.owned.end(), message.begin(), message.end());
     m.data = m.owned.data();
+  } else if (!opts.prefix.empty()) {
+    m.owned = std::move(*prefix_buf);
+    m.owned.assign(opts.prefix.begin(), opts.prefix.end());
+    m.prefix_len = static_cast<uint32_t>(opts.prefix.size());
   }
   m.stream = opts.stream;
   m.cookie = opts.cookie;
@@ -391,7 +404,8 @@ absl::StatusOr<endpoint::OutMessage> MakeMessage(
 absl::Status Endpoint::Send(const NetAddr& peer,
                             absl::Span<const uint8_t> message,
                             const SendOptions& opts) {
-  std::vector<uint8_t> buf = impl_->TakeBuffer(message.size());
+  std::vector<uint8_t> buf =
+      impl_->TakeBuffer(opts.prefix.size() + message.size());
   absl::StatusOr<endpoint::OutMessage> m =
       MakeMessage(message, opts, max_message_bytes(), &buf);
   if (!m.ok()) return m.status();
@@ -401,8 +415,10 @@ absl::Status Endpoint::Send(const NetAddr& peer,
 absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
                                     absl::Span<const uint8_t> message,
                                     const SendOptions& opts) {
-  absl::StatusOr<endpoint::OutMessage> m =
-      MakeMessage(message, opts, max_message_bytes(), /*copy_buf=*/nullptr);
+  std::vector<uint8_t> prefix_buf;
+  if (!opts.prefix.empty()) prefix_buf = impl_->TakeBuffer(opts.prefix.size());
+  absl::StatusOr<endpoint::OutMessage> m = MakeMessage(
+      message, opts, max_message_bytes(), /*copy_buf=*/nullptr, &prefix_buf);
   if (!m.ok()) return m.status();
   return impl_->Send(peer, std::move(*m));
 }

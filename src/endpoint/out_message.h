@@ -12,8 +12,13 @@ namespace braid::endpoint {
 struct OutMessage {
   // The bytes. Either `owned` holds them (copying send) or they belong to the
   // caller until the message completes (zero-copy send).
+  // With a prefix (zero-copy send with SendOptions::prefix), `owned` holds
+  // the first prefix_len bytes and `data` the rest: byte i of the message
+  // is owned[i] below prefix_len, else data[i - prefix_len]. `len` counts
+  // both. No fragment spans the two.
   const uint8_t* data = nullptr;
   uint32_t len = 0;
+  uint32_t prefix_len = 0;
   std::vector<uint8_t> owned;
   uint64_t cookie = 0;
   uint16_t stream = 0;  // 0 = unordered
@@ -39,6 +44,14 @@ struct OutMessage {
   bool HasUnsent() const { return frags_sent == 0 || next_offset < len; }
   // Every fragment was sent and acked.
   bool FullyAcked() const { return !HasUnsent() && frags_acked == frags_sent; }
+  // Where byte `offset` is, and how many bytes from there are contiguous.
+  const uint8_t* At(uint32_t offset) const {
+    return offset < prefix_len ? owned.data() + offset
+                               : data + (offset - prefix_len);
+  }
+  uint32_t ContiguousFrom(uint32_t offset) const {
+    return offset < prefix_len ? prefix_len - offset : len - offset;
+  }
 
   static OutMessage Copy(const uint8_t* p, uint32_t n) {
     OutMessage m;

@@ -113,7 +113,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
       m.msg_seq = m.stream_seq = m.next_offset = m.frags_sent = m.frags_acked =
           0;
       queued_.push_front(std::move(m));
-      if (!queued_.front().owned.empty()) {
+      if (!queued_.front().owned.empty() && queued_.front().prefix_len == 0) {
         queued_.front().data = queued_.front().owned.data();
       }
     }
@@ -212,7 +212,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       h.msg_len = m->len;
       h.frag_offset = offset;
       last_frame = pos;
-      pos += WriteFrame(h, m->data + offset, plen, out.subspan(pos));
+      pos += WriteFrame(h, m->At(offset), plen, out.subspan(pos));
       sent_.OnRetransmitted(psn, path, h.path_seq, now);
       ++rel_.retransmits;
       ++packets_sent_;
@@ -252,8 +252,10 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     const uint32_t offset = m->next_offset;
     const uint32_t left = m->len - offset;
     if (hdr + (left > 0 ? 1 : 0) > room) break;
-    const uint32_t plen =
-        static_cast<uint32_t>(std::min<size_t>(left, room - hdr));
+    // A fragment never spans a prefix and the caller's body (two buffers);
+    // its re-sends repeat its offset and length, so they do not either.
+    const uint32_t plen = static_cast<uint32_t>(
+        std::min<size_t>(m->ContiguousFrom(offset), room - hdr));
     bytes = static_cast<uint32_t>(hdr + plen);
     h.stream_id = m->stream;
     h.psn = sent_.next_psn();
@@ -263,7 +265,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     h.msg_len = m->len;
     h.frag_offset = offset;
     last_frame = pos;
-    pos += WriteFrame(h, m->data + offset, plen, out.subspan(pos));
+    pos += WriteFrame(h, m->At(offset), plen, out.subspan(pos));
     sent_.OnFirstSent(TagOf(m->msg_seq, offset), bytes, path, h.path_seq, now);
     if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
     m->next_offset += plen;

@@ -31,6 +31,11 @@ struct braid_verbs_stats {
   uint64_t endpoint_bytes_placed;       // the endpoint's count of the same
   uint64_t endpoint_bytes_reassembled;  // bytes the endpoint copied into
                                         // message buffers (incl. headers)
+  // Send side (appended after the fields above):
+  uint64_t zero_copy_sends;      // WRs whose payload went from the registered
+                                 // buffer without a copy (one SGE, >= 8 KiB)
+  uint64_t zero_copy_in_flight;  // of those, still read by the endpoint (a
+                                 // WR completes only once this is over)
 };
 
 // Fills *out for a braid0 context. Returns 0, or EINVAL if `context` is not

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -191,6 +193,38 @@ Context::SendResult Context::Send(
   return SendFailure(s);
 }
 
+Context::SendResult Context::SendZeroCopy(
+    const NetAddr& peer, uint16_t stream, absl::Span<const uint8_t> header,
+    absl::Span<const uint8_t> body, uint64_t cookie,
+    const std::optional<PlacementDescriptor>& placement) {
+  absl::Status s =
+      ep_->SendZeroCopy(peer, body,
+                        {.stream = stream,
+                         .cookie = cookie | (1ull << kCookieZeroCopyBit),
+                         .placement = placement,
+                         .prefix = header});
+  if (!s.ok()) return SendFailure(s);
+  ++unacked_sends_;
+  ++zero_copy_in_flight_;
+  ++counters_.zero_copy_sends;
+  return SendResult::kOk;
+}
+
+void Context::DrainZeroCopy(std::unique_lock<std::mutex>& lk,
+                            DurationNs limit) {
+  if (zero_copy_in_flight_ == 0) return;
+  const TimeNs deadline = Now() + limit;
+  Progress(/*flush_acks=*/true);
+  while (zero_copy_in_flight_ > 0 && Now() < deadline) {
+    // The progress thread may run in between; the endpoint is only ever
+    // touched with the lock held.
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    lk.lock();
+    Progress(/*flush_acks=*/true);
+  }
+}
+
 Context::SendResult Context::SendFailure(const absl::Status& s) {
   if (s.code() == absl::StatusCode::kResourceExhausted) {
     ++counters_.send_retries;
@@ -240,6 +274,14 @@ void Context::PumpAll() {
   pump_list_.resize(keep);
 }
 
+void Context::ReleaseZeroCopy(uint64_t cookie) {
+  if (!((cookie >> kCookieZeroCopyBit) & 1) || (cookie & kTokenBit)) return;
+  if (zero_copy_in_flight_ > 0) --zero_copy_in_flight_;
+  Qp* qp = FindQp(static_cast<uint32_t>(cookie >> 32));
+  if (qp != nullptr)
+    qp->ReleaseZeroCopy(static_cast<uint32_t>(cookie) & kPsnMask);
+}
+
 void Context::Handle(Completion& c) {
   if (c.type != CompletionType::kRecv && (c.cookie & kTokenBit)) {
     auto it = in_flight_.find(c.cookie);
@@ -284,6 +326,7 @@ void Context::Handle(Completion& c) {
     }
     case CompletionType::kSendFailed: {
       if (unacked_sends_ > 0) --unacked_sends_;
+      ReleaseZeroCopy(c.cookie);
       ++counters_.transport_failures;
       Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
       if (qp != nullptr) {
@@ -294,6 +337,7 @@ void Context::Handle(Completion& c) {
     }
     case CompletionType::kSendDone: {
       if (unacked_sends_ > 0) --unacked_sends_;
+      ReleaseZeroCopy(c.cookie);
       if ((c.cookie >> kCookieResponseBit) & 1) return;
       Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
       if (qp != nullptr) {
@@ -485,6 +529,8 @@ void Context::FillStats(braid_verbs_stats* out) {
   out->bytes_copied = counters_.bytes_copied;
   out->endpoint_bytes_placed = s.bytes_placed;
   out->endpoint_bytes_reassembled = s.bytes_reassembled;
+  out->zero_copy_sends = counters_.zero_copy_sends;
+  out->zero_copy_in_flight = zero_copy_in_flight_;
   for (const auto& [qpn, qp] : qps_) {
     out->rnr_naks_sent += qp->counters().rnr_naks_sent;
     out->rnr_naks_received += qp->counters().rnr_naks_received;
@@ -497,7 +543,8 @@ void Context::PrintStats() {
   std::fprintf(stderr,
                "braid0 %s: messages %llu malformed %llu unknown_qp %llu "
                "send_retries %llu transport_failures %llu progress app %llu "
-               "thread %llu bytes placed %llu copied %llu refused %llu\n",
+               "thread %llu bytes placed %llu copied %llu refused %llu "
+               "zero_copy_sends %llu\n",
                local_.ToString().c_str(),
                static_cast<unsigned long long>(c.messages_received),
                static_cast<unsigned long long>(c.malformed),
@@ -508,7 +555,8 @@ void Context::PrintStats() {
                static_cast<unsigned long long>(c.thread_progress),
                static_cast<unsigned long long>(c.bytes_placed),
                static_cast<unsigned long long>(c.bytes_copied),
-               static_cast<unsigned long long>(c.placement_refused));
+               static_cast<unsigned long long>(c.placement_refused),
+               static_cast<unsigned long long>(c.zero_copy_sends));
   const EndpointStats s = ep_->stats();
   std::fprintf(stderr,
                "braid0 %s: datagrams sent %llu received %llu retransmits "

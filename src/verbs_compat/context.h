@@ -40,6 +40,9 @@ class Cq;
 class Qp;
 
 inline constexpr size_t kZeroCopyMinBytes = 8192;
+// Longest ibv_dereg_mr / ibv_destroy_qp wait for zero-copy sends to end
+// (the endpoint ends every send within its peer timeout, 2 s by default).
+inline constexpr DurationNs kZeroCopyDrainLimit = DurationNs::Seconds(30);
 
 // Counters of a context (BRAID_VERBS_STATS=1 prints them at close).
 struct ContextCounters {
@@ -57,6 +60,10 @@ struct ContextCounters {
   uint64_t bytes_placed = 0;
   uint64_t bytes_copied = 0;
   uint64_t placement_refused = 0;  // fragments' targets refused
+  // Sends whose payload went from the application's registered buffer
+  // without a copy (one SGE, >= kZeroCopyMinBytes; the verbs header is the
+  // endpoint's copied prefix).
+  uint64_t zero_copy_sends = 0;
 };
 
 class Context {
@@ -96,6 +103,18 @@ class Context {
   SendResult Send(const NetAddr& peer, uint16_t stream,
                   absl::Span<const uint8_t> msg, uint64_t cookie,
                   const std::optional<PlacementDescriptor>& placement = {});
+  // Sends a verbs header (copied) followed by `body` straight from the
+  // application's memory: the endpoint reads `body` until the send
+  // completes, and the Context tells the QP (Qp::ReleaseZeroCopy) when it
+  // has (kSendDone or kSendFailed). Context lock held.
+  SendResult SendZeroCopy(const NetAddr& peer, uint16_t stream,
+                          absl::Span<const uint8_t> header,
+                          absl::Span<const uint8_t> body, uint64_t cookie,
+                          const std::optional<PlacementDescriptor>& placement);
+  // Waits (making progress, the lock released between steps) until the
+  // endpoint holds no application buffer, at most `limit`; before memory
+  // the application may free goes away (dereg MR, destroy QP).
+  void DrainZeroCopy(std::unique_lock<std::mutex>& lk, DurationNs limit);
   // Reusable buffer for building outgoing messages. Context lock held.
   std::vector<uint8_t>& scratch() { return scratch_; }
   // Maps a refused endpoint send to kRetry (backpressure) or kFailed, and
@@ -158,6 +177,9 @@ class Context {
   // Runs the QPs' ACK-timeout checks, at most once a millisecond.
   void CheckRetryTimeouts();
   void Handle(Completion& c);
+  // A send completion: if its payload was read from application memory,
+  // tell the QP the endpoint is done with it.
+  void ReleaseZeroCopy(uint64_t cookie);
   // The endpoint's placement handler (runs inside Poll, lock held).
   bool Place(const PlacementRequest& req, absl::Span<uint8_t>* dest);
   void PrintStats();
@@ -178,7 +200,8 @@ class Context {
   std::vector<Qp*> retry_candidates_;  // scratch
   std::vector<Qp*> ack_list_;
   std::vector<Completion> comps_;
-  uint64_t unacked_sends_ = 0;  // messages the endpoint has not completed
+  uint64_t unacked_sends_ = 0;        // messages the endpoint has not completed
+  uint64_t zero_copy_in_flight_ = 0;  // of which hold application memory
   std::vector<uint8_t> scratch_;
   struct InFlight {
     std::vector<uint8_t> buf;

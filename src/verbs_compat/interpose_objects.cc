@@ -180,7 +180,11 @@ int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length,
 int ibv_dereg_mr(ibv_mr* mr) {
   if (IsBraidContext(mr->context)) {
     Context* ctx = Context::From(mr->context);
-    std::lock_guard<std::mutex> lk(ctx->mu());
+    std::unique_lock<std::mutex> lk(ctx->mu());
+    // The memory may be freed next: the endpoint must not still be sending
+    // from it (zero-copy sends end with a completion or a failure within
+    // the endpoint's peer timeout).
+    ctx->DrainZeroCopy(lk, braid::verbs_compat::kZeroCopyDrainLimit);
     Mr* m = Mr::From(mr);
     ctx->mrs().Remove(m->key());
     --m->pd()->users;
@@ -421,7 +425,9 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
 int ibv_destroy_qp(ibv_qp* qp) {
   if (IsBraidContext(qp->context)) {
     Context* ctx = Context::From(qp->context);
-    std::lock_guard<std::mutex> lk(ctx->mu());
+    std::unique_lock<std::mutex> lk(ctx->mu());
+    ctx->DrainZeroCopy(
+        lk, braid::verbs_compat::kZeroCopyDrainLimit);  // as in ibv_dereg_mr
     Qp* q = Qp::From(qp);
     q->FlushAck();
     ctx->UnregisterQp(q);

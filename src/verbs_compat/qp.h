@@ -69,6 +69,10 @@ struct SendWqe {
   // The transport acknowledged every byte of the request (RC).
   bool delivered = false;
   TimeNs delivered_at = TimeNs::Zero();
+  // Endpoint sends of this WR still reading the application's buffer (the
+  // payload went without a copy): the WR does not complete while > 0, so
+  // the buffer is the application's again when its completion is polled.
+  uint16_t zero_copy_pending = 0;
   ibv_wc_status status = IBV_WC_SUCCESS;
   uint8_t rnr_left = 0;
 };
@@ -165,6 +169,10 @@ class Qp {
   // goes to ERR.
   bool RetryCandidate(TimeNs now) const;
   void ResolveRetry(TimeNs now, uint64_t peer_packets);
+  // The endpoint no longer reads the application buffer of one zero-copy
+  // send of the WR with this PSN (it completed or failed): the WR may
+  // complete.
+  void ReleaseZeroCopy(uint32_t psn);
   // The transport delivered the request with this PSN (its send completed).
   void OnRequestDelivered(uint32_t psn, TimeNs now);
   const NetAddr& remote() const { return remote_; }
@@ -300,9 +308,13 @@ class Qp {
   QpCounters counters_;
 };
 
-// Cookie of a message a QP sends: qpn, whether it is a response, psn.
-inline uint64_t MakeCookie(uint32_t qpn, bool response, uint32_t psn) {
-  return (uint64_t{qpn} << 32) | (response ? 1ull << 31 : 0) | (psn & kPsnMask);
+// Cookie of a message a QP sends: qpn, whether it is a response, psn, and
+// whether its payload is read from application memory (zero-copy).
+inline constexpr int kCookieZeroCopyBit = 30;
+inline uint64_t MakeCookie(uint32_t qpn, bool response, uint32_t psn,
+                           bool zero_copy = false) {
+  return (uint64_t{qpn} << 32) | (response ? 1ull << 31 : 0) |
+         (zero_copy ? 1ull << kCookieZeroCopyBit : 0) | (psn & kPsnMask);
 }
 
 // The RNR timer a min_rnr_timer code (0..31) stands for.

@@ -95,6 +95,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     w.length = IsAtomic(wr->opcode) ? 8 : total;
     w.sent = false;
     w.done = false;
+    w.zero_copy_pending = 0;
     w.status = IBV_WC_SUCCESS;
     if (inline_ok) {
       w.inline_data.resize(total);
@@ -234,7 +235,7 @@ ibv_wc_status Qp::Gather(const SendWqe& w, size_t header_len,
 void Qp::CompleteSendHead() {
   while (sq_head_ < sq_tail_) {
     SendWqe& w = Wqe(sq_head_);
-    if (!w.done) break;
+    if (!w.done || w.zero_copy_pending > 0) break;
     if (w.status != IBV_WC_SUCCESS || sq_sig_all_ ||
         (w.send_flags & IBV_SEND_SIGNALED)) {
       ibv_wc wc;

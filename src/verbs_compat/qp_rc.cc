@@ -53,11 +53,33 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   }
   std::vector<uint8_t>& buf = ctx_->scratch();
   const size_t hdr = HeaderBytes(h.op);
-  const ibv_wc_status st = Gather(w, hdr, &buf);
-  if (st != IBV_WC_SUCCESS) {
-    FailWqe(w, st);
-    EnterError();
-    return TxResult::kError;
+  // A large payload in one SGE goes from the registered buffer itself, the
+  // verbs header in front as the endpoint's copied prefix; the WR then
+  // completes only once the endpoint is done reading it (zero_copy_pending).
+  // Several SGEs, inline data and small payloads are gathered (copied).
+  const bool carries =
+      w.opcode == IBV_WR_SEND || w.opcode == IBV_WR_SEND_WITH_IMM ||
+      w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  absl::Span<const uint8_t> body;
+  const bool zero_copy = carries && !w.is_inline && w.sge.size() == 1 &&
+                         w.length >= kZeroCopyMinBytes;
+  if (zero_copy) {
+    uint8_t* src = nullptr;
+    if (ctx_->mrs().CheckLocal(w.sge[0], pd_, /*write=*/false, &src) !=
+        AccessResult::kOk) {
+      FailWqe(w, IBV_WC_LOC_PROT_ERR);
+      EnterError();
+      return TxResult::kError;
+    }
+    body = absl::MakeConstSpan(src, w.sge[0].length);
+    buf.resize(hdr);
+  } else {
+    const ibv_wc_status st = Gather(w, hdr, &buf);
+    if (st != IBV_WC_SUCCESS) {
+      FailWqe(w, st);
+      EnterError();
+      return TxResult::kError;
+    }
   }
   // WRITE payloads are placed directly into the responder's MR; a READ
   // with one SGE asks for a placed response (into that SGE).
@@ -72,7 +94,11 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   }
   EncodeHeader(h, buf.data());
   const Context::SendResult r =
-      ctx_->Send(remote_, stream_, buf, MakeCookie(qpn_, false, w.psn), place);
+      zero_copy ? ctx_->SendZeroCopy(remote_, stream_,
+                                     absl::MakeConstSpan(buf.data(), hdr), body,
+                                     MakeCookie(qpn_, false, w.psn), place)
+                : ctx_->Send(remote_, stream_, buf,
+                             MakeCookie(qpn_, false, w.psn), place);
   if (r == Context::SendResult::kRetry) return TxResult::kRetry;
   if (r == Context::SendResult::kFailed) {
     FailWqe(w, IBV_WC_RETRY_EXC_ERR);
@@ -81,6 +107,7 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   }
   last_ack_sent_ = h.ack_psn;
   w.sent = true;
+  if (zero_copy) ++w.zero_copy_pending;
   ++counters_.requests_sent;
   return TxResult::kSent;
 }
@@ -140,6 +167,18 @@ void Qp::ResolveRetry(TimeNs now, uint64_t peer_packets) {
   ++counters_.retry_timeouts;
   FailWqe(w, IBV_WC_RETRY_EXC_ERR);
   EnterError();
+}
+
+void Qp::ReleaseZeroCopy(uint32_t psn) {
+  // The WR may be acked already (sq_ack_ past it) and waiting for this:
+  // look from the oldest uncompleted one.
+  if (sq_head_ >= sq_tail_) return;
+  const int32_t d = PsnDiff(psn, Wqe(sq_head_).psn);
+  if (d < 0 || static_cast<uint64_t>(d) >= sq_tail_ - sq_head_) return;
+  SendWqe& w = Wqe(sq_head_ + static_cast<uint64_t>(d));
+  if (w.psn != psn || w.zero_copy_pending == 0) return;
+  --w.zero_copy_pending;
+  CompleteSendHead();
 }
 
 void Qp::OnRequestDelivered(uint32_t psn, TimeNs now) {

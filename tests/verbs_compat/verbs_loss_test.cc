@@ -81,6 +81,15 @@ TEST(LossTest, EveryOpcodeIsByteExactAndInOrderUnderFivePercentLoss) {
 
     std::vector<ibv_wc> s = PollMany(p.a.scq, 7, 30000);
     ASSERT_EQ(s.size(), 7u);
+    // Every WR has completed, so the endpoint reads none of their buffers
+    // any more (the next round refills them): zero-copy WRs complete only
+    // after the endpoint's own send completion. (An invariant check: here
+    // the transport's completion normally arrives with the verbs ACK, so
+    // it holds even without that rule; it guards against regressions that
+    // would complete WRs earlier still.)
+    braid_verbs_stats now;
+    ASSERT_EQ(braid_verbs_query_stats(p.a.ctx, &now), 0);
+    EXPECT_EQ(now.zero_copy_in_flight, 0u);
     for (size_t i = 0; i < s.size(); ++i) {
       EXPECT_EQ(s[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(s[i].status);
       EXPECT_EQ(s[i].wr_id, i);
@@ -115,6 +124,10 @@ TEST(LossTest, EveryOpcodeIsByteExactAndInOrderUnderFivePercentLoss) {
   EXPECT_EQ(sa.bytes_placed, kRounds * 200000u);
   EXPECT_EQ(sb.bytes_copied, kRounds * (40000u + 1000u));
   EXPECT_EQ(sa.bytes_copied, kRounds * 16u);
+  // SEND 40 KB, WRITE 200 KB and WRITE_WITH_IMM 10 KB (one SGE, >= 8 KiB)
+  // went from the registered buffer without a copy; SEND_WITH_IMM 1 KB
+  // was gathered.
+  EXPECT_EQ(sa.zero_copy_sends, kRounds * 3u);
 }
 
 bool AllZero(const std::vector<uint8_t>& v) {

@@ -10,16 +10,27 @@
 # The impaired spine is always the one the gbn baseline's single path
 # hashes to, so both modes meet the impairment.
 #
+# Two regimes. CPU-bound: the links have no rate of their own, so the hosts'
+# and the namespaces' forwarding CPU (2 vCPUs) is the bottleneck. Link-bound
+# (rows "link-..."): every spine's leaf->spine ports are shaped to
+# BRAID_DEMO_LINK_RATE (tbf, default 2 Gbit/s, a 512 KB port buffer), so, as
+# in a real fabric, a spine link is the bottleneck: one path (gbn, RoCE-like)
+# gets at most one spine's rate and pays its go-back-N re-sends out of it,
+# while spraying uses all four and repairs selectively.
+#
 # Without root: says so and runs the simulator's A/B demo plus a loopback
 # A/B with braid-perf's injected loss instead.
 #
 # Environment: BRAID_BUILD_DIR (default build), BRAID_DEMO_SKIP_BUILD=1 (use
-# the build dir as it is), BRAID_DEMO_SECONDS (per run, default 4).
+# the build dir as it is), BRAID_DEMO_SECONDS (per run, default 4),
+# BRAID_DEMO_LINK_RATE (tbf rate per spine link, default 2gbit; "off" skips
+# the link-bound regime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 B=${BRAID_BUILD_DIR:-build}
 SECS=${BRAID_DEMO_SECONDS:-4}
+LINK_RATE=${BRAID_DEMO_LINK_RATE:-2gbit}
 PERF_BIN=$ROOT/$B/tools/braid_perf/braid-perf
 BLAST_BIN=$ROOT/$B/bench/udp_blast/udp-blast
 
@@ -95,9 +106,9 @@ pin_for() {  # pin_for MODE
   fi
 }
 
-# Rate of wire bytes arriving at host 1, every 10 ms, into $FABRIC_TMP/rate.MODE;
+# Rate of wire bytes arriving at host 1, every 10 ms, into $FABRIC_TMP/rate.NAME;
 # notes when $FABRIC_TMP/event appears (the blackhole).
-start_sampler() {  # start_sampler MODE
+start_sampler() {  # start_sampler NAME (COND.MODE)
   rm -f "$FABRIC_TMP/event"
   fab exec --host 1 -- python3 -c '
 import os, sys, time
@@ -127,7 +138,7 @@ run() {
   pin_for "$mode"
   fab counters --reset
   perf_server 1 --paths $paths --entropy-sockets $paths --mode "$mode" --mtu 9000 --block
-  [[ $cond == blackhole ]] && start_sampler "$mode"
+  [[ $cond == *blackhole ]] && start_sampler "$cond.$mode"
   perf_client_bg 0 1 --test bw -s 64k -D "$SECS" --paths $paths --entropy-sockets $paths --mode "$mode" \
     --mtu 9000 --block --time-limit $((SECS + 6))
   if [[ -n $action ]]; then
@@ -138,7 +149,7 @@ run() {
   perf_client_wait
   rc=$PERF_RC
   perf_wait_server
-  [[ $cond == blackhole ]] && { wait "$SAMPLER_PID" 2>/dev/null || true; }
+  [[ $cond == *blackhole ]] && { wait "$SAMPLER_PID" 2>/dev/null || true; }
   cp "$FABRIC_TMP/client.json" "$ROOT/out/fabric_demo.$cond.$mode.json" 2>/dev/null || true
   perf_spread_snapshot
   spread=$(for k in 0 1 2 3; do perf_link_counter "$k" 0 up_pkts; done | paste -sd' ')
@@ -167,35 +178,74 @@ PY
 
 blackhole_on() { fab impair --spine "$BAD" --dir both --blackhole; }
 
-echo "runs of ${SECS} s, 64 KiB messages:"
-# Raw UDP baseline across the same fabric: 16 source sockets round robin.
-braid_pin_ports 0 "$SPRAY_BASE" 16
-fab exec --host 1 -- "$BLAST_BIN" server -b "$(fab addr --host 1):9300" --once --json \
-  >"$FABRIC_TMP/blast_server.json" 2>/dev/null &
-FABRIC_BG_PIDS+=($!)
-sleep 0.3
-fab exec --host 0 -- "$BLAST_BIN" client -c "$(fab addr --host 1):9300" bw -s 8972 -D "$SECS" \
-  -e 16 --json >"$FABRIC_TMP/blast.json" 2>"$FABRIC_TMP/blast.err" || true
-BLAST_GBPS=$(python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["gbps"])' \
-  "$FABRIC_TMP/blast.json" 2>/dev/null || echo 0)
-echo "  clean udp-blast (raw UDP, 16 sockets, 8972-byte datagrams): $BLAST_GBPS Gbit/s"
-
-for mode in spray gbn; do run clean "$mode"; done
-fab impair --spine "$BAD" --dir up --loss 1
-for mode in spray gbn; do run loss1 "$mode"; done
-fab impair --spine "$BAD" --restore
-for mode in spray gbn; do
-  run blackhole "$mode" blackhole_on
+# The link-bound regime's shaping of spine K (or all): leaf->spine ports at
+# LINK_RATE, a 512 KB port buffer (tail drop), a 256 KB token bucket.
+shape() { fab impair --spine "$1" --dir up --rate "$LINK_RATE" --burst 256k --limit 512k; }
+# Takes spine BAD back to the regime's baseline after an impairment.
+unimpair() {  # unimpair REGIME
   fab impair --spine "$BAD" --restore
-done
+  [[ $1 == link ]] && shape "$BAD"
+  return 0
+}
+
+# Raw UDP across the same fabric, into BLAST_OUT (Gbit/s): SOCKETS source
+# sockets round robin from source port BASE (runs in this shell, so the
+# server's PID is in the trap's list).
+blast() {  # blast BASE SOCKETS SECONDS
+  braid_pin_ports 0 "$1" "$2"
+  fab exec --host 1 -- "$BLAST_BIN" server -b "$(fab addr --host 1):9300" --once --json \
+    >"$FABRIC_TMP/blast_server.json" 2>/dev/null &
+  FABRIC_BG_PIDS+=($!)
+  sleep 0.3
+  fab exec --host 0 -- "$BLAST_BIN" client -c "$(fab addr --host 1):9300" bw -s 8972 -D "$3" \
+    -e "$2" --json >"$FABRIC_TMP/blast.json" 2>"$FABRIC_TMP/blast.err" || true
+  BLAST_OUT=$(python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["gbps"])' \
+    "$FABRIC_TMP/blast.json" 2>/dev/null || echo 0)
+}
+
+# clean, 1 % loss on spine BAD, spine BAD blackholed mid-run: spray and gbn.
+conditions() {  # conditions REGIME (cpu|link); row names get "link-" in link
+  local r=$1 pre=""
+  [[ $r == link ]] && pre="link-"
+  for mode in spray gbn; do run "${pre}clean" "$mode"; done
+  fab impair --spine "$BAD" --dir up --loss 1
+  for mode in spray gbn; do run "${pre}loss1" "$mode"; done
+  unimpair "$r"
+  for mode in spray gbn; do
+    run "${pre}blackhole" "$mode" blackhole_on
+    unimpair "$r"
+  done
+}
+
+echo "runs of ${SECS} s, 64 KiB messages; CPU-bound regime (links unshaped):"
+blast "$SPRAY_BASE" 16 "$SECS"
+BLAST_GBPS=$BLAST_OUT
+echo "  clean udp-blast (raw UDP, 16 sockets, 8972-byte datagrams): $BLAST_GBPS Gbit/s"
+conditions cpu
 # Congested: spine BAD's up links shaped to 20 Mbit/s (tail drop), CE marks
 # above 200 packets/s (an ECN virtual queue ahead of the bottleneck).
 fab impair --spine "$BAD" --dir up --rate 20mbit --burst 64k --limit 128k --ecn-limit 200 --ecn-burst 8
 for mode in spray gbn; do run congested "$mode"; done
 fab impair --spine "$BAD" --restore
 
+LINK_BLAST_GBPS=n/a
+if [[ $LINK_RATE != off ]]; then
+  echo "link-bound regime: every spine's leaf->spine ports shaped to $LINK_RATE (tbf):"
+  shape all
+  blast "$SPRAY_BASE" 16 "$SECS"
+  LINK_BLAST_GBPS=$BLAST_OUT
+  echo "  link-clean udp-blast: $LINK_BLAST_GBPS Gbit/s"
+  # One spine alone (one socket, on the gbn path's spine): what one path gets.
+  blast $GBN_PORT 1 2
+  ONE_SPINE_GBPS=$BLAST_OUT
+  echo "  one spine (udp-blast, 1 socket): $ONE_SPINE_GBPS Gbit/s"
+  conditions link
+  fab impair --spine all --restore
+fi
+
 # Blackhole recovery: rate in 50 ms windows of the spray run's sampler.
-RECOVERY=$(python3 - "$FABRIC_TMP/rate.spray" <<'PY' 2>/dev/null || echo "n/a"
+recovery() {  # recovery COND
+  python3 - "$FABRIC_TMP/rate.$1.spray" <<'PY' 2>/dev/null || echo "n/a"
 import sys
 pts, ev = [], None
 for line in open(sys.argv[1]):
@@ -214,7 +264,10 @@ while t < pts[-1][0] - 0.05:
 else:
     print("never within the run (pre-blackhole %.3f Gbit/s)" % (before * 8e-9))
 PY
-)
+}
+RECOVERY=$(recovery blackhole)
+LINK_RECOVERY=n/a
+[[ $LINK_RATE != off ]] && LINK_RECOVERY=$(recovery link-blackhole)
 
 echo
 echo "braid A/B over the namespace fabric (4 spines, MTU 9000, impaired spine $BAD, ${SECS} s runs)"
@@ -222,8 +275,33 @@ printf '%-10s %-5s %9s %9s %9s %7s %6s %4s %4s %-10s %s\n' condition mode Gbit/s
 while IFS=$'\t' read -r c m g p50 p99 rtx rr dup lost v sp; do
   printf '%-10s %-5s %9s %9s %9s %7s %6s %4s %4s %-10s %s\n' "$c" "$m" "$g" "$p50" "$p99" "$rtx" "$rr" "$dup" "$lost" "$v" "$sp"
 done <"$RES"
-echo "udp-blast (raw UDP) clean: $BLAST_GBPS Gbit/s"
-echo "spray recovery after the blackhole (first 50 ms window >= 0.7x pre-blackhole wire rate): $RECOVERY"
+echo "udp-blast (raw UDP) clean: $BLAST_GBPS Gbit/s; link-bound ($LINK_RATE per spine link): $LINK_BLAST_GBPS Gbit/s, one spine ${ONE_SPINE_GBPS:-n/a} Gbit/s"
+echo "spray recovery after the blackhole (first 50 ms window >= 0.7x pre-blackhole wire rate): $RECOVERY; link-bound: $LINK_RECOVERY"
+# The issue-4 ratios, per regime.
+python3 - "$RES" "$BLAST_GBPS" "$LINK_BLAST_GBPS" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    try:
+        rows[(f[0], f[1])] = float(f[2])
+    except ValueError:
+        pass
+def ratio(a, b):
+    return "%.3f" % (a / b) if a is not None and b else "n/a"
+for pre, blast in (("", sys.argv[2]), ("link-", sys.argv[3])):
+    g = lambda c, m: rows.get((pre + c, m))
+    try:
+        blast = float(blast)
+    except ValueError:
+        blast = None
+    if g("clean", "spray") is None:
+        continue
+    print("%-10s clean spray/udp-blast %s (>= 0.8), loss1 spray/clean spray %s (>= 0.85), "
+          "loss1 spray/gbn %s (>= 2)" % ("link-bound" if pre else "CPU-bound",
+          ratio(g("clean", "spray"), blast), ratio(g("loss1", "spray"), g("clean", "spray")),
+          ratio(g("loss1", "spray"), g("loss1", "gbn"))))
+PY
 cp "$RES" "$ROOT/out/fabric_demo.tsv"
 
 if command -v gnuplot >/dev/null; then
@@ -231,13 +309,13 @@ if command -v gnuplot >/dev/null; then
     END { for (i = 0; i < n; i++) print order[i], g[order[i], "spray"] + 0, g[order[i], "gbn"] + 0 }' \
     "$RES" >"$FABRIC_TMP/bars.dat"
   have_ts=0
-  [[ -s $FABRIC_TMP/rate.spray && -s $FABRIC_TMP/rate.gbn ]] && have_ts=1
+  [[ -s $FABRIC_TMP/rate.blackhole.spray && -s $FABRIC_TMP/rate.blackhole.gbn ]] && have_ts=1
   for m in spray gbn; do
-    [[ -s $FABRIC_TMP/rate.$m ]] || continue
+    [[ -s $FABRIC_TMP/rate.blackhole.$m ]] || continue
     awk '/^#/ { next } { if (n++ && $1 - t >= 0.05) { printf "%.3f %.4f\n", $1, ($2 - b) * 8 / ($1 - t) / 1e9; t = $1; b = $2 } else if (n == 1) { t = $1; b = $2 } }' \
-      "$FABRIC_TMP/rate.$m" >"$FABRIC_TMP/ts.$m"
+      "$FABRIC_TMP/rate.blackhole.$m" >"$FABRIC_TMP/ts.$m"
   done
-  EV=$(awk '/^# event/ { print $3 }' "$FABRIC_TMP/rate.spray" 2>/dev/null || true)
+  EV=$(awk '/^# event/ { print $3 }' "$FABRIC_TMP/rate.blackhole.spray" 2>/dev/null || true)
   gnuplot <<GP || echo "fabric_demo: gnuplot failed" >&2
 set terminal pngcairo size 1100,450 font ",10"
 set output "$ROOT/out/fabric_demo.png"

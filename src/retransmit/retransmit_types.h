@@ -36,6 +36,13 @@ struct RetransmitOptions {
   // Longest time the receiver may hold an ack (coalescing); added to the
   // tail-probe timeout because srtt samples exclude the receiver's hold time.
   DurationNs max_ack_delay = DurationNs::Micros(10);
+  // How far spurious tail probes (copies the receiver saw twice) may stretch
+  // the probe timeout: x2 per spurious probe up to x(1 << this), decaying per
+  // 256 srtt. 0 (default) = never: measured on a loopback ping-pong with 1 %
+  // loss (docs/performance.md, session 4), a shift of 3 halved the
+  // retransmissions but doubled the p99 of the round trips that lost a
+  // packet (70 vs 32 us), and tail latency is what the probe is for.
+  int max_pto_shift = 0;
   // Go-back-N baseline: a NAK declares every in-flight PSN >= cum lost; an
   // RTO declares everything in flight lost.
   bool go_back_n = false;

@@ -436,7 +436,7 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
   if (cause == static_cast<uint8_t>(LossCause::kTailProbe) &&
       (pkt == nullptr || !pkt->spurious_reported)) {
     ++counters_.spurious_tail_probes;
-    if (pto_shift_ < 3) ++pto_shift_;
+    if (pto_shift_ < opts_.max_pto_shift) ++pto_shift_;
     pto_changed_ = now;
   }
   if (cause != TxRecord::kFirstSend &&

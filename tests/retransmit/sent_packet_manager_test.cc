@@ -733,7 +733,7 @@ TEST_F(SentPacketManagerTest, PacketBeyondSackReachIsUnknownNotLost) {
 
 TEST_F(SentPacketManagerTest,
        SpuriousTailProbeDoublesTheProbeTimeoutUntilItDecays) {
-  Make(RetransmitOptions{});
+  Make(RetransmitOptions{.max_pto_shift = 3});
   // Settle the estimates: 20 round trips of 20us.
   TimeNs t = T(0);
   for (int i = 0; i < 20; ++i) {
@@ -766,6 +766,31 @@ TEST_F(SentPacketManagerTest,
     t = t + Us(30);
   }
   EXPECT_LE(m_->pto(), base + Us(5));
+}
+
+TEST_F(SentPacketManagerTest,
+       ByDefaultASpuriousTailProbeLeavesTheTimeoutAlone) {
+  Make(RetransmitOptions{});
+  TimeNs t = T(0);
+  for (int i = 0; i < 20; ++i) {
+    const Psn p = Send(0, t);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(20)));
+    t = t + Us(30);
+  }
+  const DurationNs base = m_->pto();
+  const Psn p = Send(0, t);
+  TimeNs probe_at = t;
+  for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
+    probe_at = m_->NextTimerTime();
+    m_->OnTimer(probe_at, ev_);
+  }
+  ASSERT_EQ(m_->counters().tail_probes, 1u);
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
+  Resend(p, 1, probe_at);
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(p.value() + 1, {}, p, probe_at + Us(20)));
+  EXPECT_EQ(m_->counters().spurious_tail_probes, 1u);  // still counted
+  EXPECT_LE(m_->pto(), base + Us(5));  // srtt moved a little, no doubling
 }
 
 TEST_F(SentPacketManagerTest, OldCopyIsDeadWhenANewerTransmissionIsInFlight) {

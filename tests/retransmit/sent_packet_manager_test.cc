@@ -106,6 +106,32 @@ class SentPacketManagerTest : public ::testing::Test {
     return psn;
   }
   // Re-send of psn on path p at `now`.
+  // 20 round trips of 20 us on path 0, one every 30 us from *t (advanced
+  // past them): settles the RTT estimates.
+  void SettleEstimates(TimeNs* t) {
+    for (int i = 0; i < 20; ++i) {
+      const Psn p = Send(0, *t);
+      ASSERT_TRUE(Ack(p.value() + 1, {}, p, *t + Us(20)));
+      *t = *t + Us(30);
+    }
+  }
+  // A packet sent at `t` whose ack is merely late: the tail probe fires (at
+  // *probe_at), the original arrives, and the receiver flags the probe copy
+  // as a duplicate.
+  void SpuriousTailProbe(TimeNs t, TimeNs* probe_at) {
+    const Psn p = Send(0, t);
+    *probe_at = t;
+    for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
+      *probe_at = m_->NextTimerTime();
+      m_->OnTimer(*probe_at, ev_);
+    }
+    ASSERT_EQ(m_->counters().tail_probes, 1u);
+    ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
+    Resend(p, 1, *probe_at);
+    echo_dup_ = true;
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, *probe_at + Us(20)));
+    EXPECT_EQ(m_->counters().spurious_tail_probes, 1u);
+  }
   void Resend(Psn psn, PathId p, TimeNs now) {
     const PathSeq seq = NextSeq(p);
     m_->OnRetransmitted(psn, p, seq, now);
@@ -734,29 +760,12 @@ TEST_F(SentPacketManagerTest, PacketBeyondSackReachIsUnknownNotLost) {
 TEST_F(SentPacketManagerTest,
        SpuriousTailProbeDoublesTheProbeTimeoutUntilItDecays) {
   Make(RetransmitOptions{.max_pto_shift = 3});
-  // Settle the estimates: 20 round trips of 20us.
   TimeNs t = T(0);
-  for (int i = 0; i < 20; ++i) {
-    const Psn p = Send(0, t);
-    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(20)));
-    t = t + Us(30);
-  }
+  ASSERT_NO_FATAL_FAILURE(SettleEstimates(&t));
   const DurationNs base = m_->pto();
-  // A packet whose ack is merely late: the probe fires, the original
-  // arrives, and the receiver flags the probe copy as a duplicate.
-  const Psn p = Send(0, t);
-  TimeNs probe_at = t;
-  for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
-    probe_at = m_->NextTimerTime();
-    m_->OnTimer(probe_at, ev_);
-  }
-  ASSERT_EQ(m_->counters().tail_probes, 1u);
+  TimeNs probe_at;
+  ASSERT_NO_FATAL_FAILURE(SpuriousTailProbe(t, &probe_at));
   EXPECT_EQ(probe_at, t + base);
-  ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
-  Resend(p, 1, probe_at);
-  echo_dup_ = true;
-  ASSERT_TRUE(Ack(p.value() + 1, {}, p, probe_at + Us(20)));
-  EXPECT_EQ(m_->counters().spurious_tail_probes, 1u);
   EXPECT_GE(m_->pto(), base * 2 - Us(2));  // srtt moved a little
   // 256 srtt of clean round trips later, it has come back down.
   t = probe_at + Us(100);
@@ -772,24 +781,11 @@ TEST_F(SentPacketManagerTest,
        ByDefaultASpuriousTailProbeLeavesTheTimeoutAlone) {
   Make(RetransmitOptions{});
   TimeNs t = T(0);
-  for (int i = 0; i < 20; ++i) {
-    const Psn p = Send(0, t);
-    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(20)));
-    t = t + Us(30);
-  }
+  ASSERT_NO_FATAL_FAILURE(SettleEstimates(&t));
   const DurationNs base = m_->pto();
-  const Psn p = Send(0, t);
-  TimeNs probe_at = t;
-  for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
-    probe_at = m_->NextTimerTime();
-    m_->OnTimer(probe_at, ev_);
-  }
-  ASSERT_EQ(m_->counters().tail_probes, 1u);
-  ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
-  Resend(p, 1, probe_at);
-  echo_dup_ = true;
-  ASSERT_TRUE(Ack(p.value() + 1, {}, p, probe_at + Us(20)));
-  EXPECT_EQ(m_->counters().spurious_tail_probes, 1u);  // still counted
+  TimeNs probe_at;
+  // (It checks that the spurious probe is still counted.)
+  ASSERT_NO_FATAL_FAILURE(SpuriousTailProbe(t, &probe_at));
   EXPECT_LE(m_->pto(), base + Us(5));  // srtt moved a little, no doubling
 }
 

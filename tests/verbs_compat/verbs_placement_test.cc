@@ -16,12 +16,6 @@
 namespace braid::verbs_compat::testing {
 namespace {
 
-braid_verbs_stats Stats(const Side& s) {
-  braid_verbs_stats st;
-  EXPECT_EQ(braid_verbs_query_stats(s.ctx, &st), 0);
-  return st;
-}
-
 bool AllZero(const std::vector<uint8_t>& v) {
   return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
 }

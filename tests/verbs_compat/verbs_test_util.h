@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "braid/verbs.h"
 #include "gtest/gtest.h"
 
 namespace braid::verbs_compat::testing {
@@ -290,6 +291,13 @@ inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len,
     x = x * 1103515245u + 12345u;
     v[off + i] = static_cast<uint8_t>(x >> 16);
   }
+}
+
+// braid0's counters of `s`'s context.
+inline braid_verbs_stats Stats(const Side& s) {
+  braid_verbs_stats st;
+  EXPECT_EQ(braid_verbs_query_stats(s.ctx, &st), 0);
+  return st;
 }
 
 }  // namespace braid::verbs_compat::testing

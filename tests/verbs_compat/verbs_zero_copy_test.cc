@@ -14,12 +14,6 @@
 namespace braid::verbs_compat::testing {
 namespace {
 
-braid_verbs_stats Stats(const Side& s) {
-  braid_verbs_stats st;
-  EXPECT_EQ(braid_verbs_query_stats(s.ctx, &st), 0);
-  return st;
-}
-
 TEST(ZeroCopyTest, LargeOneSgeWritesAndSendsGoUncopiedAndArriveByteExact) {
   Pair p;
   ASSERT_TRUE(p.ok());

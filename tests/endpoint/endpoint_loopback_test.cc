@@ -3,6 +3,7 @@
 
 #include "braid/endpoint.h"
 #include "gtest/gtest.h"
+#include "tests/endpoint/pair_driver.h"
 
 namespace braid {
 namespace {
@@ -13,24 +14,8 @@ std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
   return v;
 }
 
-std::unique_ptr<Endpoint> OpenOrDie(EndpointOptions o = {}) {
-  auto ep = Endpoint::Open(o);
-  EXPECT_TRUE(ep.ok()) << ep.status();
-  return std::move(*ep);
-}
-
-// Polls both endpoints until `done` or a generous wall-clock bound (a hang
-// is a failure, not a timing assertion).
-template <typename Fn>
-void PollUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
-               std::vector<Completion>* cb, Fn done) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    a.Poll(ca);
-    b.Poll(cb);
-  }
-}
+using testing::OpenOrDie;
+using testing::PollBothUntil;
 
 TEST(EndpointLoopbackTest, MessagesOfManySizesArriveExactlyOnceAndByteExact) {
   auto a = OpenOrDie();
@@ -42,7 +27,7 @@ TEST(EndpointLoopbackTest, MessagesOfManySizesArriveExactlyOnceAndByteExact) {
     ASSERT_TRUE(a->Send(b->local_address(), m, {.cookie = i}).ok());
   }
   std::vector<Completion> ca, cb;
-  PollUntil(*a, *b, &ca, &cb, [&] {
+  PollBothUntil(*a, *b, &ca, &cb, [&] {
     return ca.size() == sizes.size() && cb.size() == sizes.size();
   });
   ASSERT_EQ(ca.size(), sizes.size());

@@ -8,6 +8,7 @@
 
 #include "braid/endpoint.h"
 #include "gtest/gtest.h"
+#include "tests/endpoint/pair_driver.h"
 
 namespace braid {
 namespace {
@@ -20,22 +21,12 @@ std::vector<uint8_t> Bytes(size_t n, uint32_t seed) {
   return v;
 }
 
-std::unique_ptr<Endpoint> OpenOrDie(EndpointOptions o = {}) {
-  auto ep = Endpoint::Open(o);
-  EXPECT_TRUE(ep.ok()) << ep.status();
-  return ep.ok() ? std::move(*ep) : nullptr;
-}
+using testing::OpenOrDie;
 
-// Polls both until `done` or a generous bound (a hang fails, not a timing).
 template <typename Fn>
 void PollUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
                std::vector<Completion>* cb, Fn done) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    a.Poll(ca);
-    b.Poll(cb);
-  }
+  testing::PollBothUntil(a, b, ca, cb, done, std::chrono::seconds(120));
 }
 
 TEST(EndpointPrefixTest, PrefixAndZeroCopyBodyArriveAsOneMessageUnderLoss) {

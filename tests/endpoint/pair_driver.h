@@ -23,6 +23,20 @@ inline std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o = {}) {
   return ep.ok() ? std::move(*ep) : nullptr;
 }
 
+// Polls `a` and `b` in turn, appending their completions to *ca and *cb,
+// until `done()` or `limit` of wall-clock time passes (a hang then shows as
+// the caller's failed expectations, not as a timing assertion).
+template <typename Fn>
+void PollBothUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
+                   std::vector<Completion>* cb, Fn done,
+                   std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    a.Poll(ca);
+    b.Poll(cb);
+  }
+}
+
 struct Side {
   Endpoint* ep = nullptr;
   std::vector<FlowSender*> senders;   // flows this side sends

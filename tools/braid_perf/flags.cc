@@ -46,6 +46,8 @@ common flags (give the impairment flags to both sides to impair acks too):
                      for recycling failed paths)
   --spray-run N      datagrams sent in a row on one path before the next
                      (default 0 = the backend's choice)
+  --ack-every N      ack after N data packets, 1..65536 (default 8)
+  --ack-delay-us U   or after U microseconds, 0..1000000 (default 10)
   --mode spray|gbn   multipath spraying or the go-back-N baseline
   --cc swift|none    congestion control
   --poll | --block   busy-poll (default) or block on the endpoint's fd
@@ -260,6 +262,12 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
       s = number(&f.endpoint.protocol.paths, 1, 256);
     } else if (a == "--spray-run") {
       s = number(&f.endpoint.protocol.spray_run, 1, 1024);
+    } else if (a == "--ack-every") {
+      s = number(&f.endpoint.protocol.ack_every_packets, 1, 65536);
+    } else if (a == "--ack-delay-us") {
+      uint64_t us = 0;
+      s = number(&us, 0, 1000000);
+      f.endpoint.protocol.ack_delay = DurationNs::Micros(us);
     } else if (a == "--entropy-sockets") {
       s = number(&f.endpoint.udp.entropy_sockets, 1, 256);
     } else if (a == "--mode") {

@@ -27,14 +27,44 @@ TEST(PerfFlagsTest, ClientDefaultsToBwOf64KiBOnLoopback) {
 }
 
 TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
-  absl::StatusOr<PerfFlags> f = Parse(
-      {"--client",  "[::1]:7000", "--test",       "lat",       "-s",
-       "4k",        "-D",         "1.5",          "--paths",   "4",
-       "--mode",    "gbn",        "--cc",         "none",      "--block",
-       "--mtu",     "9000",       "--no-gso",     "--no-gro",  "--loss",
-       "0.01",      "--dup",      "0.02",         "--reorder", "0.03",
-       "--corrupt", "0.04",       "--seed",       "7",         "--window=8",
-       "--json",    "--stats",    "--time-limit", "20"});
+  absl::StatusOr<PerfFlags> f = Parse({"--client",
+                                       "[::1]:7000",
+                                       "--test",
+                                       "lat",
+                                       "-s",
+                                       "4k",
+                                       "-D",
+                                       "1.5",
+                                       "--paths",
+                                       "4",
+                                       "--mode",
+                                       "gbn",
+                                       "--cc",
+                                       "none",
+                                       "--block",
+                                       "--mtu",
+                                       "9000",
+                                       "--no-gso",
+                                       "--no-gro",
+                                       "--loss",
+                                       "0.01",
+                                       "--dup",
+                                       "0.02",
+                                       "--reorder",
+                                       "0.03",
+                                       "--corrupt",
+                                       "0.04",
+                                       "--seed",
+                                       "7",
+                                       "--window=8",
+                                       "--json",
+                                       "--stats",
+                                       "--time-limit",
+                                       "20",
+                                       "--ack-every",
+                                       "64",
+                                       "--ack-delay-us",
+                                       "50"});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->test, perf::Test::kLat);
   EXPECT_EQ(f->sizes, std::vector<uint32_t>{4096});
@@ -55,6 +85,8 @@ TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
   EXPECT_TRUE(f->json);
   EXPECT_TRUE(f->stats);
   EXPECT_EQ(f->endpoint.bind, "[::1]:0");
+  EXPECT_EQ(f->endpoint.protocol.ack_every_packets, 64u);
+  EXPECT_EQ(f->endpoint.protocol.ack_delay, DurationNs::Micros(50));
 }
 
 TEST(PerfFlagsTest, SweepRunsPowersOfTwoUpToMaxSize) {
@@ -113,6 +145,9 @@ TEST(PerfFlagsTest, BadFlagsAreRejectedWithTheFlagNamed) {
       {{"--client", "127.0.0.1:1", "--mode", "rc"}, "--mode"},
       {{"--client", "127.0.0.1:1", "--cc", "cubic"}, "--cc"},
       {{"--client", "127.0.0.1:1", "--mtu", "100"}, "--mtu"},
+      {{"--client", "127.0.0.1:1", "--ack-every", "0"}, "--ack-every"},
+      {{"--client", "127.0.0.1:1", "--ack-delay-us", "2000000"},
+       "--ack-delay-us"},
       {{"--client", "127.0.0.1:1", "--window"}, "needs a value"},
       {{"--client", "127.0.0.1:1", "--json=1"}, "takes no value"},
       {{"--server", "--client", "127.0.0.1:1"}, "one of"},

@@ -34,6 +34,13 @@ struct CoreConfig {
   uint32_t max_datagram = 1472;
   uint16_t local_port =
       0;  // the port peers send to (written in every datagram)
+  // With PollTx(..., uncopied_payloads=true): the smallest last payload that
+  // stays in the message's buffer as a second iovec instead of being copied
+  // into the datagram. A second iovec costs the kernel a separate copy step
+  // per datagram; measured on loopback (docs/performance.md, session 6) a
+  // 1448-byte payload is cheaper to copy in user space, an 8944-byte one is
+  // not.
+  uint32_t min_uncopied_payload = 8192;
 };
 
 class EndpointCore final : public PeerHost {

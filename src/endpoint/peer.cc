@@ -219,8 +219,7 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   }
   // A large last payload leaves from the message's buffer (one user-space
   // copy fewer); a small one is cheaper to copy than to describe.
-  constexpr uint32_t kMinUncopiedPayload = 512;
-  if (tail != nullptr && deferred_.len >= kMinUncopiedPayload &&
+  if (tail != nullptr && deferred_.len >= cfg_.min_uncopied_payload &&
       deferred_.dst + deferred_.len == out.data() + pos) {
     *tail = absl::MakeConstSpan(deferred_.src, deferred_.len);
     pos -= deferred_.len;

@@ -64,6 +64,7 @@ struct PeerConfig {
   uint32_t max_datagram = 1472;  // bytes of one datagram
   uint32_t mss = 1424;           // payload bytes of one data frame
   uint32_t entropy_count = 16384;
+  uint32_t min_uncopied_payload = 8192;  // see CoreConfig
 };
 
 class Peer : private retransmit::SenderEvents {

@@ -26,6 +26,11 @@
 #                                      -10 on a shared, busy machine; root)
 #                        [--block]    (both tools block in poll/epoll instead
 #                                      of busy-polling; for loaded machines)
+#                        [--pin]      (every client on CPU 0, every server on
+#                                      CPU 1, both tools alike; without it the
+#                                      scheduler may put both busy-pollers on
+#                                      one core now and then, which makes
+#                                      2-core runs bimodal)
 #                        [--braid-args "--cc none ..."]  (extra braid-perf
 #                                      flags for both sides, for diagnosis)
 #                        [--only bw,lat,rate,loss]  (run only these pairs;
@@ -47,6 +52,7 @@ BUDGET=170
 NICE=0
 BRAID_ARGS=""
 BLOCK=0
+PIN=0
 ONLY="bw,lat,rate,loss"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -65,8 +71,9 @@ while [[ $# -gt 0 ]]; do
     --nice) NICE="$2"; shift 2 ;;
     --braid-args) BRAID_ARGS="$2"; shift 2 ;;
     --block) BLOCK=1; shift ;;
+    --pin) PIN=1; shift ;;
     --only) ONLY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "compare_udp.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -94,6 +101,16 @@ BLAST_POLL=(--busy-poll)
 PERF_POLL=(--poll)
 if [[ $BLOCK -eq 1 ]]; then BLAST_POLL=(); PERF_POLL=(--block); fi
 RUN=(nice -n "$NICE")
+SRV=("${RUN[@]}")
+CLI=("${RUN[@]}")
+if [[ $PIN -eq 1 ]]; then
+  if (( $(nproc) < 2 )) || ! command -v taskset >/dev/null; then
+    echo "compare_udp.sh: --pin needs 2 CPUs and taskset (util-linux)" >&2
+    exit 2
+  fi
+  SRV=(taskset -c 1 "${RUN[@]}")
+  CLI=(taskset -c 0 "${RUN[@]}")
+fi
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 WORK="$(mktemp -d /tmp/compare_udp.XXXXXX)"
 SERVER_PID=""
@@ -135,7 +152,7 @@ raw() {
   local tag="$1"; shift
   over_budget && return 0
   local t0=$SECONDS
-  "${RUN[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json \
+  "${SRV[@]}" "$BLAST" server -b "127.0.0.1:$BLAST_PORT" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json \
     >"$WORK/blast_server.out" 2>&1 &
   SERVER_PID=$!
   local i
@@ -148,7 +165,7 @@ raw() {
     sleep 0.05
   done
   local out
-  if out="$(timeout 30 "${RUN[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json 2>"$WORK/blast_client.err")"; then
+  if out="$(timeout 30 "${CLI[@]}" "$BLAST" client -c "127.0.0.1:$BLAST_PORT" "$@" ${BLAST_POLL[@]+"${BLAST_POLL[@]}"} --json 2>"$WORK/blast_client.err")"; then
     record "$tag" "$out"
   else
     echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
@@ -166,7 +183,7 @@ braid() {
   over_budget && return 0
   local t0=$SECONDS
   : >"$WORK/perf_server.err"
-  "${RUN[@]}" "$PERF" --server --bind 127.0.0.1:0 --time-limit 40 --json "${sargs[@]}" \
+  "${SRV[@]}" "$PERF" --server --bind 127.0.0.1:0 --time-limit 40 --json "${sargs[@]}" \
     >"$WORK/perf_server.out" 2>"$WORK/perf_server.err" &
   SERVER_PID=$!
   local addr="" i
@@ -181,7 +198,7 @@ braid() {
     return 0
   fi
   local out rc=0
-  out="$(timeout 45 "${RUN[@]}" "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
+  out="$(timeout 45 "${CLI[@]}" "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
   if [[ -n "$out" ]]; then
     record "$tag" "$out"
   fi
@@ -224,9 +241,9 @@ want bw && braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" <<'PY'
+python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" "$PIN" <<'PY'
 import json, statistics, sys
-path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs, block = sys.argv[1:]
+path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs, block, pin = sys.argv[1:]
 runs = {}
 try:
     for line in open(path):
@@ -297,7 +314,7 @@ if as_json == "1":
                       "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
                       "loss": float(loss), "paths": int(paths), "elapsed_s": int(elapsed),
                       "nice": int(nice), "braid_args": bargs,
-                      "polling": "block" if block == "1" else "busy", "loadavg_before": load0, "loadavg_after": load1,
+                      "polling": "block" if block == "1" else "busy", "pinned": pin == "1", "loadavg_before": load0, "loadavg_after": load1,
                       "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
@@ -308,6 +325,7 @@ def f(v, spec):
 print(f"braid vs raw UDP on loopback: {rounds} rounds alternating, MTU {mtu} "
       f"(datagram {int(mtu)-28} B), {gso[2:]}, {gro[2:]}, {paths} paths, "
       f"{'blocking' if block == '1' else 'busy-polling'} both sides, "
+      f"{'clients on CPU 0 and servers on CPU 1, ' if pin == '1' else ''}"
       f"loss runs at {float(loss)*100:g}% on both sides; {elapsed} s")
 print(f"nice {nice}; load average before {load0}, after {load1}"
       + (f"; extra braid-perf flags: {bargs}" if bargs else ""))

@@ -7,10 +7,13 @@
 #
 #   bench/lat_ab.sh --a PATH/braid-perf --b PATH/braid-perf
 #                   [--blast PATH/udp-blast] [--rounds 7] [--iters 5000]
-#                   [--env-a "VAR=1 ..."] [--env-b "VAR=1 ..."]
+#                   [--env-a "VAR=1 ..."] [--env-b "VAR=1 ..."] [--pin]
+#                   [--args-a "--flag ..."] [--args-b "--flag ..."]
 #
 # --env-a/--env-b set environment variables for that variant's processes
-# (for experiments behind a getenv switch). Every server is started for one
+# (for experiments behind a getenv switch); --args-a/--args-b add braid-perf
+# flags to both sides of that variant (A and B may then be one binary). --pin runs every client on CPU 0
+# and every server on CPU 1 (all three tools alike). Every server is started for one
 # measurement and stopped by its PID; each process has a time limit.
 set -euo pipefail
 
@@ -21,6 +24,10 @@ ROUNDS=7
 ITERS=5000
 ENV_A=""
 ENV_B=""
+ARGS_A=""
+ARGS_B=""
+SRV=()
+CLI=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --a) A="$2"; shift 2 ;;
@@ -30,7 +37,10 @@ while [[ $# -gt 0 ]]; do
     --iters) ITERS="$2"; shift 2 ;;
     --env-a) ENV_A="$2"; shift 2 ;;
     --env-b) ENV_B="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --args-a) ARGS_A="$2"; shift 2 ;;
+    --args-b) ARGS_B="$2"; shift 2 ;;
+    --pin) SRV=(taskset -c 1); CLI=(taskset -c 0); shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "lat_ab.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,26 +65,26 @@ FLAGS=(--mtu 1500 --gso --gro --paths 16 --poll)
 
 raw_p50() {
   PORT=$((PORT + 1))
-  timeout 20 "$BLAST" server -b "127.0.0.1:$PORT" --busy-poll --once >/dev/null 2>&1 &
+  timeout 20 ${SRV[@]+"${SRV[@]}"} "$BLAST" server -b "127.0.0.1:$PORT" --busy-poll --once >/dev/null 2>&1 &
   SERVER_PID=$!
   sleep 0.2
-  timeout 20 "$BLAST" client -c "127.0.0.1:$PORT" lat -s 64 -n "$ITERS" \
+  timeout 20 ${CLI[@]+"${CLI[@]}"} "$BLAST" client -c "127.0.0.1:$PORT" lat -s 64 -n "$ITERS" \
     --busy-poll --gso --gro --json 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["p50_us"])'
   stop_server
 }
 
-braid_p50() {  # braid_p50 BINARY "ENV ..."
-  local bin="$1" envs="$2"
+braid_p50() {  # braid_p50 BINARY "ENV ..." "FLAGS ..."
+  local bin="$1" envs="$2" extra="$3"
   PORT=$((PORT + 1))
   # shellcheck disable=SC2086  # the env list is word-split on purpose
-  env $envs timeout 20 "$bin" --server --bind "127.0.0.1:$PORT" --time-limit 15 \
-    "${FLAGS[@]}" >/dev/null 2>&1 &
+  env $envs timeout 20 ${SRV[@]+"${SRV[@]}"} "$bin" --server --bind "127.0.0.1:$PORT" --time-limit 15 \
+    "${FLAGS[@]}" $extra >/dev/null 2>&1 &
   SERVER_PID=$!
   sleep 0.2
   # shellcheck disable=SC2086
-  env $envs timeout 20 "$bin" --client "127.0.0.1:$PORT" --time-limit 15 \
-    "${FLAGS[@]}" --test lat -s 64 -n "$ITERS" --json 2>/dev/null |
+  env $envs timeout 20 ${CLI[@]+"${CLI[@]}"} "$bin" --client "127.0.0.1:$PORT" --time-limit 15 \
+    "${FLAGS[@]}" $extra --test lat -s 64 -n "$ITERS" --json 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["lat_p50_us"])'
   sleep 0.1
   stop_server
@@ -84,8 +94,8 @@ echo "lat_ab.sh: $ROUNDS rounds, $ITERS round trips each; load: $(cut -d' ' -f1-
 RAW=() VA=() VB=()
 for r in $(seq "$ROUNDS"); do
   raw=$(raw_p50)
-  a=$(braid_p50 "$A" "$ENV_A")
-  b=$(braid_p50 "$B" "$ENV_B")
+  a=$(braid_p50 "$A" "$ENV_A" "$ARGS_A")
+  b=$(braid_p50 "$B" "$ENV_B" "$ARGS_B")
   echo "round $r: raw p50 $raw us, A $a us, B $b us"
   RAW+=("$raw") VA+=("$a") VB+=("$b")
 done

@@ -105,6 +105,20 @@ struct TestImpairments {
   }
 };
 
+// When the kernel-UDP backend asks for receive timestamps (SO_TIMESTAMPNS).
+// They let RTT samples and ack delays start when a datagram reached the host
+// rather than when the application read it, which matters when the
+// application sleeps (blocking waits) between reads; they cost every receive
+// ~0.1 us (measured, docs/performance.md).
+enum class RxTimestamps : uint8_t {
+  // Off while the application only busy-polls (a datagram is then read
+  // within one Poll of its arrival, and the time of that read stands in);
+  // on from the first Endpoint::Wait or Endpoint::fd call.
+  kAuto,
+  kAlways,
+  kNever,
+};
+
 // Kernel-UDP backend settings.
 struct UdpBackendOptions {
   // First source port of the entropy sockets; 0 = ephemeral ports.
@@ -117,6 +131,7 @@ struct UdpBackendOptions {
   bool ecn = true;
   int sndbuf_bytes = 4 << 20;
   int rcvbuf_bytes = 8 << 20;
+  RxTimestamps rx_timestamps = RxTimestamps::kAuto;
 };
 
 struct EndpointOptions {

@@ -148,6 +148,9 @@ struct EndpointStats {
   uint64_t wait_syscalls = 0;   // epoll_wait in Wait()
   uint64_t gso_sends = 0;       // UDP GSO super-datagrams sent
   uint64_t gso_segments = 0;    // datagrams carried inside them
+  // Kernel receive timestamps read (UdpBackendOptions::rx_timestamps; one
+  // per receive buffer, and a GRO buffer holds several datagrams).
+  uint64_t rx_timestamps = 0;
 };
 
 // Human-readable multi-line table / one JSON object.

@@ -63,6 +63,9 @@ struct BackendCounters {
   // Segmentation offload (UDP GSO or the like); 0 where the backend has none.
   uint64_t gso_sends = 0;     // super-datagrams handed to the kernel / NIC
   uint64_t gso_segments = 0;  // datagrams carried inside them
+  // Kernel arrival timestamps read (one per receive buffer; a GRO buffer
+  // holds several datagrams). 0 while they are off (SetRxTimestamps).
+  uint64_t rx_timestamps = 0;
 };
 
 class Backend {
@@ -93,6 +96,12 @@ class Backend {
   // datagrams of the last non-empty RxBurst from the kernel, so a caller
   // need not read the clock again; Infinite if the backend reads no clock.
   virtual TimeNs LastRxTime() const { return TimeNs::Infinite(); }
+
+  // From now on, report (on) or stop reporting (off) when each datagram
+  // reached this host in RxPacket::arrival. Datagrams already queued may be
+  // stamped when they are read. A backend without such timestamps ignores
+  // it (arrival stays Infinite).
+  virtual void SetRxTimestamps(bool /*on*/) {}
 
   virtual BackendCounters counters() const = 0;
 };

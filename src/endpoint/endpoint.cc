@@ -42,13 +42,14 @@ constexpr size_t kBurst = 256;
 class Endpoint::Impl {
  public:
   Impl(std::unique_ptr<backend::Backend> be, const endpoint::CoreConfig& cfg,
-       int epfd, int tfd)
+       int epfd, int tfd, bool rx_timestamps_when_blocking)
       : backend_(std::move(be)),
         core_(cfg),
         tx_(kBurst, backend_->MaxDatagram()),
         grouper_(kBurst, backend_->EntropyCount()),
         epfd_(epfd),
-        timerfd_(tfd) {
+        timerfd_(tfd),
+        rx_timestamps_pending_(rx_timestamps_when_blocking) {
     rx_.resize(kBurst);
   }
   ~Impl() {
@@ -185,6 +186,7 @@ class Endpoint::Impl {
   }
 
   void Wait(DurationNs timeout) {
+    if (rx_timestamps_pending_) StartRxTimestamps();
     if (!closed_io_) {
       if (acks_held_ || tx_deferred_) {
         Transmit(MonotonicNow(), /*hold_acks=*/false);
@@ -208,6 +210,13 @@ class Endpoint::Impl {
     }
   }
 
+  // RxTimestamps::kAuto: the application blocks from now on, so a datagram
+  // may wait in the socket while it sleeps; ask the kernel when each came.
+  void StartRxTimestamps() {
+    rx_timestamps_pending_ = false;
+    backend_->SetRxTimestamps(true);
+  }
+
   void Close() {
     if (core_.closed()) return;
     core_.Close(MonotonicNow());
@@ -218,6 +227,7 @@ class Endpoint::Impl {
   // timer armed after every Poll and Send, and hold no acks.
   int fd() {
     fd_exported_ = true;
+    if (rx_timestamps_pending_) StartRxTimestamps();
     if (!closed_io_) ArmTimer();
     return epfd_;
   }
@@ -238,6 +248,7 @@ class Endpoint::Impl {
     s.wait_syscalls = waits_;
     s.gso_sends = b.gso_sends;
     s.gso_segments = b.gso_segments;
+    s.rx_timestamps = b.rx_timestamps;
     return s;
   }
   std::vector<PeerStats> peer_stats(bool with_paths) const {
@@ -261,6 +272,7 @@ class Endpoint::Impl {
   uint64_t timer_arms_ = 0;            // timerfd_settime calls
   uint64_t waits_ = 0;                 // epoll_wait calls
   bool fd_exported_ = false;           // fd() was called
+  bool rx_timestamps_pending_;         // kAuto, and no Wait/fd call yet
   bool acks_held_ = false;             // the last Poll held ack-only datagrams
   bool sent_since_poll_ = false;       // a Send transmitted since the last Poll
   bool tx_deferred_ = false;           // Sends since then wait for Poll / Wait
@@ -295,6 +307,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   uo.gso = options.udp.gso;
   uo.gro = options.udp.gro;
   uo.ecn = options.udp.ecn;
+  uo.rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAlways;
   uo.sndbuf = options.udp.sndbuf_bytes;
   uo.rcvbuf = options.udp.rcvbuf_bytes;
   absl::StatusOr<std::unique_ptr<backend::UdpBackend>> udp =
@@ -345,7 +358,9 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;
-  auto impl = std::make_unique<Impl>(std::move(be), cfg, epfd, tfd);
+  auto impl =
+      std::make_unique<Impl>(std::move(be), cfg, epfd, tfd,
+                             options.udp.rx_timestamps == RxTimestamps::kAuto);
   impl->set_max_message(options.protocol.max_message_bytes);
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));
 }

@@ -88,6 +88,7 @@ Fields Flatten(const EndpointStats& s) {
       {"wait_syscalls", s.wait_syscalls},
       {"gso_sends", s.gso_sends},
       {"gso_segments", s.gso_segments},
+      {"rx_timestamps", s.rx_timestamps},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);

@@ -46,5 +46,40 @@ TEST(EndpointLoopbackTest, MessagesOfManySizesArriveExactlyOnceAndByteExact) {
   }
 }
 
+// Sends 5 messages a -> b, both busy-polling; returns how many kernel
+// receive timestamps b has read so far.
+uint64_t TimestampsAfterExchange(Endpoint& a, Endpoint& b) {
+  const auto m = Pattern(100, 9);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(a.Send(b.local_address(), m).ok());
+  std::vector<Completion> ca, cb;
+  PollBothUntil(a, b, &ca, &cb,
+                [&] { return ca.size() == 5 && cb.size() == 5; });
+  EXPECT_EQ(cb.size(), 5u);
+  return b.stats().rx_timestamps;
+}
+
+TEST(EndpointLoopbackTest, AutoRxTimestampsStartWhenTheApplicationBlocks) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(TimestampsAfterExchange(*a, *b), 0u);  // busy-polling only
+  b->Wait(DurationNs::Zero());
+  EXPECT_GT(TimestampsAfterExchange(*a, *b), 0u);
+}
+
+TEST(EndpointLoopbackTest, RxTimestampsAlwaysOrNeverWhateverTheWaiting) {
+  EndpointOptions always, never;
+  always.udp.rx_timestamps = RxTimestamps::kAlways;
+  never.udp.rx_timestamps = RxTimestamps::kNever;
+  auto a = OpenOrDie();
+  auto b = OpenOrDie(always);
+  auto c = OpenOrDie(never);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_GT(TimestampsAfterExchange(*a, *b), 0u);
+  c->Wait(DurationNs::Zero());
+  (void)c->fd();
+  EXPECT_EQ(TimestampsAfterExchange(*a, *c), 0u);
+}
+
 }  // namespace
 }  // namespace braid

@@ -53,6 +53,8 @@ common flags (give the impairment flags to both sides to impair acks too):
   --poll | --block   busy-poll (default) or block on the endpoint's fd
   --mtu M            IP MTU; datagram = M - 28 (IPv4) (default 1500)
   --gso/--no-gso --gro/--no-gro   UDP segmentation/receive offload
+  --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
+                     off while busy-polling, on with --block)
   --loss P --dup P --reorder P --corrupt P   TEST impairments of outbound
                      datagrams, probabilities in [0, 1)
   --seed S           impairment seed (default 1)
@@ -302,6 +304,19 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     } else if (a == "--gro" || a == "--no-gro") {
       s = flag_only();
       f.endpoint.udp.gro = a == "--gro";
+    } else if (a == "--rx-timestamps") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      if (*v == "auto") {
+        f.endpoint.udp.rx_timestamps = RxTimestamps::kAuto;
+      } else if (*v == "on") {
+        f.endpoint.udp.rx_timestamps = RxTimestamps::kAlways;
+      } else if (*v == "off") {
+        f.endpoint.udp.rx_timestamps = RxTimestamps::kNever;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--rx-timestamps: '", *v, "' is not auto, on or off"));
+      }
     } else if (a == "--loss" || a == "--dup" || a == "--reorder" ||
                a == "--corrupt") {
       absl::StatusOr<std::string> v = value();

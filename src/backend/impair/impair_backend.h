@@ -36,6 +36,8 @@ class ImpairBackend final : public Backend {
     return inner_->RxBurst(out);
   }
   int WaitFd() const override { return inner_->WaitFd(); }
+  TimeNs LastRxTime() const override { return inner_->LastRxTime(); }
+  void SetRxTimestamps(bool on) override { inner_->SetRxTimestamps(on); }
   BackendCounters counters() const override { return inner_->counters(); }
   const ImpairCounters& impair_counters() const { return counters_; }
 

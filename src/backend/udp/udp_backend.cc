@@ -1,5 +1,7 @@
 #include "backend/udp/udp_backend.h"
 
+#include <sys/socket.h>
+
 #include <utility>
 
 namespace braid::backend {
@@ -34,6 +36,11 @@ size_t UdpBackend::RxBurst(absl::Span<RxPacket> out) {
 }
 
 int UdpBackend::WaitFd() const { return sockets_.rx_fd; }
+
+void UdpBackend::SetRxTimestamps(bool on) {
+  const int v = on ? 1 : 0;
+  (void)setsockopt(sockets_.rx_fd, SOL_SOCKET, SO_TIMESTAMPNS, &v, sizeof(v));
+}
 
 BackendCounters UdpBackend::counters() const { return datapath_.counters(); }
 

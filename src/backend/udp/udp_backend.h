@@ -36,6 +36,10 @@ class UdpBackend final : public Backend {
   size_t RxBurst(absl::Span<RxPacket> out) override;
   TimeNs LastRxTime() const override { return datapath_.last_rx_time(); }
   int WaitFd() const override;
+  // SO_TIMESTAMPNS on the receive socket (UdpOptions::rx_timestamps is the
+  // initial state). Best effort, like at open: a kernel that refuses it
+  // leaves arrival unknown.
+  void SetRxTimestamps(bool on) override;
   BackendCounters counters() const override;
 
   // True if RxBurst has datagrams ready without reading the socket.

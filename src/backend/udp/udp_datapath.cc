@@ -296,6 +296,7 @@ void UdpDatapath::DecodeRx(size_t j) {
       timespec ts;
       std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
       m.arrival = ToMonotonic(ts);
+      ++counters_.rx_timestamps;
     } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
                c->cmsg_len >= CMSG_LEN(sizeof(int))) {
       int seg = 0;

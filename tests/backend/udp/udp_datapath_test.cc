@@ -415,17 +415,29 @@ TEST(UdpRxTimestampTest, ArrivalIsTheKernelsReceiveTime) {
   }
 }
 
-TEST(UdpRxTimestampTest, OffMeansArrivalUnknown) {
+// Off: arrival is unknown. The switch works on an open socket.
+TEST(UdpRxTimestampTest, OffMeansArrivalUnknownAndSwitchesWhileOpen) {
   UdpOptions o = LoopbackOptions(false, false);
   o.rx_timestamps = false;
   auto tx = OpenOrDie(LoopbackOptions(false, false));
   auto rx = OpenOrDie(o);
   ASSERT_TRUE(tx && rx);
   std::vector<uint8_t> buf(100, 1);
-  ASSERT_EQ(tx->TxBurst({{rx->LocalAddress(), 0, false, buf.data(), 100}}), 1u);
-  const std::vector<Received> got = ReceiveN(*rx, 1);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(got[0].arrival.IsInfinite());
+  auto one = [&] {
+    EXPECT_EQ(tx->TxBurst({{rx->LocalAddress(), 0, false, buf.data(), 100}}),
+              1u);
+    const std::vector<Received> got = ReceiveN(*rx, 1);
+    EXPECT_EQ(got.size(), 1u);
+    return got.empty() ? TimeNs::Infinite() : got[0].arrival;
+  };
+  EXPECT_TRUE(one().IsInfinite());
+  EXPECT_EQ(rx->counters().rx_timestamps, 0u);
+  rx->SetRxTimestamps(true);
+  EXPECT_FALSE(one().IsInfinite());
+  EXPECT_EQ(rx->counters().rx_timestamps, 1u);
+  rx->SetRxTimestamps(false);
+  EXPECT_TRUE(one().IsInfinite());
+  EXPECT_EQ(rx->counters().rx_timestamps, 1u);
 }
 
 TEST(UdpBatchingTest, RunsOnFourEntropiesAreFourSendSyscalls) {

@@ -27,44 +27,15 @@ TEST(PerfFlagsTest, ClientDefaultsToBwOf64KiBOnLoopback) {
 }
 
 TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
-  absl::StatusOr<PerfFlags> f = Parse({"--client",
-                                       "[::1]:7000",
-                                       "--test",
-                                       "lat",
-                                       "-s",
-                                       "4k",
-                                       "-D",
-                                       "1.5",
-                                       "--paths",
-                                       "4",
-                                       "--mode",
-                                       "gbn",
-                                       "--cc",
-                                       "none",
-                                       "--block",
-                                       "--mtu",
-                                       "9000",
-                                       "--no-gso",
-                                       "--no-gro",
-                                       "--loss",
-                                       "0.01",
-                                       "--dup",
-                                       "0.02",
-                                       "--reorder",
-                                       "0.03",
-                                       "--corrupt",
-                                       "0.04",
-                                       "--seed",
-                                       "7",
-                                       "--window=8",
-                                       "--json",
-                                       "--stats",
-                                       "--time-limit",
-                                       "20",
-                                       "--ack-every",
-                                       "64",
-                                       "--ack-delay-us",
-                                       "50"});
+  // clang-format off
+  absl::StatusOr<PerfFlags> f = Parse(
+      {"--client", "[::1]:7000", "--test", "lat", "-s", "4k", "-D", "1.5",
+       "--paths", "4", "--mode", "gbn", "--cc", "none", "--block",
+       "--mtu", "9000", "--no-gso", "--no-gro", "--loss", "0.01",
+       "--dup", "0.02", "--reorder", "0.03", "--corrupt", "0.04",
+       "--seed", "7", "--window=8", "--json", "--stats", "--time-limit", "20",
+       "--ack-every", "64", "--ack-delay-us", "50", "--rx-timestamps", "off"});
+  // clang-format on
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->test, perf::Test::kLat);
   EXPECT_EQ(f->sizes, std::vector<uint32_t>{4096});
@@ -87,6 +58,7 @@ TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
   EXPECT_EQ(f->endpoint.bind, "[::1]:0");
   EXPECT_EQ(f->endpoint.protocol.ack_every_packets, 64u);
   EXPECT_EQ(f->endpoint.protocol.ack_delay, DurationNs::Micros(50));
+  EXPECT_EQ(f->endpoint.udp.rx_timestamps, RxTimestamps::kNever);
 }
 
 TEST(PerfFlagsTest, SweepRunsPowersOfTwoUpToMaxSize) {
@@ -146,6 +118,8 @@ TEST(PerfFlagsTest, BadFlagsAreRejectedWithTheFlagNamed) {
       {{"--client", "127.0.0.1:1", "--cc", "cubic"}, "--cc"},
       {{"--client", "127.0.0.1:1", "--mtu", "100"}, "--mtu"},
       {{"--client", "127.0.0.1:1", "--ack-every", "0"}, "--ack-every"},
+      {{"--client", "127.0.0.1:1", "--rx-timestamps", "yes"},
+       "--rx-timestamps"},
       {{"--client", "127.0.0.1:1", "--ack-delay-us", "2000000"},
        "--ack-delay-us"},
       {{"--client", "127.0.0.1:1", "--window"}, "needs a value"},

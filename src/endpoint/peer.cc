@@ -244,6 +244,10 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
 }
 
 void Peer::OnTimer(TimeNs now) {
+  // Woken only because an ack is due (every data frame that asks for an
+  // immediate ack makes one due at once): PollTx sends it; the loss, RTO,
+  // probe and timeout machinery below has nothing to do.
+  if (TimerDeadline() > now) return;
   event_now_ = now;
   sent_.OnTimer(now, *this);
   AttributeRtoToPaths(now);
@@ -272,9 +276,12 @@ void Peer::OnTimer(TimeNs now) {
 }
 
 TimeNs Peer::NextWake() const {
+  return Min(TimerDeadline(), acks_.NextAckTime());
+}
+
+TimeNs Peer::TimerDeadline() const {
   TimeNs t = sent_.NextTimerTime();
   t = Min(t, paths_.NextTimerTime());
-  t = Min(t, acks_.NextAckTime());
   t = Min(t, next_probe_);
   if (sent_.HasUnacked() || !queued_.empty()) {
     t = Min(t, last_ack_progress_ + cfg_.proto.peer_timeout);

@@ -116,8 +116,12 @@ class Peer : private retransmit::SenderEvents {
 
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);
-  // Earliest time this peer needs OnTimer; Infinite if none.
+  // Earliest time this peer needs its driver to run: OnTimer, or PollTx for
+  // an ack that is due. Infinite if none.
   TimeNs NextWake() const;
+
+  // Earliest time OnTimer has work: NextWake without the ack deadline.
+  TimeNs TimerDeadline() const;
 
   // --- Lifecycle ----------------------------------------------------------
   // Fails every queued and in-flight send with `cause`.

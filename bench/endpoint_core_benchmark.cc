@@ -11,22 +11,20 @@
 
 #include "benchmark/benchmark.h"
 #include "endpoint/endpoint_core.h"
+#include "tests/endpoint/core_pair.h"
 
 namespace braid::endpoint {
 namespace {
 
+// The pair of cores (tests/endpoint/core_pair.h builds them) and a driver
+// that moves datagrams without allocating.
 struct Pair {
-  explicit Pair(uint32_t max_datagram = 1472) {
-    CoreConfig c;
-    c.max_datagram = max_datagram;
-    c.local_port = 7000;
-    c.incarnation = 0x1111;
-    c.seed = 1;
-    a = std::make_unique<EndpointCore>(c);
-    c.incarnation = 0x2222;
-    c.seed = 2;
-    b = std::make_unique<EndpointCore>(c);
-  }
+  explicit Pair(uint32_t max_datagram = 1472)
+      : cores({}, max_datagram),
+        a(cores.a.get()),
+        b(cores.b.get()),
+        a_addr(cores.a_addr),
+        b_addr(cores.b_addr) {}
   // Everything `src` has to send now goes to `dst`; timers due run first.
   // `hold_acks` as Endpoint::Poll sets it when it hands out completions.
   size_t Move(EndpointCore& src, const NetAddr& src_addr, EndpointCore& dst,
@@ -46,9 +44,10 @@ struct Pair {
     return n;
   }
 
-  std::unique_ptr<EndpointCore> a, b;
-  const NetAddr a_addr = NetAddr::Ipv4(0x0a000001, 7000);
-  const NetAddr b_addr = NetAddr::Ipv4(0x0a000002, 7000);
+  testing::CorePair cores;
+  EndpointCore* a;
+  EndpointCore* b;
+  const NetAddr a_addr, b_addr;
   TimeNs now = TimeNs(1000000);
   TxBatch batch{256, 9000};
   std::vector<uint8_t> wire;

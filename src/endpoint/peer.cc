@@ -26,6 +26,13 @@ retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
   o.initial_rtt = cfg.proto.initial_rtt;
   o.go_back_n = cfg.proto.mode == Mode::kGoBackN;
   o.tail_probe = cfg.proto.mode != Mode::kGoBackN;
+  // The tail probe needs no allowance for ack coalescing: the newest packet
+  // of every burst asks for an immediate ack (kDataFlagAckNow), and the
+  // response srtt it is timed by already includes how long receivers hold
+  // acks. Measured on a loopback ping-pong with 1 % loss on both sides
+  // (docs/performance.md, session 6): p99 16-20 us instead of 20-25 us, the
+  // same number of probes.
+  o.max_ack_delay = DurationNs::Zero();
   return o;
 }
 

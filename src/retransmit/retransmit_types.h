@@ -33,8 +33,10 @@ struct RetransmitOptions {
   // new data acked, with data in flight, queue the newest in-flight packet
   // for re-sending once (cause kTailProbe). Never fires after the RTO.
   bool tail_probe = true;
-  // Longest time the receiver may hold an ack (coalescing); added to the
-  // tail-probe timeout because srtt samples exclude the receiver's hold time.
+  // Longest time the receiver may hold the ack of the newest packet in
+  // flight (coalescing) beyond what the response srtt already includes;
+  // added to the tail-probe timeout. braid's Peer sets 0 (its newest packet
+  // always asks for an immediate ack).
   DurationNs max_ack_delay = DurationNs::Micros(10);
   // How far spurious tail probes (copies the receiver saw twice) may stretch
   // the probe timeout: x2 per spurious probe up to x(1 << this), decaying per

@@ -37,9 +37,9 @@ struct CoreConfig {
   // With PollTx(..., uncopied_payloads=true): the smallest last payload that
   // stays in the message's buffer as a second iovec instead of being copied
   // into the datagram. A second iovec costs the kernel a separate copy step
-  // per datagram; measured on loopback (docs/performance.md, session 6) a
-  // 1448-byte payload is cheaper to copy in user space, an 8944-byte one is
-  // not.
+  // per datagram. Measured on loopback (docs/performance.md, session 6):
+  // 8944-byte payloads (MTU 9000) go 5-15 % faster uncopied; 1448-byte ones
+  // (MTU 1500) went 40 % faster copied one day and equally fast the next.
   uint32_t min_uncopied_payload = 8192;
 };
 

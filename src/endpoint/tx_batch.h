@@ -20,10 +20,12 @@ namespace braid::endpoint {
 class TxBatch {
  public:
   TxBatch(size_t capacity, size_t slot_size)
-      : slot_size_(slot_size), arena_(capacity * slot_size) {
+      : capacity_(capacity),
+        slot_size_(slot_size),
+        arena_(capacity * slot_size) {
     packets_.reserve(capacity);
   }
-  size_t capacity() const { return arena_.size() / slot_size_; }
+  size_t capacity() const { return capacity_; }
   size_t size() const { return packets_.size(); }
   bool full() const { return packets_.size() >= capacity(); }
   // The buffer for the next datagram.
@@ -71,6 +73,7 @@ class TxBatch {
   void clear() { packets_.clear(); }
 
  private:
+  size_t capacity_;  // kept, not divided out of arena_ (full() is hot)
   size_t slot_size_;
   std::vector<uint8_t> arena_;
   std::vector<backend::TxPacket> packets_;

@@ -27,6 +27,10 @@ class RecordingBackend final : public Backend {
   }
   size_t RxBurst(absl::Span<RxPacket>) override { return 0; }
   BackendCounters counters() const override { return {}; }
+  TimeNs LastRxTime() const override { return TimeNs(1234); }
+  void SetRxTimestamps(bool on) override { timestamps = on; }
+
+  bool timestamps = false;
 
  private:
   std::vector<std::vector<uint8_t>>* sent_;
@@ -81,6 +85,20 @@ TEST(ImpairBackendTest, ReorderedTwoPieceDatagramsKeepTheirBytes) {
   }
   for (int i = 1; i <= 32; ++i) EXPECT_EQ(seen[i], 1) << "datagram " << i;
   EXPECT_GT(b.impair_counters().reordered, 0u);
+}
+
+// The receive side is not impaired: what the inner backend reports about
+// receiving passes through, and so does the timestamp switch.
+TEST(ImpairBackendTest, ReceiveClockAndTimestampSwitchPassThrough) {
+  std::vector<std::vector<uint8_t>> sent;
+  auto inner = std::make_unique<RecordingBackend>(&sent);
+  RecordingBackend* raw = inner.get();
+  ImpairBackend b(std::move(inner), TestImpairments{});
+  EXPECT_EQ(b.LastRxTime(), TimeNs(1234));
+  b.SetRxTimestamps(true);
+  EXPECT_TRUE(raw->timestamps);
+  b.SetRxTimestamps(false);
+  EXPECT_FALSE(raw->timestamps);
 }
 
 TEST(ImpairBackendTest, DropAllAndDuplicateAllAreCounted) {

@@ -34,10 +34,16 @@ for stage in leaves spines hosts; do
   [[ ! -e /run/braid-fabric/$FABRIC_NAME ]] || fabric_fail "state left after failed up"
 done
 
-# An interrupted up cleans up too.
-"$FABRIC" up --name "$FABRIC_NAME" --hosts 8 --spines 8 >/dev/null 2>&1 &
+# An interrupted up cleans up too: held half-built (after the spines), then
+# sent TERM.
+BRAID_FABRIC_HOLD_AT=spines "$FABRIC" up --name "$FABRIC_NAME" --hosts 8 \
+  --spines 8 >/dev/null 2>&1 &
 up_pid=$!
-sleep 0.4
+for _ in $(seq 200); do  # <= 20 s for the namespaces to appear
+  (($(count_ns) > 0)) && break
+  sleep 0.1
+done
+(($(count_ns) > 0)) || fabric_fail "held up created no namespaces"
 kill -TERM "$up_pid" 2>/dev/null || true
 wait "$up_pid" 2>/dev/null || true
 assert_eq "$(count_ns)" 0 "namespaces after interrupted up"

@@ -82,7 +82,7 @@ const SentPacketManager::Packet* SentPacketManager::Get(wire::Psn psn) const {
   return &ring_[psn.value() & mask_];
 }
 
-SentPacketManager::PathState& SentPacketManager::Path(wire::PathId p) {
+SentPacketManager::PathState& SentPacketManager::AddPaths(wire::PathId p) {
   while (paths_.size() <= p) paths_.emplace_back(opts_);
   return paths_[p];
 }

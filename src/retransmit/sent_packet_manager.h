@@ -244,7 +244,12 @@ class SentPacketManager {
 
   Packet* Get(wire::Psn psn);
   const Packet* Get(wire::Psn psn) const;
-  PathState& Path(wire::PathId p);
+  // Path p's state, created (with those below it) on first use. The common
+  // case is inline: it runs twice per packet.
+  PathState& Path(wire::PathId p) {
+    return p < paths_.size() ? paths_[p] : AddPaths(p);
+  }
+  PathState& AddPaths(wire::PathId p);
   void Grow();
   // `repairs`: TxRecord::kFirstSend, or the LossCause a re-send repairs.
   void RecordTransmission(Packet& pkt, wire::Psn psn, wire::PathId path,

@@ -113,7 +113,9 @@ struct TestImpairments {
 enum class RxTimestamps : uint8_t {
   // Off while the application only busy-polls (a datagram is then read
   // within one Poll of its arrival, and the time of that read stands in);
-  // on from the first Endpoint::Wait or Endpoint::fd call.
+  // on from the first Endpoint::Wait or Endpoint::fd call. A busy poller
+  // that shares its cores with other work (and gets descheduled) should
+  // choose kAlways.
   kAuto,
   kAlways,
   kNever,

@@ -17,7 +17,9 @@ UdpBackend::UdpBackend(const UdpOptions& opts, UdpSockets sockets)
     : opts_(opts),
       sockets_(std::move(sockets)),
       datapath_(sockets_.family, sockets_.rx_fd, sockets_.tx_fds, opts,
-                sockets_.gro_active) {}
+                sockets_.gro_active) {
+  if (opts.rx_timestamps) SetRxTimestamps(true);  // sockets start without
+}
 
 uint32_t UdpBackend::EntropyCount() const {
   return static_cast<uint32_t>(sockets_.tx_fds.size());

@@ -36,9 +36,9 @@ class UdpBackend final : public Backend {
   size_t RxBurst(absl::Span<RxPacket> out) override;
   TimeNs LastRxTime() const override { return datapath_.last_rx_time(); }
   int WaitFd() const override;
-  // SO_TIMESTAMPNS on the receive socket (UdpOptions::rx_timestamps is the
-  // initial state). Best effort, like at open: a kernel that refuses it
-  // leaves arrival unknown.
+  // SO_TIMESTAMPNS on the receive socket, the one place it is set
+  // (UdpOptions::rx_timestamps is the initial state). Best effort: without
+  // it RTT samples end when this process reads the datagram.
   void SetRxTimestamps(bool on) override;
   BackendCounters counters() const override;
 

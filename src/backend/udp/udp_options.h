@@ -37,7 +37,8 @@ struct UdpOptions {
   // message arrays and receive buffers.
   int burst = 64;
   // Ask the kernel for receive timestamps (SO_TIMESTAMPNS) and report them
-  // as RxPacket::arrival. Off: arrival is unknown (Infinite).
+  // as RxPacket::arrival from the start (UdpBackend::SetRxTimestamps switches
+  // them later). Off: arrival is unknown (Infinite).
   bool rx_timestamps = true;
 };
 

@@ -239,12 +239,7 @@ absl::StatusOr<UdpSockets> OpenUdpSockets(const UdpOptions& o) {
         return s;
       }
     }
-    // Kernel receive timestamps (best effort: without them RTT samples end
-    // when this process reads the datagram).
-    if (o.rx_timestamps) {
-      (void)setsockopt(socks.rx_fd, SOL_SOCKET, SO_TIMESTAMPNS, &on,
-                       sizeof(on));
-    }
+    // Kernel receive timestamps: UdpBackend switches them (SetRxTimestamps).
     // Count datagrams dropped on a full receive buffer (best effort).
     (void)setsockopt(socks.rx_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
     if (o.gro) {

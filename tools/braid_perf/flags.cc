@@ -269,7 +269,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     } else if (a == "--ack-delay-us") {
       uint64_t us = 0;
       s = number(&us, 0, 1000000);
-      f.endpoint.protocol.ack_delay = DurationNs::Micros(us);
+      if (s.ok()) f.endpoint.protocol.ack_delay = DurationNs::Micros(us);
     } else if (a == "--entropy-sockets") {
       s = number(&f.endpoint.udp.entropy_sockets, 1, 256);
     } else if (a == "--mode") {

@@ -84,6 +84,11 @@ absl::Status CheckEndpointOptions(const EndpointOptions& o) {
       !prob(o.impair.reorder) || !prob(o.impair.corrupt)) {
     return Bad("impair", "probabilities must be in [0, 1]");
   }
+  if (o.udp.rx_timestamps != RxTimestamps::kAuto &&
+      o.udp.rx_timestamps != RxTimestamps::kAlways &&
+      o.udp.rx_timestamps != RxTimestamps::kNever) {
+    return Bad("udp.rx_timestamps", "must be kAuto, kAlways or kNever");
+  }
   return absl::OkStatus();
 }
 

@@ -653,6 +653,10 @@ TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   o.impair.drop = 1.5;
   ep = Endpoint::Open(o);
   EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
+  o = {};
+  o.udp.rx_timestamps = static_cast<RxTimestamps>(7);
+  ep = Endpoint::Open(o);
+  EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
   // A port in use.
   auto a = OpenOrDie();
   ASSERT_TRUE(a);

@@ -134,6 +134,11 @@ struct UdpBackendOptions {
   int sndbuf_bytes = 4 << 20;
   int rcvbuf_bytes = 8 << 20;
   RxTimestamps rx_timestamps = RxTimestamps::kAuto;
+  // Connect each entropy socket to the first peer it sends to, so sends to
+  // that peer skip the kernel's per-datagram route lookup (other peers are
+  // still reached by address). Applies only when `bind` names a specific
+  // IP, since a connect fixes a wildcard-bound socket's source IP.
+  bool connect_sockets = true;
 };
 
 struct EndpointOptions {

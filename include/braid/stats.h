@@ -151,6 +151,11 @@ struct EndpointStats {
   // Kernel receive timestamps read (UdpBackendOptions::rx_timestamps; one
   // per receive buffer, and a GRO buffer holds several datagrams).
   uint64_t rx_timestamps = 0;
+  // Entropy sockets connected to a destination (UdpBackendOptions::
+  // connect_sockets), and sends that found an ICMP error (port unreachable,
+  // ...) queued on one for an earlier datagram and were offered again.
+  uint64_t connected_sockets = 0;
+  uint64_t tx_icmp_errors = 0;
 };
 
 // Human-readable multi-line table / one JSON object.

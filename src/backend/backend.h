@@ -66,6 +66,11 @@ struct BackendCounters {
   // Kernel arrival timestamps read (one per receive buffer; a GRO buffer
   // holds several datagrams). 0 while they are off (SetRxTimestamps).
   uint64_t rx_timestamps = 0;
+  // Sockets (or queues) bound to one destination, which it then reaches
+  // without per-datagram addressing; and sends that met an error the
+  // network reported for an earlier datagram on such a socket.
+  uint64_t connected_sockets = 0;
+  uint64_t tx_icmp_errors = 0;
 };
 
 class Backend {

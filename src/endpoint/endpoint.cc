@@ -249,6 +249,8 @@ class Endpoint::Impl {
     s.gso_sends = b.gso_sends;
     s.gso_segments = b.gso_segments;
     s.rx_timestamps = b.rx_timestamps;
+    s.connected_sockets = b.connected_sockets;
+    s.tx_icmp_errors = b.tx_icmp_errors;
     return s;
   }
   std::vector<PeerStats> peer_stats(bool with_paths) const {
@@ -310,6 +312,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   uo.rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAlways;
   uo.sndbuf = options.udp.sndbuf_bytes;
   uo.rcvbuf = options.udp.rcvbuf_bytes;
+  uo.connect = options.udp.connect_sockets;
   absl::StatusOr<std::unique_ptr<backend::UdpBackend>> udp =
       backend::UdpBackend::Open(uo);
   if (!udp.ok()) return udp.status();

@@ -89,6 +89,8 @@ Fields Flatten(const EndpointStats& s) {
       {"gso_sends", s.gso_sends},
       {"gso_segments", s.gso_segments},
       {"rx_timestamps", s.rx_timestamps},
+      {"connected_sockets", s.connected_sockets},
+      {"tx_icmp_errors", s.tx_icmp_errors},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);

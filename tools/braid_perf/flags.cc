@@ -53,6 +53,8 @@ common flags (give the impairment flags to both sides to impair acks too):
   --poll | --block   busy-poll (default) or block on the endpoint's fd
   --mtu M            IP MTU; datagram = M - 28 (IPv4) (default 1500)
   --gso/--no-gso --gro/--no-gro   UDP segmentation/receive offload
+  --connect/--no-connect   connect each source-port socket to its first
+                     peer (default on when --bind names a specific IP)
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
                      off while busy-polling, on with --block)
   --loss P --dup P --reorder P --corrupt P   TEST impairments of outbound
@@ -304,6 +306,9 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     } else if (a == "--gro" || a == "--no-gro") {
       s = flag_only();
       f.endpoint.udp.gro = a == "--gro";
+    } else if (a == "--connect" || a == "--no-connect") {
+      s = flag_only();
+      f.endpoint.udp.connect_sockets = a == "--connect";
     } else if (a == "--rx-timestamps") {
       absl::StatusOr<std::string> v = value();
       if (!v.ok()) return v.status();

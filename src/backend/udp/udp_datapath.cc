@@ -33,6 +33,23 @@ constexpr uint32_t kProbeAfterEmptyPolls = 2;
 // How often the CLOCK_REALTIME - CLOCK_MONOTONIC offset is re-read.
 constexpr int64_t kClockOffsetRefreshNs = 1000000;
 
+// True for 0.0.0.0 and :: (the kernel picks the source IP per route).
+bool IsWildcard(const NetAddr& a) {
+  const size_t n = a.family == NetAddr::Family::kIpv4 ? 4 : a.ip.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (a.ip[i] != 0) return false;
+  }
+  return true;
+}
+
+// Errors a connected UDP socket reports for a hard ICMP error the kernel
+// received about an earlier datagram (port or protocol unreachable,
+// administratively filtered); the failing send sent nothing.
+bool IsQueuedIcmpError(int err) {
+  return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENOPROTOOPT ||
+         err == ENETUNREACH || err == EHOSTDOWN || err == ENONET;
+}
+
 }  // namespace
 
 UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
@@ -50,6 +67,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       tx_addr_(burst_),
       tx_msgs_(burst_),
       tx_ctrl_(burst_ * kTxCtrl),
+      tx_conn_(tx_fds_.size()),
       rx_buf_size_(gro_active ? kGroBufferSize : opts.mtu_payload),
       rx_data_(burst_ * rx_buf_size_),
       rx_hdrs_(burst_),
@@ -57,6 +75,9 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       rx_addr_(burst_),
       rx_ctrl_(burst_ * kRxCtrl),
       rx_meta_(burst_) {
+  if (opts.connect && !IsWildcard(opts.bind)) {
+    for (TxConn& c : tx_conn_) c.state = ConnState::kUnused;
+  }
   std::memset(tx_hdrs_.data(), 0, tx_hdrs_.size() * sizeof(mmsghdr));
   std::memset(rx_hdrs_.data(), 0, rx_hdrs_.size() * sizeof(mmsghdr));
   for (size_t j = 0; j < burst_; ++j) {
@@ -76,6 +97,25 @@ void UdpDatapath::ResetRxHeader(size_t j) {
   h.msg_namelen = sizeof(sockaddr_storage);
   h.msg_controllen = kRxCtrl;
   h.msg_flags = 0;
+}
+
+bool UdpDatapath::ConnectedTo(wire::Entropy e, const NetAddr& dst) {
+  TxConn& c = tx_conn_[e];
+  if (c.state == ConnState::kConnected) return c.dst == dst;
+  if (c.state == ConnState::kOff) return false;
+  sockaddr_storage ss;
+  const socklen_t len = ToSockaddr(dst, family_, &ss);
+  if (len == 0 ||
+      connect(tx_fds_[e], reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
+    c.state = ConnState::kOff;
+    ++udp_.tx_connect_failures;
+    return false;
+  }
+  c.state = ConnState::kConnected;
+  c.dst = dst;
+  ++udp_.tx_connected_sockets;
+  ++counters_.connected_sockets;
+  return true;
 }
 
 bool UdpDatapath::TxValid(const TxPacket& p) const {
@@ -142,7 +182,10 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     m.ect = ect;
     m.closed = size == 0;
     msghdr& h = tx_hdrs_[nmsg].msg_hdr;
-    if (nmsg > 0 && p.dst == pkts[tx_msgs_[nmsg - 1].first].dst) {
+    if (ConnectedTo(e, p.dst)) {
+      h.msg_name = nullptr;  // the socket's own destination and route
+      h.msg_namelen = 0;
+    } else if (nmsg > 0 && p.dst == pkts[tx_msgs_[nmsg - 1].first].dst) {
       // Same peer as the previous message: share its converted address.
       const msghdr& prev = tx_hdrs_[nmsg - 1].msg_hdr;
       h.msg_name = prev.msg_name;
@@ -203,11 +246,14 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
       continue;
     }
     const int fd = tx_fds_[pkts[i].entropy];
+    const bool connected =
+        tx_conn_[pkts[i].entropy].state == ConnState::kConnected;
     const size_t nmsg = BuildTxBatch(pkts, i);
     const size_t batch_end =
         tx_msgs_[nmsg - 1].first + tx_msgs_[nmsg - 1].count;
     size_t m = 0;
     bool rebuild = false;
+    bool icmp_retried = false;  // at most one retry per batch
     while (m < nmsg) {
       ++counters_.tx_syscalls;
       // One message (a lone reply, or one GSO run): sendmsg, which skips
@@ -240,6 +286,15 @@ size_t UdpDatapath::TxBurst(absl::Span<const TxPacket> pkts) {
         return tx_msgs_[m].first;
       }
       const TxMsg& t = tx_msgs_[m];
+      if (connected && IsQueuedIcmpError(err) && !icmp_retried) {
+        // Reported on a connected socket for an earlier datagram (e.g. a
+        // port unreachable from a peer that went away); this one was not
+        // sent. The error is consumed: offer it once more.
+        ++udp_.tx_icmp_errors;
+        ++counters_.tx_icmp_errors;
+        icmp_retried = true;
+        continue;
+      }
       if (t.count > 1 && (err == EIO || err == EINVAL || err == EOPNOTSUPP ||
                           err == ENOPROTOOPT)) {
         // The kernel or device cannot segment: resend from here without GSO.

@@ -42,6 +42,14 @@ struct UdpCounters {
   uint64_t rx_kernel_drops = 0;
   // Kernel receive timestamps not trusted (clock stepped): arrival unknown.
   uint64_t rx_bad_timestamps = 0;
+  // Entropy sockets connected to their first destination (UdpOptions::
+  // connect), connects the kernel refused (that socket then sends by
+  // address), and sends refused because of an ICMP error the kernel had
+  // queued on a connected socket for an earlier datagram (the datagram
+  // itself was not sent, and is offered once more at once).
+  uint64_t tx_connected_sockets = 0;
+  uint64_t tx_connect_failures = 0;
+  uint64_t tx_icmp_errors = 0;
 };
 
 class UdpDatapath {
@@ -105,7 +113,18 @@ class UdpDatapath {
     bool valid = false;
   };
 
+  // Connection state of one entropy socket (UdpOptions::connect).
+  enum class ConnState : uint8_t { kUnused, kConnected, kOff };
+  struct TxConn {
+    ConnState state = ConnState::kOff;
+    NetAddr dst;
+  };
+
   bool TxValid(const TxPacket& p) const;
+  // True if entropy e's socket is connected to `dst`, so a datagram to it
+  // goes without an address. Connects an unused socket (one syscall, the
+  // first time the socket sends).
+  bool ConnectedTo(wire::Entropy e, const NetAddr& dst);
   // Builds messages for packets from `i` on (same entropy, at most burst_
   // packets, stops at an invalid packet). Returns the number of messages.
   size_t BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i);
@@ -136,6 +155,7 @@ class UdpDatapath {
   std::vector<sockaddr_storage> tx_addr_;
   std::vector<TxMsg> tx_msgs_;
   std::vector<uint8_t> tx_ctrl_;  // burst_ * kTxCtrl bytes
+  std::vector<TxConn> tx_conn_;   // per entropy socket
 
   // Receive buffers, sized burst_ * rx_buf_size_.
   size_t rx_buf_size_;

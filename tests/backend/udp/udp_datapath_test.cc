@@ -23,15 +23,10 @@ namespace {
 using testing::Loopback4;
 using testing::Loopback6;
 using testing::LoopbackOptions;
+using testing::OpenOrDie;
 using testing::PlainSocket;
 using testing::Received;
 using testing::ReceiveN;
-
-std::unique_ptr<UdpBackend> OpenOrDie(const UdpOptions& o) {
-  absl::StatusOr<std::unique_ptr<UdpBackend>> b = UdpBackend::Open(o);
-  EXPECT_TRUE(b.ok()) << b.status();
-  return b.ok() ? std::move(*b) : nullptr;
-}
 
 // Payload i: a 4-byte index then a pattern derived from it, so any
 // corruption, truncation or mix-up is caught.

@@ -12,12 +12,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/udp/udp_backend.h"
 #include "backend/udp/udp_sockaddr.h"
 #include "braid/address.h"
+#include "gtest/gtest.h"
 
 namespace braid::backend::testing {
 
@@ -70,6 +72,13 @@ inline std::vector<Received> ReceiveN(UdpBackend& b, size_t want,
     }
   }
   return got;
+}
+
+// Opens a backend; a failure fails the calling test and returns nullptr.
+inline std::unique_ptr<UdpBackend> OpenOrDie(const UdpOptions& o) {
+  absl::StatusOr<std::unique_ptr<UdpBackend>> b = UdpBackend::Open(o);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return b.ok() ? std::move(*b) : nullptr;
 }
 
 // A plain UDP socket (the "other side" in tests). Closed on destruction.

@@ -6,7 +6,9 @@
 #
 #   raw  bw   udp-blast, datagrams of MTU-28 bytes, -D SECONDS
 #   braid bw  braid-perf, 64 KiB messages, -D SECONDS
-#   raw  lat  udp-blast ping-pong, 64 B
+#   raw  lat  udp-blast ping-pong, 64 B, then again with the client's socket
+#             connected (no route lookup per send; braid connects its
+#             source-port sockets to their first peer, UdpOptions::connect)
 #   braid lat braid-perf ping-pong, 64 B
 #   raw  bw64 udp-blast, 64 B datagrams (context for msg/s)
 #   braid rate braid-perf, 64 B messages one way
@@ -225,6 +227,7 @@ for round in $(seq "$ROUNDS"); do
   fi
   if want lat; then
     raw raw_lat lat -s 64 -n "$LAT_ITERS"
+    raw raw_lat_conn lat -s 64 -n "$LAT_ITERS" --connect
     braid braid_lat "${COMMON[@]}" -- --test lat -s 64 -n "$LAT_ITERS" "${COMMON[@]}"
   fi
   if want rate; then
@@ -275,6 +278,7 @@ fig["raw_bw_gbps"], _ = med("raw_bw", "gbps")
 fig["braid_bw_gbps"], _ = med("braid_bw", "gbps")
 fig["raw_lat_p50_us"], _ = med("raw_lat", "p50_us")
 fig["raw_lat_p99_us"], _ = med("raw_lat", "p99_us")
+fig["raw_lat_conn_p50_us"], _ = med("raw_lat_conn", "p50_us")
 fig["braid_lat_p50_us"], _ = med("braid_lat", "lat_p50_us")
 fig["braid_lat_p99_us"], _ = med("braid_lat", "lat_p99_us")
 fig["raw_64b_pps"], _ = med("raw_bw64", "pps")
@@ -289,6 +293,7 @@ def ratio(a, b):
 ratios = [
     ("64 KiB goodput braid/raw", ratio(fig["braid_bw_gbps"], fig["raw_bw_gbps"]), ">=", 0.9),
     ("64 B one-way latency p50 braid/raw", ratio(fig["braid_lat_p50_us"], fig["raw_lat_p50_us"]), "<=", 1.3),
+    ("  same, raw client socket connected", ratio(fig["braid_lat_p50_us"], fig["raw_lat_conn_p50_us"]), "<=", 1.3),
     ("64 B messages/s (millions)", None if fig["braid_rate_msg_per_s"] is None else fig["braid_rate_msg_per_s"] / 1e6, ">=", 1.0),
     (f"64 KiB goodput {float(loss)*100:g}% loss / lossless", ratio(fig["braid_bw_loss_gbps"], fig["braid_bw_gbps"]), ">=", 0.85),
     (f"64 B p99 {float(loss)*100:g}% loss / lossless", ratio(fig["braid_lat_loss_p99_us"], fig["braid_lat_p99_us"]), "<=", 3.0),
@@ -335,6 +340,7 @@ print(f"  raw  bw  {int(mtu)-28} B datagrams   {f(fig['raw_bw_gbps'], '8.3f')} G
 print(f"  braid bw 64 KiB messages      {f(fig['braid_bw_gbps'], '8.3f')} Gbit/s")
 print(f"  braid bw 64 KiB, loss         {f(fig['braid_bw_loss_gbps'], '8.3f')} Gbit/s")
 print(f"  raw  lat 64 B  p50/p99        {f(fig['raw_lat_p50_us'], '8.2f')} / {f(fig['raw_lat_p99_us'], '.2f')} us")
+print(f"  raw  lat 64 B, connected p50  {f(fig['raw_lat_conn_p50_us'], '8.2f')} us")
 print(f"  braid lat 64 B p50/p99        {f(fig['braid_lat_p50_us'], '8.2f')} / {f(fig['braid_lat_p99_us'], '.2f')} us")
 print(f"  braid lat 64 B, loss p50/p99  {f(fig['braid_lat_loss_p50_us'], '8.2f')} / {f(fig['braid_lat_loss_p99_us'], '.2f')} us")
 print(f"  raw  64 B datagrams/s         {f(fig['raw_64b_pps'], '12.0f')}")

@@ -234,6 +234,12 @@ int RunLatency(const Options& o) {
   const int fd = OpenUdpSocket(AnyOf(o.addr), /*bind_it=*/true, 1 << 20,
                                1 << 20, /*nonblocking=*/true);
   const uint32_t run = static_cast<uint32_t>(NowNs() ^ (getpid() << 16));
+  if (o.connect &&
+      connect(fd, reinterpret_cast<const sockaddr*>(&peer.ss), peer.len) != 0) {
+    std::perror("udp-blast: connect");
+    close(fd);
+    return 1;
+  }
   std::vector<uint8_t> buf(o.size, 0x33);
   std::vector<uint8_t> in(65536);
   const uint64_t warmup = std::min<uint64_t>(1000, o.count / 10);
@@ -248,8 +254,12 @@ int RunLatency(const Options& o) {
     const int64_t t0 = NowNs();
     h.c = static_cast<uint64_t>(t0);
     std::memcpy(buf.data(), &h, sizeof(h));
-    if (sendto(fd, buf.data(), buf.size(), 0,
-               reinterpret_cast<const sockaddr*>(&peer.ss), peer.len) < 0) {
+    const ssize_t sent =
+        o.connect
+            ? send(fd, buf.data(), buf.size(), 0)
+            : sendto(fd, buf.data(), buf.size(), 0,
+                     reinterpret_cast<const sockaddr*>(&peer.ss), peer.len);
+    if (sent < 0) {
       ++lost;
       continue;
     }
@@ -291,10 +301,12 @@ int RunLatency(const Options& o) {
   if (o.json) {
     std::printf(
         "{\"tool\":\"udp-blast\",\"mode\":\"lat\",\"size\":%u,\"iters\":%zu,"
-        "\"lost\":%llu,\"busy_poll\":%s,\"min_us\":%.3f,\"mean_us\":%.3f,"
+        "\"lost\":%llu,\"busy_poll\":%s,\"connect\":%s,\"min_us\":%.3f,"
+        "\"mean_us\":%.3f,"
         "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f}\n",
         o.size, half_rtt_us.size(), static_cast<unsigned long long>(lost),
-        o.busy_poll ? "true" : "false", mn, mean, p50, p99, p999, mx);
+        o.busy_poll ? "true" : "false", o.connect ? "true" : "false", mn, mean,
+        p50, p99, p999, mx);
   } else {
     std::printf(
         "udp-blast lat to %s: size %u, %zu iterations, %llu lost, %s\n"

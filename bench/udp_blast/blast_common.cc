@@ -23,7 +23,8 @@ std::string Usage() {
   udp-blast client -c ADDR:PORT bw  [-s SIZE] [-D SECONDS | -n COUNT]
                    [--gso|--no-gso] [--gro|--no-gro] [-B BURST] [-e SOCKETS]
                    [--busy-poll] [--json]
-  udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS] [--busy-poll] [--json]
+  udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS] [--busy-poll]
+                   [--connect] [--json]
 
   bw   blast datagrams as fast as sendmmsg (and UDP GSO) allow; the server
        reports what it received: goodput (UDP payload) and datagrams/s.
@@ -99,6 +100,8 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       o.gro = false;
     } else if (a == "--busy-poll") {
       o.busy_poll = true;
+    } else if (a == "--connect") {
+      o.connect = true;
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--once") {

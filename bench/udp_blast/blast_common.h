@@ -59,6 +59,9 @@ struct Options {
   int burst = 64;          // datagrams per sendmmsg/recvmmsg
   int entropies = 1;       // client sender sockets (source ports)
   bool busy_poll = false;  // spin instead of blocking
+  // lat client: connect() the socket to the server and send() (the kernel
+  // keeps the route; without it every sendto looks one up).
+  bool connect = false;
   bool json = false;
   bool once = false;  // server: exit after one run
   int sndbuf = 4 << 20;

@@ -111,11 +111,14 @@ struct TestImpairments {
 // application sleeps (blocking waits) between reads; they cost every receive
 // ~0.1 us (measured, docs/performance.md).
 enum class RxTimestamps : uint8_t {
-  // Off while the application only busy-polls (a datagram is then read
-  // within one Poll of its arrival, and the time of that read stands in);
-  // on from the first Endpoint::Wait or Endpoint::fd call. A busy poller
-  // that shares its cores with other work (and gets descheduled) should
-  // choose kAlways.
+  // Off while the application busy-polls (a datagram is then read within
+  // one Poll of its arrival, and the time of that read stands in); on from
+  // the first Endpoint::Wait or Endpoint::fd call, or from the first Poll
+  // that comes more than UdpBackendOptions::rx_timestamps_poll_gap after
+  // the one before (the thread was
+  // descheduled or busy elsewhere, so datagrams may have waited unread and
+  // would look like network delay to congestion control). Once on, they
+  // stay on. kAlways turns them on from the start.
   kAuto,
   kAlways,
   kNever,
@@ -134,6 +137,11 @@ struct UdpBackendOptions {
   int sndbuf_bytes = 4 << 20;
   int rcvbuf_bytes = 8 << 20;
   RxTimestamps rx_timestamps = RxTimestamps::kAuto;
+  // kAuto: a gap between two Polls longer than this turns timestamps on. A
+  // quarter of the smallest delay target (1 ms over UDP) bounds what an
+  // unread datagram's wait can add to an RTT sample before then; a busy
+  // poller's own gaps (a burst of receives and sends) stay well below it.
+  DurationNs rx_timestamps_poll_gap = DurationNs::Micros(250);
   // Connect each entropy socket to the first peer it sends to, so sends to
   // that peer skip the kernel's per-datagram route lookup (other peers are
   // still reached by address). Applies only when `bind` names a specific

@@ -42,14 +42,16 @@ constexpr size_t kBurst = 256;
 class Endpoint::Impl {
  public:
   Impl(std::unique_ptr<backend::Backend> be, const endpoint::CoreConfig& cfg,
-       int epfd, int tfd, bool rx_timestamps_when_blocking)
+       int epfd, int tfd, bool rx_timestamps_when_blocking,
+       DurationNs late_poll_gap)
       : backend_(std::move(be)),
         core_(cfg),
         tx_(kBurst, backend_->MaxDatagram()),
         grouper_(kBurst, backend_->EntropyCount()),
         epfd_(epfd),
         timerfd_(tfd),
-        rx_timestamps_pending_(rx_timestamps_when_blocking) {
+        rx_timestamps_pending_(rx_timestamps_when_blocking),
+        late_poll_gap_(late_poll_gap) {
     rx_.resize(kBurst);
   }
   ~Impl() {
@@ -114,6 +116,15 @@ class Endpoint::Impl {
       // the timers and the transmit (a lone datagram, a reply's request, is
       // handled in well under a microsecond).
       if (received != 1) now = MonotonicNow();
+      if (rx_timestamps_pending_) {
+        // A busy poller that came back late (descheduled, or busy with
+        // other work) may have left datagrams waiting unread: from now on
+        // the kernel says when they came (RxTimestamps::kAuto).
+        if (!last_poll_.IsInfinite() && now - last_poll_ > late_poll_gap_) {
+          StartRxTimestamps();
+        }
+        last_poll_ = now;
+      }
       if (core_.NextWake() <= now) core_.OnTimer(now);
       // When this Poll hands the application completions, an ack-only
       // datagram waits: the application may answer (Send), and the ack then
@@ -270,14 +281,16 @@ class Endpoint::Impl {
   std::vector<backend::RxPacket> rx_;
   int epfd_;
   int timerfd_;
-  TimeNs armed_ = TimeNs::Infinite();  // the timerfd starts disarmed
-  uint64_t timer_arms_ = 0;            // timerfd_settime calls
-  uint64_t waits_ = 0;                 // epoll_wait calls
-  bool fd_exported_ = false;           // fd() was called
-  bool rx_timestamps_pending_;         // kAuto, and no Wait/fd call yet
-  bool acks_held_ = false;             // the last Poll held ack-only datagrams
-  bool sent_since_poll_ = false;       // a Send transmitted since the last Poll
-  bool tx_deferred_ = false;           // Sends since then wait for Poll / Wait
+  TimeNs armed_ = TimeNs::Infinite();      // the timerfd starts disarmed
+  uint64_t timer_arms_ = 0;                // timerfd_settime calls
+  uint64_t waits_ = 0;                     // epoll_wait calls
+  bool fd_exported_ = false;               // fd() was called
+  bool rx_timestamps_pending_;             // kAuto, and no Wait/fd call yet
+  TimeNs last_poll_ = TimeNs::Infinite();  // kAuto: the previous Poll's now
+  DurationNs late_poll_gap_;      // UdpBackendOptions::rx_timestamps_poll_gap
+  bool acks_held_ = false;        // the last Poll held ack-only datagrams
+  bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
+  bool tx_deferred_ = false;      // Sends since then wait for Poll / Wait
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
   size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
@@ -363,7 +376,8 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   cfg.local_port = be->LocalAddress().port;
   auto impl =
       std::make_unique<Impl>(std::move(be), cfg, epfd, tfd,
-                             options.udp.rx_timestamps == RxTimestamps::kAuto);
+                             options.udp.rx_timestamps == RxTimestamps::kAuto,
+                             options.udp.rx_timestamps_poll_gap);
   impl->set_max_message(options.protocol.max_message_bytes);
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));
 }

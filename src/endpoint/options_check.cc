@@ -89,6 +89,9 @@ absl::Status CheckEndpointOptions(const EndpointOptions& o) {
       o.udp.rx_timestamps != RxTimestamps::kNever) {
     return Bad("udp.rx_timestamps", "must be kAuto, kAlways or kNever");
   }
+  if (o.udp.rx_timestamps_poll_gap < DurationNs::Zero()) {
+    return Bad("udp.rx_timestamps_poll_gap", "must not be negative");
+  }
   return absl::OkStatus();
 }
 

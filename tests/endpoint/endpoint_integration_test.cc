@@ -657,6 +657,12 @@ TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   o.udp.rx_timestamps = static_cast<RxTimestamps>(7);
   ep = Endpoint::Open(o);
   EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
+  o = {};
+  o.udp.rx_timestamps_poll_gap = DurationNs::Micros(-1);
+  ep = Endpoint::Open(o);
+  EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
+  EXPECT_NE(ep.status().message().find("rx_timestamps_poll_gap"),
+            std::string::npos);
   // A port in use.
   auto a = OpenOrDie();
   ASSERT_TRUE(a);

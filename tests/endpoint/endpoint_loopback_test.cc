@@ -1,5 +1,6 @@
 // The Endpoint over real kernel UDP sockets on loopback.
 #include <chrono>
+#include <thread>
 
 #include "braid/endpoint.h"
 #include "gtest/gtest.h"
@@ -59,12 +60,30 @@ uint64_t TimestampsAfterExchange(Endpoint& a, Endpoint& b) {
 }
 
 TEST(EndpointLoopbackTest, AutoRxTimestampsStartWhenTheApplicationBlocks) {
+  EndpointOptions o;
+  // No Poll gap turns them on here, however loaded the machine.
+  o.udp.rx_timestamps_poll_gap = DurationNs::Seconds(100);
   auto a = OpenOrDie();
-  auto b = OpenOrDie();
+  auto b = OpenOrDie(o);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(TimestampsAfterExchange(*a, *b), 0u);  // busy-polling only
   b->Wait(DurationNs::Zero());
   EXPECT_GT(TimestampsAfterExchange(*a, *b), 0u);
+}
+
+TEST(EndpointLoopbackTest, AutoRxTimestampsStartAfterALatePoll) {
+  EndpointOptions o;
+  o.udp.rx_timestamps_poll_gap = DurationNs::Millis(1);
+  auto a = OpenOrDie();
+  auto b = OpenOrDie(o);
+  ASSERT_TRUE(a && b);
+  std::vector<Completion> done;
+  b->Poll(&done);
+  // Longer than the gap: b was "descheduled" between two Polls.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  b->Poll(&done);
+  EXPECT_GT(TimestampsAfterExchange(*a, *b), 0u);
+  EXPECT_TRUE(done.empty());
 }
 
 TEST(EndpointLoopbackTest, RxTimestampsAlwaysOrNeverWhateverTheWaiting) {

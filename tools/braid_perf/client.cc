@@ -137,6 +137,9 @@ class Client {
       box->hello_ack = std::move(c.data);
     } else if (h.kind == Kind::kResult && box) {
       box->result = std::move(c.data);
+    } else if (h.kind == Kind::kBusy) {
+      Fail(r, absl::StrCat("server ", f_.server.ToString(),
+                           " is busy with another client's run"));
     } else if (h.kind != Kind::kHelloAck && h.kind != Kind::kResult) {
       ++r->client_bad;  // this run's message of a kind the server never sends
     }
@@ -247,7 +250,10 @@ class Client {
     const int64_t stop_ns =
         f_.seconds > 0 ? t_start + static_cast<int64_t>(f_.seconds * 1e9)
                        : INT64_MAX;
-    for (uint64_t i = 0; i < warmup + iters && r->failure.empty(); ++i) {
+    // With -D, iters is UINT64_MAX: the sum must not wrap.
+    const uint64_t total =
+        iters > UINT64_MAX - warmup ? UINT64_MAX : warmup + iters;
+    for (uint64_t i = 0; i < total && r->failure.empty(); ++i) {
       if (i == warmup) first_send_ns_ = NowNs();
       if (i >= warmup && NowNs() >= stop_ns) break;
       Slot& s = slots_[i % kPingSlots];
@@ -307,7 +313,8 @@ class Client {
     r.size = size;
     test_ = f_.test;
     size_ = size;
-    run_ = ++run_seed_ | 1;
+    // Odd and different for every size of a sweep (0 is never a run).
+    run_ = (++run_seed_ << 1) | 1;
     completed_ = 0;
     pings_ = 0;
     last_done_ns_ = first_send_ns_ = 0;
@@ -325,7 +332,10 @@ class Client {
       BodyStream(size, &r);
     }
     const SideCounters body = Delta(ep_->Snapshot(), before);
-    if (r.time_limit) return r;
+    if (r.time_limit) {
+      Figures(size, body, &r);  // what completed before the limit
+      return r;
+    }
     // Done -> Result.
     const uint64_t sent = f_.test == Test::kLat ? pings_ : completed_;
     const std::vector<uint8_t> done =
@@ -335,6 +345,7 @@ class Client {
         Pump(&r, &box);
         if (deadline_.Passed()) {
           r.time_limit = true;
+          Figures(size, body, &r);
           return r;
         }
       }
@@ -348,7 +359,13 @@ class Client {
         Fail(&r, "malformed Result from the server");
       }
     }
-    // Figures.
+    Figures(size, body, &r);
+    return r;
+  }
+
+  // The client's figures of the run: iterations, goodput, latency.
+  void Figures(uint32_t size, const SideCounters& body, RunResult* out) {
+    RunResult& r = *out;
     r.client = body;
     r.iters = completed_;
     r.seconds = last_done_ns_ > first_send_ns_
@@ -370,7 +387,6 @@ class Client {
     r.p99_us = hist_.Quantile(0.99) / 1e3;
     r.p999_us = hist_.Quantile(0.999) / 1e3;
     r.retransmits = body.retransmits + r.server.retransmits;
-    return r;
   }
 
   // Hello until HelloAck. The server may still be starting: a Hello that

@@ -47,6 +47,9 @@ std::vector<uint8_t> EncodeHello(uint32_t run, const HelloMsg& m) {
 std::vector<uint8_t> EncodeHelloAck(uint32_t run) {
   return Encode(Kind::kHelloAck, run, {});
 }
+std::vector<uint8_t> EncodeBusy(uint32_t run) {
+  return Encode(Kind::kBusy, run, {});
+}
 std::vector<uint8_t> EncodeDone(uint32_t run, const DoneMsg& m) {
   return Encode(Kind::kDone, run, {m.sent, m.bytes});
 }

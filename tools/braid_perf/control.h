@@ -55,6 +55,8 @@ struct ResultMsg {
 
 std::vector<uint8_t> EncodeHello(uint32_t run, const HelloMsg& m);
 std::vector<uint8_t> EncodeHelloAck(uint32_t run);
+// The server's answer to a Hello while another client's run is in progress.
+std::vector<uint8_t> EncodeBusy(uint32_t run);
 std::vector<uint8_t> EncodeDone(uint32_t run, const DoneMsg& m);
 std::vector<uint8_t> EncodeResult(uint32_t run, const ResultMsg& m);
 std::vector<uint8_t> EncodeBye(uint32_t run);

@@ -32,6 +32,7 @@ enum class Kind : uint8_t {
   kDone = 12,      // client -> server: the run's sending is over
   kResult = 13,    // server -> client: what the server counted
   kBye = 14,       // client -> server: no more runs
+  kBusy = 15,      // server -> client: refused, another client's run is on
 };
 
 inline constexpr uint16_t kMagic = 0xB9AF;

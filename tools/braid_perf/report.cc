@@ -104,9 +104,13 @@ std::string FormatTable(const std::vector<RunResult>& rows) {
         &out,
         "FAILED size %d: %s (send failures %d, bad %d/%d, duplicates %d/%d, "
         "missing %d%s)\n",
-        r.size, r.failure.empty() ? "verification" : r.failure, r.send_failed,
-        r.client_bad, r.server.bad, r.client_duplicates, r.server.duplicates,
-        r.server.missing, r.time_limit ? ", time limit exceeded" : "");
+        r.size,
+        !r.failure.empty() ? r.failure
+        : r.time_limit     ? "time limit exceeded before the run finished"
+                           : "verification",
+        r.send_failed, r.client_bad, r.server.bad, r.client_duplicates,
+        r.server.duplicates, r.server.missing,
+        r.time_limit && !r.failure.empty() ? ", time limit exceeded" : "");
   }
   return out;
 }

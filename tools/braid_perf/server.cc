@@ -22,6 +22,10 @@ constexpr uint64_t kOtherCookie = 2;
 constexpr int64_t kDoneGraceNs = 2'000'000'000;
 // After Bye, keep polling this long so the Bye's ack reaches the client.
 constexpr int64_t kByeLingerNs = 200'000'000;
+// A run whose client has said nothing for this long may be taken over by
+// another client's Hello (the first one crashed or gave up); before that,
+// other clients are refused (Busy).
+constexpr int64_t kRunSilenceNs = 5'000'000'000;
 // Ids beyond this are not tracked (a guard for the seen-bitmap).
 constexpr uint64_t kMaxId = uint64_t{1} << 34;
 
@@ -37,6 +41,7 @@ struct Run {
   int64_t done_ns = 0;
   bool result_sent = false;
   SideCounters at_start;
+  int64_t heard_ns = 0;  // last message from the client
 
   // Marks `id` seen; returns false if it was already.
   bool Mark(uint64_t msg_id) {
@@ -120,6 +125,7 @@ class Server {
       OnBadMessage(c, Verdict::kBadMagic);
       return;
     }
+    if (run_ && c.peer == run_->client) run_->heard_ns = NowNs();
     switch (h.kind) {
       case Kind::kHello:
         OnHello(c, h);
@@ -166,6 +172,18 @@ class Server {
       SendCtrl(c.peer, EncodeHelloAck(h.run), kOtherCookie);
       return;
     }
+    if (run_ && !run_->result_sent && c.peer != run_->client &&
+        NowNs() - run_->heard_ns < kRunSilenceNs) {
+      // One run at a time: a second client is told so at once rather than
+      // taking over the first one's run.
+      std::fprintf(stderr,
+                   "braid-perf server: refused a run from %s: busy with run %u "
+                   "from %s\n",
+                   c.peer.ToString().c_str(), run_->id,
+                   run_->client.ToString().c_str());
+      SendCtrl(c.peer, EncodeBusy(h.run), kOtherCookie);
+      return;
+    }
     if (run_ && !run_->result_sent) {
       std::fprintf(stderr,
                    "braid-perf server: run %u from %s abandoned by a new one\n",
@@ -173,6 +191,7 @@ class Server {
     }
     run_ = std::make_unique<Run>();
     run_->client = c.peer;
+    run_->heard_ns = NowNs();
     run_->id = h.run;
     run_->hello = *hello;
     run_->at_start = ep_->Snapshot();

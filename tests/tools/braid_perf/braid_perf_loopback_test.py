@@ -173,6 +173,55 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         self.assertEqual(len(rep["stats"]["peers"]), 1)
         self.assertGreater(len(rep["stats"]["peers"][0]["paths"]), 0)
 
+    def test_lat_duration_mode_measures_round_trips(self):
+        # -D with --test lat once wrapped warm-up + iterations and ended
+        # after the warm-up with iters 0 and exit 0.
+        rep = self.run_pair(["--test", "lat", "-s", "64", "-D", "0.3",
+                             "--block"], ["--block"])
+        row = rep["results"][0]
+        self.assertTrue(row["ok"], row)
+        self.assertGreater(row["iters"], 200)
+        self.assertGreater(row["lat_p50_us"], 0)
+
+    def test_time_limit_reports_what_completed_and_says_why(self):
+        srv = Server(["--block"])
+        try:
+            p = subprocess.run(
+                [BIN, "--client", srv.addr, "--test", "bw", "-s", "1024",
+                 "-D", "30", "--time-limit", "1", "--block"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                timeout=60)
+        finally:
+            srv.kill()
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("time limit exceeded before the run finished", p.stdout)
+        self.assertNotIn("verification", p.stdout)
+        row = p.stdout.splitlines()[1].split()
+        self.assertGreater(int(row[2]), 0, p.stdout)  # iters completed
+
+    def test_second_client_during_a_run_is_refused_and_the_first_finishes(self):
+        srv = Server(["--block", "--persistent"])
+        try:
+            first = subprocess.Popen(
+                [BIN, "--client", srv.addr, "--json", "--test", "bw", "-s",
+                 "4096", "-D", "1.5", "--block"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)  # the first run is under way
+            rc, out, err = run_client(srv.addr, ["--test", "rate", "-n",
+                                                 "100", "--block"])
+            self.assertEqual(rc, 1, err)
+            self.assertIn("busy with another client's run",
+                          json.loads(out)["results"][0]["errors"]["failure"])
+            out1, err1 = first.communicate(timeout=60)
+            self.assertEqual(first.returncode, 0, err1)
+            row = json.loads(out1)["results"][0]
+            self.assertTrue(row["ok"], row)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+            srv.kill()
+
     def test_table_output_for_people(self):
         srv = Server(["--block"])
         try:

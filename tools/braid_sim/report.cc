@@ -71,8 +71,8 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     absl::StrAppendFormat(
         &o,
         "%s{\"mode\":\"%s\",\"messages_sent\":%u,\"messages_delivered\":%u,"
-        "\"messages_failed\":%u,\"duplicates_delivered\":%u,\"byte_"
-        "mismatches\":%u,"
+        "\"messages_failed\":%u,\"messages_gone_with_restart\":%u,"
+        "\"duplicates_delivered\":%u,\"byte_mismatches\":%u,"
         "\"order_violations\":%u,\"lost_without_error\":%u,\"goodput_gbps\":%."
         "4f,"
         "\"mct_p50_us\":%.3f,\"mct_p99_us\":%.3f,\"mct_p999_us\":%.3f,"
@@ -82,13 +82,14 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
         "\"path_recycles\":%u,\"link_drops\":%u,\"spine_packets\":[%s],"
         "\"sim_time_ms\":%.6f,\"sim_packets\":%u,\"timed_out\":%s,\"clean\":%s",
         i ? "," : "", name, r.messages_sent, r.messages_delivered,
-        r.messages_failed, r.duplicates_delivered, r.byte_mismatches,
-        r.order_violations, r.lost_without_error, r.goodput_gbps,
-        r.mct_p50.us(), r.mct_p99.us(), r.mct_p999.us(), r.retransmits,
-        r.retransmits_path_gap, r.retransmits_time, r.spurious_retransmits,
-        r.rtos, r.path_penalties, r.path_recycles, r.link_drops,
-        absl::StrJoin(r.spine_packets, ","), r.sim_time.ms(), r.sim_packets,
-        r.timed_out ? "true" : "false", r.Clean() ? "true" : "false");
+        r.messages_failed, r.messages_gone_with_restart, r.duplicates_delivered,
+        r.byte_mismatches, r.order_violations, r.lost_without_error,
+        r.goodput_gbps, r.mct_p50.us(), r.mct_p99.us(), r.mct_p999.us(),
+        r.retransmits, r.retransmits_path_gap, r.retransmits_time,
+        r.spurious_retransmits, r.rtos, r.path_penalties, r.path_recycles,
+        r.link_drops, absl::StrJoin(r.spine_packets, ","), r.sim_time.ms(),
+        r.sim_packets, r.timed_out ? "true" : "false",
+        r.Clean() ? "true" : "false");
     if (flags.wall)
       absl::StrAppendFormat(&o, ",\"wall_s\":%.4f", r.wall_seconds);
     o += "}";

@@ -338,14 +338,17 @@ ScenarioResult Run::Go() {
       HostDriver& d = *hosts_[r.host];
       FoldStats(*d.core);
       // The application restarts too: its own unfinished sends are gone.
-      for (size_t id = 0; id < d.completed.size(); ++id) {
-        if (id < d.next_msg && d.completed[id] == 0) {
+      // It then sends the messages it had not sent yet, from its new
+      // incarnation, to a receiver that still knows the old one. (It used
+      // to stop sending, and the unsent ids were counted as lost.)
+      for (size_t id = 0; id < d.next_msg; ++id) {
+        if (d.completed[id] == 0) {
           d.completed[id] = 3;
           --pending_total_;
+          ++res_.messages_gone_with_restart;
         }
       }
       d.outstanding = 0;
-      d.next_msg = static_cast<uint32_t>(d.completed.size());
       MakeCore(d);
       Service(d);
     });

@@ -62,9 +62,12 @@ struct ScenarioConfig {
 };
 
 struct ScenarioResult {
-  uint64_t messages_sent = 0;       // accepted by Send
-  uint64_t messages_done = 0;       // kSendDone
-  uint64_t messages_failed = 0;     // kSendFailed
+  uint64_t messages_sent = 0;    // accepted by Send
+  uint64_t messages_done = 0;    // kSendDone
+  uint64_t messages_failed = 0;  // kSendFailed
+  // Sent by a host that restarted before their completion (--restart): the
+  // application that could have seen one is gone.
+  uint64_t messages_gone_with_restart = 0;
   uint64_t messages_delivered = 0;  // distinct messages delivered
   uint64_t duplicates_delivered = 0;
   uint64_t byte_mismatches = 0;

@@ -156,6 +156,13 @@ struct EndpointStats {
   // ...) queued on one for an earlier datagram and were offered again.
   uint64_t connected_sockets = 0;
   uint64_t tx_icmp_errors = 0;
+  // Datagrams the backend dropped before the protocol saw them (truncated,
+  // unexpected address family, ...), and datagrams larger than this
+  // endpoint's MTU, which are accepted: nonzero means a peer is configured
+  // with a larger MTU (its datagrams may be fragmented or dropped on a real
+  // network with the smaller one).
+  uint64_t rx_backend_drops = 0;
+  uint64_t rx_over_mtu = 0;
 };
 
 // Human-readable multi-line table / one JSON object.

@@ -58,6 +58,8 @@ struct BackendCounters {
   uint64_t rx_packets = 0;
   uint64_t rx_bytes = 0;
   uint64_t rx_dropped = 0;  // truncated, bad checksum, wrong family, ...
+  // Datagrams larger than this side's MTU (the peer's is larger), taken.
+  uint64_t rx_over_mtu = 0;
   uint64_t tx_syscalls = 0;
   uint64_t rx_syscalls = 0;
   // Segmentation offload (UDP GSO or the like); 0 where the backend has none.

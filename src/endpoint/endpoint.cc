@@ -262,6 +262,8 @@ class Endpoint::Impl {
     s.rx_timestamps = b.rx_timestamps;
     s.connected_sockets = b.connected_sockets;
     s.tx_icmp_errors = b.tx_icmp_errors;
+    s.rx_backend_drops = b.rx_dropped;
+    s.rx_over_mtu = b.rx_over_mtu;
     return s;
   }
   std::vector<PeerStats> peer_stats(bool with_paths) const {

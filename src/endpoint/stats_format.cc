@@ -91,6 +91,8 @@ Fields Flatten(const EndpointStats& s) {
       {"rx_timestamps", s.rx_timestamps},
       {"connected_sockets", s.connected_sockets},
       {"tx_icmp_errors", s.tx_icmp_errors},
+      {"rx_backend_drops", s.rx_backend_drops},
+      {"rx_over_mtu", s.rx_over_mtu},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);

@@ -19,8 +19,12 @@ namespace {
 constexpr uint32_t kMaxGsoSegments = 64;
 // Payload bytes per GSO super-datagram (IPv4 total length limit).
 constexpr uint32_t kMaxGsoBytes = 65507;
-// Receive buffer per slot when GRO may coalesce datagrams.
-constexpr size_t kGroBufferSize = 65536;
+// Receive buffer per slot: any UDP payload (a peer's MTU may be larger than
+// ours) or a GRO buffer of coalesced datagrams.
+constexpr size_t kRxSlotSize = 65536;
+// Slots start one cache line apart modulo 64 KiB, so the heads of a burst's
+// datagrams do not all fall into the same cache sets.
+constexpr size_t kRxSlotStride = kRxSlotSize + 64;
 // Control space per message: UDP_SEGMENT (u16) + TOS/TCLASS (int) on send;
 // UDP_GRO (int) + TOS + TCLASS + SO_RXQ_OVFL (u32) + SCM_TIMESTAMPNS
 // (timespec) on receive, with room to spare.
@@ -68,8 +72,8 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       tx_msgs_(burst_),
       tx_ctrl_(burst_ * kTxCtrl),
       tx_conn_(tx_fds_.size()),
-      rx_buf_size_(gro_active ? kGroBufferSize : opts.mtu_payload),
-      rx_data_(burst_ * rx_buf_size_),
+      rx_buf_size_(kRxSlotSize),
+      rx_data_(burst_ * kRxSlotStride),
       rx_hdrs_(burst_),
       rx_iov_(burst_),
       rx_addr_(burst_),
@@ -81,7 +85,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
   std::memset(tx_hdrs_.data(), 0, tx_hdrs_.size() * sizeof(mmsghdr));
   std::memset(rx_hdrs_.data(), 0, rx_hdrs_.size() * sizeof(mmsghdr));
   for (size_t j = 0; j < burst_; ++j) {
-    rx_iov_[j].iov_base = &rx_data_[j * rx_buf_size_];
+    rx_iov_[j].iov_base = &rx_data_[j * kRxSlotStride];
     rx_iov_[j].iov_len = rx_buf_size_;
     msghdr& h = rx_hdrs_[j].msg_hdr;
     h.msg_name = &rx_addr_[j];
@@ -375,9 +379,11 @@ void UdpDatapath::DecodeRx(size_t j) {
   m.ce = (tos & 0x3) == 0x3;
   if (m.seg >= m.len) m.seg = 0;  // one datagram
   if ((m.seg == 0 ? m.len : m.seg) > mtu_) {
-    ++counters_.rx_dropped;
+    // The sender's MTU is larger than ours. The network carried it, so take
+    // it (refusing would leave the two unable to talk, with nothing said);
+    // counted, so the mismatch can be seen.
+    ++counters_.rx_over_mtu;
     ++udp_.rx_oversize;
-    return;
   }
   if (m.seg != 0) ++udp_.gro_buffers;
   m.valid = true;
@@ -392,7 +398,7 @@ size_t UdpDatapath::DrainRx(absl::Span<RxPacket> out) {
       rx_off_ = 0;
       continue;
     }
-    uint8_t* base = &rx_data_[rx_next_ * rx_buf_size_];
+    uint8_t* base = &rx_data_[rx_next_ * kRxSlotStride];
     const uint32_t piece =
         m.seg == 0 ? m.len : std::min(m.seg, m.len - rx_off_);
     RxPacket& p = out[k++];

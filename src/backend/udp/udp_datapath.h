@@ -33,7 +33,7 @@ struct UdpCounters {
   // Control data cut short (MSG_CTRUNC): a CE mark or GRO segment size may
   // be missing from that buffer. Should stay 0.
   uint64_t rx_ctrl_truncated = 0;
-  uint64_t rx_oversize = 0;  // larger than mtu_payload
+  uint64_t rx_oversize = 0;  // larger than mtu_payload (accepted)
   uint64_t rx_bad_addr = 0;  // source address of an unexpected family
   uint64_t rx_errors = 0;    // recvmmsg errors other than EAGAIN
   uint64_t rx_ce = 0;        // datagrams that arrived CE-marked
@@ -157,7 +157,7 @@ class UdpDatapath {
   std::vector<uint8_t> tx_ctrl_;  // burst_ * kTxCtrl bytes
   std::vector<TxConn> tx_conn_;   // per entropy socket
 
-  // Receive buffers, sized burst_ * rx_buf_size_.
+  // Receive buffers: burst_ slots of rx_buf_size_ bytes (a little apart).
   size_t rx_buf_size_;
   std::vector<uint8_t> rx_data_;
   std::vector<mmsghdr> rx_hdrs_;

@@ -613,17 +613,25 @@ TEST(UdpTxValidationTest, InvalidPacketsAreTakenDroppedAndCounted) {
   EXPECT_EQ(ReceiveN(*rx, 2).size(), 2u);
 }
 
-TEST(UdpRxValidationTest, DatagramLargerThanMtuIsDroppedAndCounted) {
+// A peer with a larger MTU: its datagrams are taken whole and counted (a
+// receiver that dropped them would leave the two unable to talk).
+TEST(UdpRxValidationTest, DatagramLargerThanMtuIsAcceptedAndCounted) {
   for (bool gro : {false, true}) {
     auto rx = OpenOrDie(LoopbackOptions(true, gro));
     ASSERT_TRUE(rx);
     PlainSocket peer(AF_INET);
-    ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), std::string(3000, 'x')));
+    const std::string big(65507, 'x');  // the largest IPv4 UDP payload
+    ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), std::string(3000, 'y')));
+    ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), big));
     ASSERT_TRUE(peer.SendTo(rx->LocalAddress(), "fine"));
-    std::vector<Received> got = ReceiveN(*rx, 1);
-    ASSERT_EQ(got.size(), 1u);
-    EXPECT_EQ(std::string(got[0].bytes.begin(), got[0].bytes.end()), "fine");
-    EXPECT_EQ(rx->counters().rx_dropped, 1u) << "gro=" << gro;
+    std::vector<Received> got = ReceiveN(*rx, 3);
+    ASSERT_EQ(got.size(), 3u) << "gro=" << gro;
+    EXPECT_EQ(std::string(got[0].bytes.begin(), got[0].bytes.end()),
+              std::string(3000, 'y'));
+    EXPECT_EQ(std::string(got[1].bytes.begin(), got[1].bytes.end()), big);
+    EXPECT_EQ(std::string(got[2].bytes.begin(), got[2].bytes.end()), "fine");
+    EXPECT_EQ(rx->counters().rx_over_mtu, 2u) << "gro=" << gro;
+    EXPECT_EQ(rx->counters().rx_dropped, 0u) << "gro=" << gro;
   }
 }
 

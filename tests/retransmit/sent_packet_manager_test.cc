@@ -526,13 +526,13 @@ TEST_F(SentPacketManagerTest, TailProbeQueuesNewestInFlightPacketOnce) {
   Send(0, T(0));
   Send(1, T(1));
   Send(2, T(2));
-  // 2 + 2 * 100 + 10 = 212us, before the 300us RTO.
-  EXPECT_EQ(m_->NextTimerTime(), T(212));
-  m_->OnTimer(T(212), ev_);
+  // 2 + 1.5 * 100 + 10 = 162us, before the 300us RTO.
+  EXPECT_EQ(m_->NextTimerTime(), T(162));
+  m_->OnTimer(T(162), ev_);
   ExpectOnlyLoss(2, LossCause::kTailProbe);
   EXPECT_EQ(m_->counters().tail_probes, 1u);
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{2});
-  Resend(Psn(2), 3, T(212));
+  Resend(Psn(2), 3, T(162));
   EXPECT_EQ(m_->counters().retransmits_by_cause[3], 1u);
   // No second probe: next is the RTO of PSN 0.
   EXPECT_EQ(m_->NextTimerTime(), T(300));

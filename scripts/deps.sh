@@ -17,8 +17,15 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "braid needs these Debian packages; install them with:" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  if command -v sudo >/dev/null 2>&1; then
+    echo "deps: installing ${missing[*]} (through sudo)" >&2
+    sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends "${missing[@]}" >/dev/null
+    exit 0
+  fi
+  echo "braid needs these Debian packages; install them (as root) with:" >&2
+  echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
 echo "deps: installing ${missing[*]}" >&2

@@ -44,9 +44,11 @@ constexpr int kCookieResponseBit = 31;
 constexpr uint64_t kTokenBit = 1ull << 63;
 constexpr size_t kMaxPooledBuffers = 16;
 
+// Only EADDRINUSE ("port N in use", udp_setup's SyscallError) moves on to
+// the next port; absl maps EADDRNOTAVAIL (a bind IP not on this host) to a
+// code that once made every one of the 2000 ports be tried in vain.
 bool PortInUse(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kAlreadyExists ||
-         absl::StrContains(s.message(), "in use");
+  return absl::StrContains(s.message(), " in use");
 }
 
 }  // namespace
@@ -60,7 +62,9 @@ TimeNs Context::Now() {
 absl::StatusOr<Context*> Context::Open(ibv_device* device,
                                        const VerbsConfig& config) {
   absl::Status last = absl::UnavailableError("no port tried");
+  uint32_t tried = 0;
   for (uint32_t i = 0; i < config.port_count; ++i) {
+    ++tried;
     const uint16_t port = static_cast<uint16_t>(config.port_base + i);
     absl::StatusOr<std::unique_ptr<Endpoint>> ep =
         Endpoint::Open(config.ToEndpointOptions(port));
@@ -71,10 +75,13 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
     last = ep.status();
     if (!PortInUse(last)) break;
   }
-  return absl::UnavailableError(
-      absl::StrCat("braid0: cannot open an endpoint on ",
-                   NetAddr::Ipv4(config.bind_ipv4, config.port_base).ToString(),
-                   " (+", config.port_count, " ports): ", last.message()));
+  // Ports are tried in turn only while they are in use; any other error
+  // (an address not on this host, say) ends the search at once.
+  const NetAddr first = NetAddr::Ipv4(config.bind_ipv4, config.port_base);
+  return absl::UnavailableError(absl::StrCat(
+      "braid0: cannot open an endpoint on ", first.ToString(),
+      tried > 1 ? absl::StrCat(" or the next ", tried - 1, " ports") : "", ": ",
+      last.message()));
 }
 
 Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,

@@ -135,11 +135,35 @@ run_bad_env() {
   fi
 }
 
+# A bind address that is not on this host: opening braid0 fails at once,
+# naming the address and why (it used to try all 2000 ports first).
+run_bad_bind() {
+  local name=bad_bind_not_local
+  if ! [[ "$name" =~ $FILTER ]]; then
+    return
+  fi
+  local log="$LOGDIR/$name.log" rc=0
+  BRAID_VERBS_BIND=192.0.2.77 LD_PRELOAD="$LIB" timeout -k 5 30 \
+    ibv_devinfo -d braid0 >"$log" 2>&1 || rc=$?
+  if [[ $rc -ne 0 && $rc -lt 124 ]] &&
+      grep -q 'cannot open an endpoint on 192.0.2.77:[0-9]*: bind' "$log" &&
+      grep -q 'not assigned to any local interface' "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS %-34s\n' "$name"
+  else
+    fail=$((fail + 1))
+    failed_cases+=("$name")
+    printf 'FAIL %-34s (rc=%d)\n' "$name" "$rc"
+    cat "$log"
+  fi
+}
+
 D=(-d braid0)
 echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0} logs=$LOGDIR"
 
 run_single ibv_devinfo_v ibv_devinfo -v
 run_bad_env
+run_bad_bind
 run_pair ibv_rc_pingpong ibv_rc_pingpong "${D[@]}" -n 500
 run_pair ibv_rc_pingpong_gid ibv_rc_pingpong "${D[@]}" -g 0 -n 200 -e
 run_pair ibv_ud_pingpong ibv_ud_pingpong "${D[@]}" -n 500

@@ -517,35 +517,24 @@ bool Context::WaitReadableDrivingProgress(int fd) {
     std::atomic<int>& n;
     ~Leave() { n.fetch_sub(1); }
   } leave{app_waiters_};
-  // As the progress thread does: owed ACKs go at once, queued work (an RNR
-  // wait, endpoint backpressure) is retried every millisecond. Lock held.
-  auto next_timeout = [this] {
-    if (!ack_list_.empty()) return 0;
-    return pump_list_.empty() ? kAppWaitPollMs : 1;
-  };
-  int timeout_ms;
   {
     std::unique_lock<std::mutex> lk(mu_);
     ep_->Wait(DurationNs::Zero());  // held acks out, timer armed
-    timeout_ms = next_timeout();
   }
   for (;;) {
-    const int n = poll(fds, 2, timeout_ms);
+    const int n = poll(fds, 2, kAppWaitPollMs);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
     }
     if (fds[0].revents & (POLLIN | POLLERR | POLLHUP)) return true;
-    const bool due =
-        n == 0 ? timeout_ms < kAppWaitPollMs : (fds[1].revents & POLLIN) != 0;
-    if (!due) continue;
+    if (n == 0 || !(fds[1].revents & POLLIN)) continue;
     std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock()) continue;  // the progress thread is at it
     ++counters_.app_progress;
     ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
     Progress(/*flush_acks=*/true);
     ep_->Wait(DurationNs::Zero());  // held acks out, timer armed
-    timeout_ms = next_timeout();
   }
 }
 

@@ -1,5 +1,6 @@
 #include "tools/braid_perf/server.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -41,7 +42,13 @@ struct Run {
   int64_t done_ns = 0;
   bool result_sent = false;
   SideCounters at_start;
-  int64_t heard_ns = 0;  // last message from the client
+  int64_t started_ns = 0;  // when its Hello came
+
+  // When the client was last heard from: its Hello, its latest message
+  // counted, its Done.
+  int64_t LastHeardNs() const {
+    return std::max({started_ns, last_ns, done_ns});
+  }
 
   // Marks `id` seen; returns false if it was already.
   bool Mark(uint64_t msg_id) {
@@ -125,7 +132,6 @@ class Server {
       OnBadMessage(c, Verdict::kBadMagic);
       return;
     }
-    if (run_ && c.peer == run_->client) run_->heard_ns = NowNs();
     switch (h.kind) {
       case Kind::kHello:
         OnHello(c, h);
@@ -173,7 +179,7 @@ class Server {
       return;
     }
     if (run_ && !run_->result_sent && c.peer != run_->client &&
-        NowNs() - run_->heard_ns < kRunSilenceNs) {
+        NowNs() - run_->LastHeardNs() < kRunSilenceNs) {
       // One run at a time: a second client is told so at once rather than
       // taking over the first one's run.
       std::fprintf(stderr,
@@ -191,7 +197,7 @@ class Server {
     }
     run_ = std::make_unique<Run>();
     run_->client = c.peer;
-    run_->heard_ns = NowNs();
+    run_->started_ns = NowNs();
     run_->id = h.run;
     run_->hello = *hello;
     run_->at_start = ep_->Snapshot();

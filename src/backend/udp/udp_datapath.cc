@@ -72,7 +72,6 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       tx_msgs_(burst_),
       tx_ctrl_(burst_ * kTxCtrl),
       tx_conn_(tx_fds_.size()),
-      rx_buf_size_(kRxSlotSize),
       rx_data_(burst_ * kRxSlotStride),
       rx_hdrs_(burst_),
       rx_iov_(burst_),
@@ -86,7 +85,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
   std::memset(rx_hdrs_.data(), 0, rx_hdrs_.size() * sizeof(mmsghdr));
   for (size_t j = 0; j < burst_; ++j) {
     rx_iov_[j].iov_base = &rx_data_[j * kRxSlotStride];
-    rx_iov_[j].iov_len = rx_buf_size_;
+    rx_iov_[j].iov_len = kRxSlotSize;
     msghdr& h = rx_hdrs_[j].msg_hdr;
     h.msg_name = &rx_addr_[j];
     h.msg_iov = &rx_iov_[j];

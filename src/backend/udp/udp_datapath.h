@@ -157,8 +157,7 @@ class UdpDatapath {
   std::vector<uint8_t> tx_ctrl_;  // burst_ * kTxCtrl bytes
   std::vector<TxConn> tx_conn_;   // per entropy socket
 
-  // Receive buffers: burst_ slots of rx_buf_size_ bytes (a little apart).
-  size_t rx_buf_size_;
+  // Receive buffers: burst_ slots of 64 KiB, a little apart (see the .cc).
   std::vector<uint8_t> rx_data_;
   std::vector<mmsghdr> rx_hdrs_;
   std::vector<iovec> rx_iov_;

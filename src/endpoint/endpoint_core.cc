@@ -317,14 +317,25 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
   // datagrams each per turn, so one busy peer cannot starve the others
   // within a burst. A peer whose turn ends with nothing left to send leaves
   // the list until its next event (Touch).
-  constexpr int kPerTurn = 4;
+  // A peer alone on the list keeps its turn as long as it has datagrams.
+  constexpr size_t kPerTurn = 4;
+  uint8_t preamble[wire::kPreambleSize];
+  wire::WritePreamble(cfg_.local_port, absl::MakeSpan(preamble));
   size_t idle_turns = 0;
   while (!batch->full() && !ready_.empty() && idle_turns < ready_.size()) {
     if (rr_next_ >= ready_.size()) rr_next_ = 0;
     Peer* p = ready_[rr_next_];
     ++tx_peer_visits_;
-    int sent = 0;
-    while (sent < kPerTurn && !batch->full()) {
+    const size_t turn = ready_.size() == 1 ? batch->capacity() : kPerTurn;
+    size_t sent = 0;
+    while (sent < turn && !batch->full()) {
+      if (cfg_.full_datagram_fast_path) {
+        const size_t k = p->BuildFullDatagrams(now, batch, turn - sent,
+                                               preamble, uncopied_payloads);
+        sent += k;
+        full_datagrams_ += k;
+        if (k > 0) continue;
+      }
       wire::Entropy e = 0;
       absl::Span<uint8_t> slot =
           batch->next_slot().subspan(0, cfg_.max_datagram);
@@ -342,7 +353,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     n += sent;
     // Sending armed timers (RTO, tail probe).
     wakes_.Set(p, p->NextWake());
-    if (sent < kPerTurn && !batch->full() && !p->WantsToSend(now)) {
+    if (sent < turn && !batch->full() && !p->WantsToSend(now)) {
       p->tx_listed = false;
       ready_[rr_next_] = ready_.back();
       ready_.pop_back();

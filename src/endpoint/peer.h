@@ -27,6 +27,7 @@
 #include "cc/congestion_control.h"
 #include "endpoint/out_message.h"
 #include "endpoint/ring.h"
+#include "endpoint/tx_batch.h"
 #include "endpoint/wake_heap.h"
 #include "multipath/path_set.h"
 #include "reorder/ack_scheduler.h"
@@ -113,6 +114,19 @@ class Peer : private retransmit::SenderEvents {
   size_t BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
                        wire::Entropy* entropy, bool hold_acks = false,
                        absl::Span<const uint8_t>* tail = nullptr);
+
+  // Bulk fast path of BuildDatagram: appends up to `max` datagrams to
+  // `batch` (each slot of at least max_datagram bytes), stopping at the
+  // first datagram that would need more than one data frame filling it with
+  // the next bytes of the message in progress: a control frame, an ack, a
+  // re-send, the end or start of a message, or a closed window all leave it
+  // to BuildDatagram. Each datagram is byte for byte, and changes the
+  // peer's state exactly, as BuildDatagram (tail != nullptr iff
+  // `uncopied`) would; it starts with `preamble` (kPreambleSize bytes).
+  // What it saves is the per-datagram work of the general path (frame
+  // checks, re-send queue peeks, deferred copies). Returns the count.
+  size_t BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
+                            absl::Span<const uint8_t> preamble, bool uncopied);
 
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);

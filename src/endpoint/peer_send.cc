@@ -282,6 +282,87 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
   return pos;
 }
 
+size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
+                                absl::Span<const uint8_t> preamble,
+                                bool uncopied) {
+  // Whatever BuildDatagram would put in front of the data, or instead of
+  // new data, is left to it.
+  if (!session_confirmed_ || need_sync_reply_ || probe_due_ || ack_copy_due_ ||
+      sent_.HasRetransmit() || acks_.pending() || AckWanted(now) ||
+      inflight_.empty()) {
+    return 0;
+  }
+  const uint32_t room = cfg_.max_datagram - wire::kPreambleSize;
+  size_t n = 0;
+  // CanSendNew() as of now; recomputed after each datagram (nothing else
+  // changes it inside this loop).
+  bool can_send = CanSendNew();
+  while (n < max && !batch->full()) {
+    OutMessage& m = inflight_.back();
+    if (!can_send || !m.HasUnsent()) break;
+    const uint8_t flags = PlacedFlag(m);
+    const uint32_t hdr = static_cast<uint32_t>(wire::DataHeaderBytes(flags));
+    const uint32_t offset = m.next_offset;
+    // One frame fills the datagram: BuildDatagram's fragment would take
+    // all of its room too (and then find no room for another frame).
+    const uint32_t plen = room - hdr;
+    if (m.ContiguousFrom(offset) < plen) break;
+    // The path, chosen as BuildDatagram chooses it for new data.
+    wire::PathId path;
+    if (run_left_ > 0 &&
+        paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
+      path = run_path_;
+      --run_left_;
+    } else {
+      path = paths_.Pick(now, /*avoid=*/-1, /*healthy_only=*/false);
+      run_path_ = path;
+      run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
+    }
+    last_ack_urgent_ = false;
+    const uint32_t bytes = hdr + plen;
+    wire::DataHeader h;
+    h.path_id = path;
+    h.src_incarnation = cfg_.local_incarnation;
+    h.dst_incarnation = peer_inc_;
+    h.flags = flags;
+    h.placement = m.placement;
+    h.stream_id = m.stream;
+    h.psn = sent_.next_psn();
+    h.path_seq = paths_.OnSent(path, bytes, now);
+    h.msg_seq = wire::MsgSeq(m.msg_seq);
+    h.stream_seq = m.stream_seq;
+    h.msg_len = m.len;
+    h.frag_offset = offset;
+    uint8_t* slot = batch->next_slot().data();
+    std::memcpy(slot, preamble.data(), wire::kPreambleSize);
+    uint8_t* frame = slot + wire::kPreambleSize;
+    wire::WriteDataHeader(h, plen, absl::MakeSpan(frame, room));
+    sent_.OnFirstSent(TagOf(m.msg_seq, offset), bytes, path, h.path_seq, now);
+    if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
+    const uint8_t* payload = m.At(offset);
+    m.next_offset += plen;
+    ++m.frags_sent;
+    ++packets_sent_;
+    bytes_sent_ += plen;
+    // The last datagram we can send for now asks for an immediate ack, as
+    // in WriteDataFrames (!HasSendable(); no re-send is queued here).
+    can_send = CanSendNew();
+    if (!can_send || !HasNewData()) frame[2] |= wire::kDataFlagAckNow;
+    uint32_t len = wire::kPreambleSize + hdr;
+    absl::Span<const uint8_t> tail;
+    if (uncopied && plen >= cfg_.min_uncopied_payload) {
+      tail = absl::MakeConstSpan(payload, plen);
+    } else {
+      std::memcpy(frame + hdr, payload, plen);
+      len += plen;
+    }
+    last_activity_ = now;
+    batch->Commit(addr_, paths_.entropy(path), len, /*ect=*/true, tail);
+    ++n;
+  }
+  return n;
+}
+
 void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
                  DropStats* drops, TimeNs arrival) {
   if (h.dst_incarnation != cfg_.local_incarnation || h.session != session_) {

@@ -30,9 +30,9 @@ PathSetOptions Sanitize(const PathSetOptions& in) {
   return o;
 }
 
-const PathStats kNoStats{};
-
 }  // namespace
+
+const PathStats PathSet::kNoStats{};
 
 PathSet::PathSet(const PathSetOptions& opts, uint64_t seed)
     : opts_(Sanitize(opts)), rng_(seed), paths_(opts_.num_paths) {
@@ -55,17 +55,6 @@ PathSet::PathSet(const PathSetOptions& opts, uint64_t seed)
     path.stats.entropy = e;
   }
   healthy_count_ = static_cast<uint32_t>(paths_.size());
-}
-
-const PathSet::Path& PathSet::At(wire::PathId p) const { return paths_[p]; }
-PathSet::Path& PathSet::At(wire::PathId p) { return paths_[p]; }
-
-wire::Entropy PathSet::entropy(wire::PathId p) const {
-  return p < paths_.size() ? At(p).stats.entropy : wire::Entropy{0};
-}
-
-const PathStats& PathSet::stats(wire::PathId p) const {
-  return p < paths_.size() ? At(p).stats : kNoStats;
 }
 
 bool PathSet::Usable(const Path& path) const {

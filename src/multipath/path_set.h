@@ -147,8 +147,8 @@ class PathSet {
     bool has_epoch = false;
   };
 
-  const Path& At(wire::PathId p) const;
-  Path& At(wire::PathId p);
+  const Path& At(wire::PathId p) const { return paths_[p]; }
+  Path& At(wire::PathId p) { return paths_[p]; }
   bool Usable(const Path& path) const;
   bool OverInflightLimit(const Path& path) const;
   wire::PathId LeastBad(int avoid) const;
@@ -177,6 +177,8 @@ class PathSet {
   bool EntropyInUse(wire::Entropy e, size_t ignore) const;
   void RecomputeTimer();
 
+  static const PathStats kNoStats;  // stats() of a path that does not exist
+
   PathSetOptions opts_;
   Rng rng_;
   std::vector<Path> paths_;
@@ -196,6 +198,15 @@ class PathSet {
   void RecomputeMedianSrtt();
   bool DelayHotSpot(const Path& path) const;
 };
+
+// Inline: both run once per datagram sent.
+inline wire::Entropy PathSet::entropy(wire::PathId p) const {
+  return p < paths_.size() ? At(p).stats.entropy : wire::Entropy{0};
+}
+
+inline const PathStats& PathSet::stats(wire::PathId p) const {
+  return p < paths_.size() ? At(p).stats : kNoStats;
+}
 
 }  // namespace braid::multipath
 

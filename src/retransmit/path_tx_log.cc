@@ -13,25 +13,6 @@ uint32_t RoundUpPow2(uint32_t n) {
 PathTxLog::PathTxLog(uint32_t initial_capacity)
     : ring_(RoundUpPow2(initial_capacity)), mask_(ring_.size() - 1) {}
 
-void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
-                       uint64_t tx_index, uint8_t repairs) {
-  // Keep at least half the ring for history: grow when the unresolved part
-  // would exceed it.
-  if (unresolved() + 1 > ring_.size() / 2) Grow();
-  if (tail_ - oldest_ == ring_.size()) ++oldest_;  // overwrite oldest history
-  if (oldest_ > head_) oldest_ = head_;            // (cannot happen; guard)
-  TxRecord& r = ring_[tail_ & mask_];
-  r.seq = seq;
-  r.psn = psn;
-  r.sent = sent;
-  r.tx_index = tx_index;
-  r.sampled = false;
-  r.superseded = false;
-  r.repairs = repairs;
-  r.dup_noted = false;
-  ++tail_;
-}
-
 TxRecord* PathTxLog::Find(wire::PathSeq seq) {
   if (oldest_ == tail_) return nullptr;
   const wire::PathSeq first = ring_[oldest_ & mask_].seq;

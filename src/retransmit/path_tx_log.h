@@ -70,6 +70,26 @@ class PathTxLog {
   uint64_t tail_ = 0;
 };
 
+// Inline: it runs once per transmission.
+inline void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
+                              uint64_t tx_index, uint8_t repairs) {
+  // Keep at least half the ring for history: grow when the unresolved part
+  // would exceed it.
+  if (unresolved() + 1 > ring_.size() / 2) Grow();
+  if (tail_ - oldest_ == ring_.size()) ++oldest_;  // overwrite oldest history
+  if (oldest_ > head_) oldest_ = head_;            // (cannot happen; guard)
+  TxRecord& r = ring_[tail_ & mask_];
+  r.seq = seq;
+  r.psn = psn;
+  r.sent = sent;
+  r.tx_index = tx_index;
+  r.sampled = false;
+  r.superseded = false;
+  r.repairs = repairs;
+  r.dup_noted = false;
+  ++tail_;
+}
+
 }  // namespace braid::retransmit
 
 #endif  // BRAID_RETRANSMIT_PATH_TX_LOG_H_

@@ -66,6 +66,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   rto_floor_ = opts_.min_rto;
   backoff_ = 0;
   rto_deadline_ = TimeNs::Infinite();
+  rto_memo_sent_ = TimeNs::Infinite();
   tlp_base_ = TimeNs::Infinite();
   tlp_armed_ = false;
   nak_active_ = false;
@@ -120,7 +121,11 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
     // apply only once something sent after it has arrived.
     path_timers_.Park(path, static_cast<uint64_t>(now.ns()));
   }
-  rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
+  if (now != rto_memo_sent_ || path != rto_memo_path_) {
+    rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
+    rto_memo_sent_ = now;
+    rto_memo_path_ = path;
+  }
 }
 
 void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
@@ -274,6 +279,7 @@ void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
 
 bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                               SenderEvents& ev) {
+  rto_memo_sent_ = TimeNs::Infinite();
   // Validate before touching anything: nothing may refer to PSNs not sent.
   if (ack.cum > next_) {
     ++counters_.invalid_acks;
@@ -468,6 +474,7 @@ void SentPacketManager::PushRetransmit(wire::Psn psn) {
 }
 
 void SentPacketManager::OnTimer(TimeNs now, SenderEvents& ev) {
+  rto_memo_sent_ = TimeNs::Infinite();
   ProcessPathTimers(now, /*after_ack=*/false, ev);
   bool rto_fired = false;
   if (packets_in_flight_ > 0 && now >= rto_deadline_) {

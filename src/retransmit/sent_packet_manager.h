@@ -338,6 +338,13 @@ class SentPacketManager {
   // Earliest RTO expiry; exact after RtoScan, lowered by new sends, may be
   // early (then RtoScan finds nothing and recomputes).
   TimeNs rto_deadline_ = TimeNs::Infinite();
+  // The send time and path of the last transmission that lowered
+  // rto_deadline_ to at most sent + PathRto(path): the next one on that
+  // path at that time (a burst) can skip the computation. Forgotten by
+  // everything that may change PathRto or raise rto_deadline_ (acks,
+  // timers, Reset, RecomputeRtoDeadline).
+  TimeNs rto_memo_sent_ = TimeNs::Infinite();
+  wire::PathId rto_memo_path_ = 0;
   TimeNs tlp_base_ = TimeNs::Infinite();  // last new send / ack progress
   bool tlp_armed_ = false;
   bool nak_active_ = false;  // last NAK's cum and the send index then

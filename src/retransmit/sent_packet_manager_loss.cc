@@ -90,6 +90,7 @@ void SentPacketManager::ProcessPathTimers(TimeNs now, bool after_ack,
 
 void SentPacketManager::RecomputeRtoDeadline() {
   rto_deadline_ = TimeNs::Infinite();
+  rto_memo_sent_ = TimeNs::Infinite();
   for (size_t i = 0; i < active_paths_.size();) {
     const wire::PathId path = active_paths_[i];
     PathState& ps = paths_[path];

@@ -38,15 +38,18 @@ class TxBatch {
   // (len + tail.size() <= slot size).
   void Commit(const NetAddr& dst, wire::Entropy entropy, uint32_t len, bool ect,
               absl::Span<const uint8_t> tail = {}) {
-    backend::TxPacket p;
+    // Built in place: a TxPacket assembled on the stack from narrow stores
+    // and then copied with wide loads stalls store forwarding (measured:
+    // a fifth of the sender's user time at 45 Gbit/s).
+    uint8_t* slot = arena_.data() + packets_.size() * slot_size_;
+    backend::TxPacket& p = packets_.emplace_back();
     p.dst = dst;
     p.entropy = entropy;
     p.ect = ect;
-    p.data = arena_.data() + packets_.size() * slot_size_;
+    p.data = slot;
     p.len = len;
     p.tail = tail.data();
     p.tail_len = static_cast<uint32_t>(tail.size());
-    packets_.push_back(p);
   }
   // Copies the second pieces of packets [from, size()) into their slots, so
   // they no longer point into message buffers (e.g. datagrams the kernel

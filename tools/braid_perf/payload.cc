@@ -25,15 +25,6 @@ const char* VerdictName(Verdict v) {
   return "?";
 }
 
-uint64_t Stamp(uint32_t run, uint64_t id, uint64_t block) {
-  // splitmix64 finaliser over the three inputs.
-  uint64_t z = id * 0x9e3779b97f4a7c15ULL ^ (uint64_t{run} << 32) ^
-               (block * 0xd1b54a32d192ed03ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 bool ReadHeader(absl::Span<const uint8_t> msg, Header* h) {
   if (msg.size() < kHeaderBytes) return false;
   uint16_t magic;

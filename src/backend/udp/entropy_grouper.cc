@@ -1,6 +1,7 @@
 #include "backend/udp/entropy_grouper.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace braid::backend {
 
@@ -26,6 +27,10 @@ void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
   const size_t groups_cap = start_.size() - 1;
   std::fill(start_.begin(), start_.end(), 0);
   size_t out_of_range = 0;
+  // Whether some entropy comes back after another one: if none does, every
+  // group is already one contiguous run (a bulk sender's spray runs).
+  bool interleaved = false;
+  uint32_t prev = UINT32_MAX;
   for (const TxPacket& p : pkts) {
     if (p.entropy >= rank_.size()) {
       ++out_of_range;
@@ -35,10 +40,13 @@ void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
     if (r < 0) {
       r = static_cast<int32_t>(seen_.size());
       seen_.push_back(p.entropy);  // capacity reserved: no allocation
+    } else if (p.entropy != prev) {
+      interleaved = true;
     }
+    prev = p.entropy;
     ++start_[static_cast<size_t>(r) + 1];
   }
-  if (seen_.size() <= 1 && out_of_range == 0) {
+  if (!interleaved && out_of_range == 0) {
     for (uint16_t e : seen_) rank_[e] = -1;
     return;  // already grouped
   }

@@ -52,6 +52,22 @@ TEST(EntropyGrouperTest, RoundRobinSprayBecomesOneRunPerEntropyInOrder) {
   }
 }
 
+TEST(EntropyGrouperTest, RunsAlreadyContiguousStayAsTheyAre) {
+  // A bulk sender's spray runs: each entropy in one run already.
+  EntropyGrouper g(64, 16);
+  std::vector<TxPacket> v = Burst({5, 5, 5, 2, 2, 9, 0, 0, 0});
+  g.Group(absl::MakeSpan(v));
+  EXPECT_EQ(Entropies(v),
+            (std::vector<wire::Entropy>{5, 5, 5, 2, 2, 9, 0, 0, 0}));
+  EXPECT_EQ(Positions(v), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // One packet coming back to an earlier entropy makes it regroup (and the
+  // grouper's per-chunk state was left clean by the shortcut above).
+  v = Burst({5, 5, 2, 5, 9});
+  g.Group(absl::MakeSpan(v));
+  EXPECT_EQ(Entropies(v), (std::vector<wire::Entropy>{5, 5, 5, 2, 9}));
+  EXPECT_EQ(Positions(v), (std::vector<uint32_t>{0, 1, 3, 2, 4}));
+}
+
 TEST(EntropyGrouperTest, OutOfRangeEntropiesKeepTheirOrderAtTheEnd) {
   EntropyGrouper g(64, 4);
   std::vector<TxPacket> v = Burst({9, 1, 7, 1, 0});

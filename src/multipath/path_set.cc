@@ -202,8 +202,13 @@ void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
 
 void PathSet::MarkDelivered(Path& path) {
   path.badness = 0;
-  SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
-  SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
+  // (A clean path's rates are 0 and stay so: skip the arithmetic.)
+  if (path.loss_rate != 0) {
+    SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
+  }
+  if (path.ecn_rate != 0) {
+    SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
+  }
   switch (path.stats.health) {
     case PathHealth::kProbing:
       // The probe (or a packet sent after it) got through.

@@ -37,6 +37,13 @@ bool Peer::CanSendNew() const {
           cc_->cwnd_bytes()) {
     return false;
   }
+  // Within one ack's reach of the lowest unacked PSN: behind a hole at the
+  // receiver's cum, a packet past the reach could neither be acked nor
+  // judged lost (only an RTO would move it).
+  if (sent_.next_psn() - sent_.lowest_unacked() >=
+      static_cast<int32_t>(wire::kAckReach)) {
+    return false;
+  }
   return sent_.next_psn() < credit_limit_;
 }
 

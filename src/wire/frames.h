@@ -56,7 +56,15 @@ inline constexpr size_t kPlacementExtSize = 24;
 inline constexpr size_t DataHeaderBytes(uint8_t flags) {
   return kDataHeaderSize + ((flags & kDataFlagPlaced) ? kPlacementExtSize : 0);
 }
-inline constexpr size_t kMaxSackWords = 16;  // 1024 PSNs beyond cum
+// An ack reports PSNs up to 64 * kMaxSackWords beyond cum (4096); a sender
+// keeps its new data within that reach of its lowest unacked PSN (see
+// Peer::CanSendNew). 16 words (1024 PSNs) was less than a loopback bulk
+// sender's window: under 1 % loss, packets beyond the reach of a hole at cum
+// could not be acked, and every few milliseconds the transfer stalled into
+// an RTO (docs/performance.md, session 8).
+inline constexpr size_t kMaxSackWords = 64;
+// PSNs past the lowest unacked one whose state one ack can report.
+inline constexpr uint32_t kAckReach = 64 * kMaxSackWords;
 // A receiver accepts at least this many PSNs past the start of a new session
 // before its first ack grants credit explicitly.
 inline constexpr uint32_t kInitialCreditPackets = 256;

@@ -143,7 +143,7 @@ TEST(EndpointIntegrationTest, MalformedDatagramsAreCountedAndChangeNothing) {
   d[p + 6] = 1;  // reserved
   cases.push_back({"ack reserved", d});
   d = AckDatagram(rp);
-  d[p + 5] = 17;  // sack words > 16
+  d[p + 5] = wire::kMaxSackWords + 1;  // sack words > kMaxSackWords
   cases.push_back({"sack too long", d});
   d = Preamble(rp);
   d.resize(p + wire::kCtrlFrameSize, 0);

@@ -184,9 +184,9 @@ static_assert(DataHeaderBytes(0) == 48);
 static_assert(DataHeaderBytes(kDataFlagPlaced) == 72);
 static_assert(kAckHeaderSize == 48);
 static_assert(kCtrlFrameSize == 32);
-static_assert(kMaxSackWords == 16);
+static_assert(kMaxSackWords == 64);
 static_assert(AckFrameSize(0) == 48);
-static_assert(AckFrameSize(kMaxSackWords) == 176);
+static_assert(AckFrameSize(kMaxSackWords) == 560);
 static_assert(kVersion == 1);
 static_assert(kPreambleSize == 4);
 static_assert(kPreambleMagic == 0xb7);
@@ -731,7 +731,7 @@ TEST(FrameParseErrorTest, EmptyMessageMustHaveOffsetZero) {
   EXPECT_EQ(ErrorOf(EncodeData(h, {})), ParseError::kFragmentBounds);
 }
 
-TEST(FrameParseErrorTest, MoreThanSixteenSackWordsIsSackTooLong) {
+TEST(FrameParseErrorTest, MoreThanMaxSackWordsIsSackTooLong) {
   // 17 words, all present in the datagram.
   Bytes b = EncodeAck(SampleAck(), std::vector<uint64_t>(kMaxSackWords, 1));
   b.resize(AckFrameSize(kMaxSackWords + 1), 0xff);

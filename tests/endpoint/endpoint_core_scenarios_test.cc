@@ -33,6 +33,19 @@ OutMessage Msg(const std::vector<uint8_t>& bytes, uint64_t cookie,
   return m;
 }
 
+// Unordered delivery: each arrival matches a distinct sent message.
+void ExpectEachSentOnce(const std::vector<Completion>& received,
+                        const std::vector<std::vector<uint8_t>>& sent) {
+  std::vector<bool> matched(sent.size(), false);
+  for (const Completion& c : received) {
+    bool found = false;
+    for (size_t i = 0; i < sent.size() && !found; ++i) {
+      if (!matched[i] && sent[i] == c.data) matched[i] = found = true;
+    }
+    EXPECT_TRUE(found) << "a delivered message matches nothing sent (or twice)";
+  }
+}
+
 // Runs in chunks until `done` or `max_chunks` * 1000 rounds.
 template <typename Fn>
 void RunUntil(CorePair& p, Fn done, int max_chunks = 200,
@@ -189,15 +202,7 @@ TEST(EndpointCoreScenarioTest, GoBackNDeliversEverythingExactlyOnceUnderLoss) {
   EXPECT_EQ(CountType(ra, CompletionType::kSendDone),
             static_cast<size_t>(kMessages));
   ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
-  // Unordered delivery: match each arrival to a distinct sent message.
-  std::vector<bool> matched(kMessages, false);
-  for (const Completion& c : rb) {
-    bool found = false;
-    for (int i = 0; i < kMessages && !found; ++i) {
-      if (!matched[i] && sent[i] == c.data) matched[i] = found = true;
-    }
-    EXPECT_TRUE(found) << "a delivered message matches nothing sent (or twice)";
-  }
+  ExpectEachSentOnce(rb, sent);
   EXPECT_GT(dropped, 0u);
   const EndpointStats sa = p.a->stats(), sb = p.b->stats();
   EXPECT_GT(sa.reliability.retransmits, 0u);
@@ -273,14 +278,7 @@ TEST(EndpointCoreScenarioTest, NewDataStaysWithinOneAcksReachOfAHole) {
   ASSERT_EQ(CountType(ra, CompletionType::kSendDone),
             static_cast<size_t>(kMessages));
   ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
-  std::vector<bool> matched(kMessages, false);
-  for (const Completion& c : rb) {
-    bool found = false;
-    for (int i = 0; i < kMessages && !found; ++i) {
-      if (!matched[i] && sent[i] == c.data) matched[i] = found = true;
-    }
-    EXPECT_TRUE(found) << "a delivered message matches nothing sent (or twice)";
-  }
+  ExpectEachSentOnce(rb, sent);
 }
 
 // ---------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 # busy-polling:
 #
 #   raw  bw   udp-blast, datagrams of MTU-28 bytes, -D SECONDS
+#   raw  bw   the same with --copy-from 2M (context: raw UDP plus the one
+#             user-space copy per datagram braid makes; not a target)
 #   braid bw  braid-perf, 64 KiB messages, -D SECONDS
 #   raw  lat  udp-blast ping-pong, 64 B, then again with the client's socket
 #             connected (no route lookup per send; braid connects its
@@ -223,6 +225,10 @@ for round in $(seq "$ROUNDS"); do
   [[ $JSON -eq 1 ]] || echo "round $round/$ROUNDS ($((SECONDS - START)) s)" >&2
   if want bw; then
     raw raw_bw bw -s "$DGRAM" -D "$SECS" "$GSO" "$GRO"
+    # Context, not a target: raw UDP plus the one user-space copy per
+    # datagram a transport with per-datagram headers makes, from a source
+    # as large as braid-perf's bw window (32 x 64 KiB).
+    raw raw_bw_copy bw -s "$DGRAM" -D "$SECS" "$GSO" "$GRO" --copy-from 2M
     braid braid_bw "${COMMON[@]}" -- --test bw -s 65536 -D "$SECS" "${COMMON[@]}"
   fi
   if want lat; then
@@ -276,6 +282,7 @@ def failed(tag):
 fig = {}
 fig["raw_bw_gbps"], _ = med("raw_bw", "gbps")
 fig["braid_bw_gbps"], _ = med("braid_bw", "gbps")
+fig["raw_bw_copy_gbps"], _ = med("raw_bw_copy", "gbps")
 fig["raw_lat_p50_us"], _ = med("raw_lat", "p50_us")
 fig["raw_lat_p99_us"], _ = med("raw_lat", "p99_us")
 fig["raw_lat_conn_p50_us"], _ = med("raw_lat_conn", "p50_us")
@@ -321,6 +328,8 @@ if as_json == "1":
                       "nice": int(nice), "braid_args": bargs,
                       "polling": "block" if block == "1" else "busy", "pinned": pin == "1", "loadavg_before": load0, "loadavg_after": load1,
                       "medians": fig, "ratios": {n: v for n, v, _, _ in ratios},
+                      "context": {"goodput_braid_over_raw_with_copy": ratio(fig["braid_bw_gbps"], fig["raw_bw_copy_gbps"]),
+                                  "goodput_raw_with_copy_over_raw": ratio(fig["raw_bw_copy_gbps"], fig["raw_bw_gbps"])},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
 
@@ -337,6 +346,7 @@ print(f"nice {nice}; load average before {load0}, after {load1}"
 print()
 print("medians")
 print(f"  raw  bw  {int(mtu)-28} B datagrams   {f(fig['raw_bw_gbps'], '8.3f')} Gbit/s")
+print(f"  raw  bw  same + 1 user copy   {f(fig['raw_bw_copy_gbps'], '8.3f')} Gbit/s  (--copy-from 2M)")
 print(f"  braid bw 64 KiB messages      {f(fig['braid_bw_gbps'], '8.3f')} Gbit/s")
 print(f"  braid bw 64 KiB, loss         {f(fig['braid_bw_loss_gbps'], '8.3f')} Gbit/s")
 print(f"  raw  lat 64 B  p50/p99        {f(fig['raw_lat_p50_us'], '8.2f')} / {f(fig['raw_lat_p99_us'], '.2f')} us")
@@ -350,6 +360,11 @@ print(f"{'figure':42} {'measured':>9}  target")
 for name, v, op, target in ratios:
     verdict = "n/a" if v is None else ("met" if (v >= target if op == ">=" else v <= target) else "SHORT")
     print(f"{name:42} {f(v, '9.3f')}  {op} {target:<5} {verdict}")
+rc = ratio(fig["braid_bw_gbps"], fig["raw_bw_copy_gbps"])
+cr = ratio(fig["raw_bw_copy_gbps"], fig["raw_bw_gbps"])
+if rc is not None:
+    print(f"context: goodput braid / raw with one user copy per datagram {rc:.3f}; "
+          f"that copy alone costs raw UDP {f(None if cr is None else 1 - cr, '.3f')} of its goodput")
 if sysc:
     print()
     print("steady state (one --block 64 KiB bw run): " +

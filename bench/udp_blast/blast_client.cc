@@ -102,6 +102,11 @@ int RunBandwidth(const Options& o) {
     h.run = run;
     std::memcpy(&buf[k * size], &h, sizeof(h));
   }
+  // --copy-from: the application's data, copied into the burst per send.
+  const size_t payload = size - sizeof(Header);
+  std::vector<uint8_t> src(o.copy_from);
+  for (size_t k = 0; k < src.size(); ++k) src[k] = static_cast<uint8_t>(k * 7);
+  size_t src_off = 0;
   std::vector<mmsghdr> msgs(burst);
   std::vector<iovec> iov(burst);
   std::vector<uint8_t> ctrl(burst * CMSG_SPACE(sizeof(uint16_t)));
@@ -117,6 +122,11 @@ int RunBandwidth(const Options& o) {
     if (o.count != 0) pkts = std::min<uint64_t>(pkts, o.count - sent);
     for (size_t k = 0; k < pkts; ++k, ++seq) {
       std::memcpy(&buf[k * size + offsetof(Header, seq)], &seq, sizeof(seq));
+      if (!src.empty() && payload > 0) {
+        if (src_off + payload > src.size()) src_off = 0;
+        std::memcpy(&buf[k * size + sizeof(Header)], &src[src_off], payload);
+        src_off += payload;
+      }
     }
     const uint32_t per_msg =
         gso ? std::min(kMaxGsoSegments, kMaxGsoBytes / size) : 1;
@@ -202,7 +212,7 @@ int RunBandwidth(const Options& o) {
         "\"received\":%llu,\"loss\":%.6f,\"send_seconds\":%.6f,"
         "\"recv_seconds\":%.6f,\"gbps\":%.4f,\"pps\":%.0f,"
         "\"send_gbps\":%.4f,\"send_syscalls\":%llu,\"send_errors\":%llu,"
-        "\"gro_buffers\":%llu}\n",
+        "\"gro_buffers\":%llu,\"copy_from\":%llu}\n",
         size, gso ? "true" : "false", server_gro ? "true" : "false", o.burst,
         o.entropies, static_cast<unsigned long long>(sent),
         static_cast<unsigned long long>(rep.a), loss, send_secs, rx_secs, gbps,
@@ -211,7 +221,8 @@ int RunBandwidth(const Options& o) {
                       : 0,
         static_cast<unsigned long long>(syscalls),
         static_cast<unsigned long long>(send_errors),
-        static_cast<unsigned long long>(rep.d));
+        static_cast<unsigned long long>(rep.d),
+        static_cast<unsigned long long>(o.copy_from));
   } else {
     std::printf(
         "udp-blast bw to %s: size %u, GSO %s, GRO %s, burst %d, %d socket(s)\n"

@@ -22,7 +22,7 @@ std::string Usage() {
   udp-blast server [-b ADDR:PORT] [--no-gro] [--busy-poll] [--once] [--json]
   udp-blast client -c ADDR:PORT bw  [-s SIZE] [-D SECONDS | -n COUNT]
                    [--gso|--no-gso] [--gro|--no-gro] [-B BURST] [-e SOCKETS]
-                   [--busy-poll] [--json]
+                   [--copy-from BYTES] [--busy-poll] [--json]
   udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS] [--busy-poll]
                    [--connect] [--json]
 
@@ -35,6 +35,9 @@ std::string Usage() {
   -B   datagrams per sendmmsg/recvmmsg call (default 64, like braid)
   -e   number of client source sockets, used round-robin per call (default 1)
   --gro/--no-gro on the client asks the server to turn UDP_GRO on/off.
+  --copy-from BYTES  (bw) before sending, copy each datagram's payload from
+       a BYTES-sized source buffer, in turn (suffix K/M: KiB/MiB): the
+       user-space copy a transport with per-datagram headers makes.
 )";
 }
 
@@ -98,6 +101,19 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       o.gro = true;
     } else if (a == "--no-gro") {
       o.gro = false;
+    } else if (a == "--copy-from") {
+      absl::StatusOr<std::string> v = Value(argc, argv, &i);
+      if (!v.ok()) return v.status();
+      std::string t = *v;
+      uint64_t unit = 1;
+      if (!t.empty() && (t.back() == 'K' || t.back() == 'k')) unit = 1 << 10;
+      if (!t.empty() && (t.back() == 'M' || t.back() == 'm')) unit = 1 << 20;
+      if (unit > 1) t.pop_back();
+      if (!absl::SimpleAtoi(t, &o.copy_from) || o.copy_from > (1u << 30)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--copy-from: '", *v, "' is not a size <= 1G"));
+      }
+      o.copy_from *= unit;
     } else if (a == "--busy-poll") {
       o.busy_poll = true;
     } else if (a == "--connect") {
@@ -124,6 +140,10 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
   if (o.size < sizeof(Header) || o.size > 65507) {
     return absl::InvalidArgumentError(
         absl::StrCat("-s must be ", sizeof(Header), "..65507"));
+  }
+  if (o.copy_from > 0 && o.copy_from < o.size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--copy-from must be at least the datagram size (", o.size, " bytes)"));
   }
   if (o.burst < 1 || o.burst > 1024) {
     return absl::InvalidArgumentError("-B must be 1..1024");

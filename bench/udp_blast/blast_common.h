@@ -64,6 +64,12 @@ struct Options {
   bool connect = false;
   bool json = false;
   bool once = false;  // server: exit after one run
+  // bw client: copy each datagram's payload (after the blast header) from
+  // a source buffer of this many bytes, in turn, before sending it -- the
+  // one user-space copy a transport with per-datagram headers makes from
+  // the application's message into its datagram. 0 = off (send the same
+  // prepared burst every time).
+  uint64_t copy_from = 0;
   int sndbuf = 4 << 20;
   int rcvbuf = 8 << 20;
 };

@@ -329,7 +329,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     const size_t turn = ready_.size() == 1 ? batch->capacity() : kPerTurn;
     size_t sent = 0;
     while (sent < turn && !batch->full()) {
-      if (cfg_.full_datagram_fast_path) {
+      if (cfg_.full_datagram_fast_path && p->MayBuildFull()) {
         const size_t k = p->BuildFullDatagrams(now, batch, turn - sent,
                                                preamble, uncopied_payloads);
         sent += k;

@@ -127,6 +127,13 @@ class Peer : private retransmit::SenderEvents {
   // checks, re-send queue peeks, deferred copies). Returns the count.
   size_t BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
                             absl::Span<const uint8_t> preamble, bool uncopied);
+  // Cheap, inline part of BuildFullDatagrams' conditions: a message in
+  // progress has bytes not yet sent (false for a ping-pong's replies and
+  // acks, which then skip the call).
+  bool MayBuildFull() const {
+    return session_confirmed_ && !inflight_.empty() &&
+           inflight_.back().HasUnsent();
+  }
 
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);

@@ -136,6 +136,13 @@ class Context {
   // from its nap if it naps). Lock-free; one eventfd write when it naps.
   void NoteAppBlocked();
   static TimeNs Now();
+  // Blocks until `fd` (a completion channel's) is readable, driving
+  // progress from this thread meanwhile: it waits on the endpoint's fd as
+  // well and, when a datagram comes, makes the progress step itself if the
+  // lock is free. The event then costs one thread wake-up (this one)
+  // instead of two (the progress thread's, then this one's). Returns false
+  // if poll failed (errno set). Takes the lock only with try_lock.
+  bool WaitReadableDrivingProgress(int fd);
   // Starts the background progress thread if not yet running.
   void EnsureThread();
 
@@ -218,6 +225,10 @@ class Context {
   std::atomic<int64_t> last_app_ns_{0};
   // Set while the thread naps because the application drives progress.
   std::atomic<bool> napping_{false};
+  // Threads in WaitReadableDrivingProgress: they drive progress (and the
+  // protocol timer, armed in the endpoint's wait fd), so the progress
+  // thread naps instead of racing them for each datagram and the lock.
+  std::atomic<int> app_waiters_{0};
   int stop_fd_ = -1;  // eventfd: wakes the thread (to stop, or from a nap)
 };
 

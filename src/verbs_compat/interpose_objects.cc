@@ -1,6 +1,7 @@
 // Exported libibverbs entry points for verbs objects (PD, MR, CQ and
 // completion channel, SRQ, QP, AH). Objects of braid0 are served here;
 // every other call goes to the real libibverbs.
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
@@ -281,8 +282,14 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
     uint64_t v;
     Context* ctx = Context::From(channel->context);
     ctx->NoteAppBlocked();
-    // Blocks (or fails with EAGAIN if the application made the fd
-    // non-blocking) until the progress engine raises an event.
+    // A blocking channel: wait here, driving progress (one wake-up per
+    // event instead of the progress thread's and then this one's). A
+    // non-blocking one: read fails with EAGAIN if no event is raised yet.
+    const int fl = fcntl(channel->fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK) &&
+        !ctx->WaitReadableDrivingProgress(channel->fd)) {
+      return -1;
+    }
     if (read(channel->fd, &v, sizeof(v)) != sizeof(v)) return -1;
     std::lock_guard<std::mutex> lk(ctx->mu());
     Cq* c = CompChannel::From(channel)->Take();

@@ -96,7 +96,8 @@ struct ProtocolOptions {
 struct TestImpairments {
   double drop = 0;       // probability a datagram is dropped
   double duplicate = 0;  // probability it is sent twice
-  double reorder = 0;    // probability it is held back and sent later
+  double reorder = 0;    // probability it is held back and sent after the next
+                         // 1..8 datagrams (or after 50 us if none follow)
   double corrupt = 0;    // probability it is corrupted on the wire (and so
                          // discarded by the receiver's UDP checksum)
   uint64_t seed = 1;

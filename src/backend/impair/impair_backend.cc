@@ -1,13 +1,47 @@
 #include "backend/impair/impair_backend.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 namespace braid::backend {
+namespace {
+
+TimeNs MonotonicClock() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
+}
+
+}  // namespace
 
 ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
-                             const TestImpairments& imp)
-    : inner_(std::move(inner)), imp_(imp), rng_(imp.seed) {
+                             const TestImpairments& imp, DurationNs max_hold,
+                             Clock clock)
+    : inner_(std::move(inner)),
+      imp_(imp),
+      max_hold_(max_hold),
+      clock_(clock != nullptr ? clock : &MonotonicClock),
+      rng_(imp.seed) {
   out_.reserve(256);
+}
+
+size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
+  // held_ keeps the order datagrams were held in: the front is the oldest.
+  if (!held_.empty()) {
+    const TimeNs now = clock_();
+    if (now - held_.front().since >= max_hold_) {
+      auto stale = [&](const Held& h) { return now - h.since >= max_hold_; };
+      for (const Held& h : held_) {
+        if (stale(h)) out_.push_back(h.pkt);  // data points into h.bytes
+      }
+      counters_.released_late += out_.size();
+      Flush();
+      held_.erase(std::remove_if(held_.begin(), held_.end(), stale),
+                  held_.end());
+    }
+  }
+  return inner_->RxBurst(out);
 }
 
 void ImpairBackend::Emit(const TxPacket& p) {
@@ -55,6 +89,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       h.pkt.tail = nullptr;
       h.pkt.tail_len = 0;
       h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
+      h.since = clock_();
       held_.push_back(std::move(h));
       held_.back().pkt.data = held_.back().bytes.data();
       ++counters_.reordered;

@@ -87,6 +87,44 @@ TEST(ImpairBackendTest, ReorderedTwoPieceDatagramsKeepTheirBytes) {
   EXPECT_GT(b.impair_counters().reordered, 0u);
 }
 
+TimeNs g_now;  // the fake clock of the test below
+TimeNs FakeClock() { return g_now; }
+
+// A sender that goes quiet (waiting for the ack of a datagram held here)
+// must not strand it: the first RxBurst that finds it held for max_hold
+// sends it, and not before.
+TEST(ImpairBackendTest, HeldDatagramsGoOutAfterMaxHoldWithoutAnotherSend) {
+  std::vector<std::vector<uint8_t>> sent;
+  TestImpairments imp;
+  imp.reorder = 1.0;  // every datagram is held
+  imp.seed = 5;
+  g_now = TimeNs(1000000);
+  ImpairBackend b(std::make_unique<RecordingBackend>(&sent), imp,
+                  DurationNs::Micros(50), &FakeClock);
+  TwoPieceBurst first(2);
+  ASSERT_EQ(b.TxBurst(first.pkts), 2u);
+  g_now = g_now + DurationNs::Micros(20);
+  TwoPieceBurst second(1);
+  ASSERT_EQ(b.TxBurst(second.pkts), 1u);
+  first.Scribble();
+  second.Scribble();
+  RxPacket rx[4];
+  b.RxBurst(rx);
+  EXPECT_TRUE(sent.empty());               // held, and not long enough
+  g_now = g_now + DurationNs::Micros(30);  // the first two: 50 us
+  b.RxBurst(rx);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_TRUE(Whole(sent[0]) && Whole(sent[1]));
+  g_now = g_now + DurationNs::Micros(20);  // the third: 50 us
+  b.RxBurst(rx);
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_TRUE(Whole(sent[2]));
+  EXPECT_EQ(b.impair_counters().reordered, 3u);
+  EXPECT_EQ(b.impair_counters().released_late, 3u);
+  b.RxBurst(rx);
+  EXPECT_EQ(sent.size(), 3u);  // nothing twice
+}
+
 // The receive side is not impaired: what the inner backend reports about
 // receiving passes through, and so does the timestamp switch.
 TEST(ImpairBackendTest, ReceiveClockAndTimestampSwitchPassThrough) {

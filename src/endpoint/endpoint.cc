@@ -211,14 +211,21 @@ class Endpoint::Impl {
             : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
     ++waits_;
     const int n = epoll_wait(epfd_, ev, 2, ms);
+    bool expired = false;
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == timerfd_) {
         uint64_t expirations;
         [[maybe_unused]] ssize_t r =
             read(timerfd_, &expirations, sizeof(expirations));
         armed_ = TimeNs(-1);  // force re-arm
+        expired = true;
       }
     }
+    // Wait(Zero) comes right before the caller blocks on the fd itself
+    // (wait_fd()'s contract): an expiry read here, which no Poll has acted
+    // on yet, must keep the fd readable, or the caller sleeps through it.
+    // Re-arming for the same (past) deadline fires the timer again at once.
+    if (expired && ms == 0 && !closed_io_) ArmTimer();
   }
 
   // RxTimestamps::kAuto: the application blocks from now on, so a datagram

@@ -1,4 +1,6 @@
 // The Endpoint over real kernel UDP sockets on loopback.
+#include <poll.h>
+
 #include <chrono>
 #include <thread>
 
@@ -94,6 +96,32 @@ uint64_t TimestampsAfterExchange(Endpoint& a, Endpoint& b) {
                 [&] { return ca.size() == 5 && cb.size() == 5; });
   EXPECT_EQ(cb.size(), 5u);
   return b.stats().rx_timestamps;
+}
+
+// wait_fd()'s contract: Wait(Zero) right before blocking on it. A protocol
+// timer that is already due when that Wait(Zero) runs must still wake the
+// caller: Wait(Zero) may consume the timer's expiry, but must leave the fd
+// readable until a Poll has acted on it. (braid0's ibv_get_cq_event, which
+// blocks this way, otherwise slept through the timer that re-sends a lost
+// packet.)
+TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();  // never polled: nothing is acked, a's timer runs
+  ASSERT_TRUE(a && b);
+  const std::vector<uint8_t> msg = Pattern(1000, 1);
+  ASSERT_TRUE(a->Send(b->local_address(), msg, {}).ok());
+  std::vector<Completion> done;
+  a->Poll(&done);
+  const int fd = a->wait_fd();
+  a->Wait(DurationNs::Zero());  // arms the timer (RTO / tail probe)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // now due
+  a->Wait(DurationNs::Zero());
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 1) << "a due timer left the fd quiet";
+  // Once a Poll has acted on it, the fd quiets down (no busy loop).
+  a->Poll(&done);
+  a->Wait(DurationNs::Zero());
+  EXPECT_EQ(poll(&p, 1, 0), 0);
 }
 
 TEST(EndpointLoopbackTest, AutoRxTimestampsStartWhenTheApplicationBlocks) {

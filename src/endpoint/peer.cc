@@ -166,17 +166,9 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     wire::PathId last;
     const bool resend = sent_.PeekRetransmit(&psn, &tag, &bytes, &last);
     if (resend) avoid = last;
-    if (run_left_ > 0 && run_path_ != avoid &&
-        paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
-      path = run_path_;
-      --run_left_;
-    } else {
-      // A re-send goes on a healthy path if there is one: a packet already
-      // lost once must not become the probe of a suspect path.
-      path = paths_.Pick(now, avoid, /*healthy_only=*/resend);
-      run_path_ = path;
-      run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
-    }
+    // A re-send goes on a healthy path if there is one: a packet already
+    // lost once must not become the probe of a suspect path.
+    path = NextSprayPath(now, avoid, /*healthy_only=*/resend);
     have_path = true;
   }
   // Control first: SYNC must precede the data it announces.

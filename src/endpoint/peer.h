@@ -195,6 +195,16 @@ class Peer : private retransmit::SenderEvents {
     uint32_t len = 0;
   };
   void CopyDeferred();
+  // The path of the next datagram: the current spray run's while it lasts
+  // (and its path is healthy and not `avoid`), else a fresh PathSet::Pick
+  // that starts a new run.
+  wire::PathId NextSprayPath(TimeNs now, int avoid, bool healthy_only);
+  // Records the first transmission of m's next `plen` bytes on `path`: fills
+  // the rest of *h (whose flags are set) and advances the message, the
+  // sent-packet manager, the path and the counters. The caller writes the
+  // frame (from m.At(offset) taken before this call).
+  void SendNewFragment(OutMessage& m, wire::PathId path, uint32_t plen,
+                       TimeNs now, wire::DataHeader* h);
   // Writes a data frame's header; its payload becomes deferred_ (after the
   // previous deferred payload is copied). Returns the frame's size.
   size_t WriteFrame(const wire::DataHeader& h, const uint8_t* payload,

@@ -164,6 +164,41 @@ void Peer::CopyDeferred() {
   deferred_ = DeferredPayload();
 }
 
+wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
+  if (run_left_ > 0 && run_path_ != avoid &&
+      paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
+    --run_left_;
+    return run_path_;
+  }
+  run_path_ = paths_.Pick(now, avoid, healthy_only);
+  run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
+  return run_path_;
+}
+
+// Inlined into both callers: it runs once per datagram sent.
+[[gnu::always_inline]] inline void Peer::SendNewFragment(OutMessage& m,
+                                                         wire::PathId path,
+                                                         uint32_t plen,
+                                                         TimeNs now,
+                                                         wire::DataHeader* h) {
+  const uint32_t offset = m.next_offset;
+  const uint32_t bytes =
+      static_cast<uint32_t>(wire::DataHeaderBytes(h->flags)) + plen;
+  h->stream_id = m.stream;
+  h->psn = sent_.next_psn();
+  h->path_seq = paths_.OnSent(path, bytes, now);
+  h->msg_seq = wire::MsgSeq(m.msg_seq);
+  h->stream_seq = m.stream_seq;
+  h->msg_len = m.len;
+  h->frag_offset = offset;
+  sent_.OnFirstSent(TagOf(m.msg_seq, offset), bytes, path, h->path_seq, now);
+  if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
+  m.next_offset += plen;
+  ++m.frags_sent;
+  ++packets_sent_;
+  bytes_sent_ += plen;
+}
+
 size_t Peer::WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
                         uint32_t len, absl::Span<uint8_t> out) {
   // The previous frame's payload goes in now; this one's waits, so the last
@@ -263,22 +298,10 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     // its re-sends repeat its offset and length, so they do not either.
     const uint32_t plen = static_cast<uint32_t>(
         std::min<size_t>(m->ContiguousFrom(offset), room - hdr));
-    bytes = static_cast<uint32_t>(hdr + plen);
-    h.stream_id = m->stream;
-    h.psn = sent_.next_psn();
-    h.path_seq = paths_.OnSent(path, bytes, now);
-    h.msg_seq = wire::MsgSeq(m->msg_seq);
-    h.stream_seq = m->stream_seq;
-    h.msg_len = m->len;
-    h.frag_offset = offset;
     last_frame = pos;
-    pos += WriteFrame(h, m->At(offset), plen, out.subspan(pos));
-    sent_.OnFirstSent(TagOf(m->msg_seq, offset), bytes, path, h.path_seq, now);
-    if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
-    m->next_offset += plen;
-    ++m->frags_sent;
-    ++packets_sent_;
-    bytes_sent_ += plen;
+    const uint8_t* payload = m->At(offset);
+    SendNewFragment(*m, path, plen, now, &h);
+    pos += WriteFrame(h, payload, plen, out.subspan(pos));
     ++frames;
   }
   // The last frame we can send for now asks for an immediate ack, so the
@@ -315,42 +338,20 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     const uint32_t plen = room - hdr;
     if (m.ContiguousFrom(offset) < plen) break;
     // The path, chosen as BuildDatagram chooses it for new data.
-    wire::PathId path;
-    if (run_left_ > 0 &&
-        paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
-      path = run_path_;
-      --run_left_;
-    } else {
-      path = paths_.Pick(now, /*avoid=*/-1, /*healthy_only=*/false);
-      run_path_ = path;
-      run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
-    }
+    const wire::PathId path = NextSprayPath(now, /*avoid=*/-1, false);
     last_ack_urgent_ = false;
-    const uint32_t bytes = hdr + plen;
     wire::DataHeader h;
     h.path_id = path;
     h.src_incarnation = cfg_.local_incarnation;
     h.dst_incarnation = peer_inc_;
     h.flags = flags;
     h.placement = m.placement;
-    h.stream_id = m.stream;
-    h.psn = sent_.next_psn();
-    h.path_seq = paths_.OnSent(path, bytes, now);
-    h.msg_seq = wire::MsgSeq(m.msg_seq);
-    h.stream_seq = m.stream_seq;
-    h.msg_len = m.len;
-    h.frag_offset = offset;
+    const uint8_t* payload = m.At(offset);
+    SendNewFragment(m, path, plen, now, &h);
     uint8_t* slot = batch->next_slot().data();
     std::memcpy(slot, preamble.data(), wire::kPreambleSize);
     uint8_t* frame = slot + wire::kPreambleSize;
     wire::WriteDataHeader(h, plen, absl::MakeSpan(frame, room));
-    sent_.OnFirstSent(TagOf(m.msg_seq, offset), bytes, path, h.path_seq, now);
-    if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
-    const uint8_t* payload = m.At(offset);
-    m.next_offset += plen;
-    ++m.frags_sent;
-    ++packets_sent_;
-    bytes_sent_ += plen;
     // The last datagram we can send for now asks for an immediate ack, as
     // in WriteDataFrames (!HasSendable(); no re-send is queued here).
     can_send = CanSendNew();

@@ -18,17 +18,12 @@
 #include "backend/impair/impair_backend.h"
 #include "backend/udp/entropy_grouper.h"
 #include "backend/udp/udp_backend.h"
+#include "base/monotonic_clock.h"
 #include "endpoint/endpoint_core.h"
 #include "endpoint/options_check.h"
 
 namespace braid {
 namespace {
-
-TimeNs MonotonicNow() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
-}
 
 uint64_t RandomSeed() {
   std::random_device rd;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/monotonic_clock.h"
 #include "verbs_compat/cq.h"
 #include "verbs_compat/gid.h"
 #include "verbs_compat/ops.h"
@@ -36,10 +37,10 @@ constexpr int64_t kAppActiveNs = 100 * 1000;
 // an application that just stops calling is taken over within this nap
 // plus kAppActiveNs.
 constexpr int kAppNapMs = 1;
-// WaitReadableDrivingProgress: longest wait without a progress step, as
-// the progress thread's (a Wait(Zero) may consume a timer expiry that no
-// progress step has acted on yet; the next step catches it up).
-constexpr int kAppWaitPollMs = 5;
+// Longest block without a progress step, for the progress thread and an
+// application waiting in ibv_get_cq_event alike: a backstop (the endpoint's
+// wait fd wakes them for datagrams and protocol timers).
+constexpr int kIdlePollMs = 5;
 constexpr int kCookieResponseBit = 31;
 // Cookies of zero-copy sends are tokens with this bit set (QP cookies
 // carry a 24-bit QPN in bits 32..55, so they never have it).
@@ -55,11 +56,7 @@ bool PortInUse(const absl::Status& s) {
 
 }  // namespace
 
-TimeNs Context::Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
-}
+TimeNs Context::Now() { return MonotonicNow(); }
 
 absl::StatusOr<Context*> Context::Open(ibv_device* device,
                                        const VerbsConfig& config) {
@@ -464,7 +461,7 @@ void Context::ThreadMain() {
       flushed = false;
       continue;
     }
-    int timeout_ms = 5;
+    int timeout_ms = kIdlePollMs;
     {
       std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
       if (lk.owns_lock()) {
@@ -472,13 +469,7 @@ void Context::ThreadMain() {
           ep_->Wait(DurationNs::Zero());
           flushed = true;
         }
-        // Owed ACKs go out at once; queued work (an RNR wait, endpoint
-        // backpressure) is retried every millisecond.
-        if (!ack_list_.empty()) {
-          timeout_ms = 0;
-        } else if (!pump_list_.empty()) {
-          timeout_ms = 1;
-        }
+        timeout_ms = PollTimeoutMsLocked();
       }
     }
     const int n = poll(fds, 2, timeout_ms);
@@ -491,10 +482,8 @@ void Context::ThreadMain() {
       sched_yield();
       continue;
     }
-    ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
     ++counters_.thread_progress;
-    Progress(/*flush_acks=*/true);
-    ep_->Wait(DurationNs::Zero());  // held acks out, timer armed: may block
+    StepLocked();
     flushed = true;
   }
 }
@@ -519,17 +508,11 @@ bool Context::WaitReadableDrivingProgress(int fd) {
     std::atomic<int>& n;
     ~Leave() { n.fetch_sub(1); }
   } leave{app_waiters_};
-  // As the progress thread does: owed ACKs go at once, queued work (an RNR
-  // wait, endpoint backpressure) is retried every millisecond. Lock held.
-  auto next_timeout = [this] {
-    if (!ack_list_.empty()) return 0;
-    return pump_list_.empty() ? kAppWaitPollMs : 1;
-  };
   int timeout_ms;
   {
     std::unique_lock<std::mutex> lk(mu_);
     ep_->Wait(DurationNs::Zero());  // held acks out, timer armed
-    timeout_ms = next_timeout();
+    timeout_ms = PollTimeoutMsLocked();
   }
   for (;;) {
     const int n = poll(fds, 2, timeout_ms);
@@ -539,18 +522,29 @@ bool Context::WaitReadableDrivingProgress(int fd) {
     }
     if (fds[0].revents & (POLLIN | POLLERR | POLLHUP)) return true;
     // A timeout is due too: like the progress thread, make a step at least
-    // every kAppWaitPollMs. (Without it, ibv_rc_pingpong -e under 1 % loss
+    // every kIdlePollMs. (Without it, ibv_rc_pingpong -e under 1 % loss
     // hung in 2 of 6 runs: the timer expiry that should re-send a lost
     // packet was consumed by a Wait(Zero) with no step after it.)
     if (n > 0 && !(fds[1].revents & POLLIN)) continue;
     std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock()) continue;  // the progress thread is at it
     ++counters_.app_progress;
-    ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
-    Progress(/*flush_acks=*/true);
-    ep_->Wait(DurationNs::Zero());  // held acks out, timer armed
-    timeout_ms = next_timeout();
+    StepLocked();
+    timeout_ms = PollTimeoutMsLocked();
   }
+}
+
+int Context::PollTimeoutMsLocked() const {
+  // Owed ACKs go out at once; queued work (an RNR wait, endpoint
+  // backpressure) is retried every millisecond.
+  if (!ack_list_.empty()) return 0;
+  return pump_list_.empty() ? kIdlePollMs : 1;
+}
+
+void Context::StepLocked() {
+  ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
+  Progress(/*flush_acks=*/true);
+  ep_->Wait(DurationNs::Zero());  // held acks out, timer armed: may block
 }
 
 void Context::DrainWake() {

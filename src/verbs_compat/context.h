@@ -178,6 +178,11 @@ class Context {
   void ThreadMain();
   // Consumes pending wake-ups of stop_fd_ (non-blocking).
   void DrainWake();
+  // With mu() held, by whoever drives progress: how long it may block
+  // before its next step, and the step itself (the endpoint's expired timer
+  // consumed, Progress, held acks out and the timer armed).
+  int PollTimeoutMsLocked() const;
+  void StepLocked();
   void StopThread();
   void PumpAll();
   void FailOverrunCqs();

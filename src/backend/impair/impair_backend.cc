@@ -1,19 +1,10 @@
 #include "backend/impair/impair_backend.h"
 
-#include <time.h>
-
 #include <algorithm>
 
+#include "base/monotonic_clock.h"
+
 namespace braid::backend {
-namespace {
-
-TimeNs MonotonicClock() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return TimeNs(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
-}
-
-}  // namespace
 
 ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
                              const TestImpairments& imp, DurationNs max_hold,
@@ -21,7 +12,7 @@ ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
     : inner_(std::move(inner)),
       imp_(imp),
       max_hold_(max_hold),
-      clock_(clock != nullptr ? clock : &MonotonicClock),
+      clock_(clock != nullptr ? clock : &MonotonicNow),
       rng_(imp.seed) {
   out_.reserve(256);
 }
@@ -33,9 +24,10 @@ size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
     if (now - held_.front().since >= max_hold_) {
       auto stale = [&](const Held& h) { return now - h.since >= max_hold_; };
       for (const Held& h : held_) {
-        if (stale(h)) out_.push_back(h.pkt);  // data points into h.bytes
+        if (!stale(h)) continue;
+        out_.push_back(h.pkt);  // data points into h.bytes
+        ++counters_.released_late;
       }
-      counters_.released_late += out_.size();
       Flush();
       held_.erase(std::remove_if(held_.begin(), held_.end(), stale),
                   held_.end());

@@ -7,7 +7,6 @@
 //
 //   valgrind --tool=callgrind build/bench/endpoint_core_benchmark
 //       --benchmark_filter=PingPong --benchmark_min_time=0.05   (one line)
-#include <algorithm>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -21,8 +20,7 @@ namespace {
 // spray run of one GSO super-datagram per path (endpoint.cc).
 ProtocolOptions EndpointDefaults(uint32_t max_datagram) {
   ProtocolOptions p;
-  p.spray_run =
-      static_cast<uint16_t>(std::clamp<uint32_t>(65507 / max_datagram, 1, 64));
+  p.spray_run = DefaultSprayRun(max_datagram);
   return p;
 }
 

@@ -360,15 +360,14 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   endpoint::CoreConfig cfg;
   cfg.proto = options.protocol;
   if (cfg.proto.spray_run == 0) {
-    // One run per path = one UDP GSO super-datagram (44 datagrams of 1472
-    // bytes, 7 of 8972): each run leaves in one sendmmsg as one skb, the
-    // fewest kernel crossings per byte. Measured on loopback (docs/
+    // One run per path = one UDP GSO super-datagram (DefaultSprayRun):
+    // each run leaves in one sendmmsg as one skb, the fewest kernel
+    // crossings per byte. Measured on loopback (docs/
     // performance.md, bench/spray_run_sweep.sh): against the former 8, the
     // sender makes ~3x fewer sendmmsg calls per datagram, GSO super-
     // datagrams carry ~2x more segments, and the client spends less kernel
     // time per byte. A fabric that needs finer spraying sets spray_run.
-    cfg.proto.spray_run = static_cast<uint16_t>(
-        std::clamp<uint32_t>(65507 / be->MaxDatagram(), 1, 64));
+    cfg.proto.spray_run = endpoint::DefaultSprayRun(be->MaxDatagram());
   }
   if (cfg.proto.cc_target_delay == DurationNs::Zero()) {
     cfg.proto.cc_target_delay = DurationNs::Millis(1);

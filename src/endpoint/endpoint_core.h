@@ -5,6 +5,7 @@
 #ifndef BRAID_ENDPOINT_ENDPOINT_CORE_H_
 #define BRAID_ENDPOINT_ENDPOINT_CORE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -46,6 +47,14 @@ struct CoreConfig {
   // datagram). Off only to compare the two paths in tests.
   bool full_datagram_fast_path = true;
 };
+
+// The spray run Endpoint::Open uses when ProtocolOptions::spray_run is 0:
+// one run per path = one UDP GSO super-datagram of datagrams this size
+// (44 of 1472 bytes, 7 of 8972; at most 64).
+inline uint16_t DefaultSprayRun(uint32_t max_datagram) {
+  return static_cast<uint16_t>(
+      std::clamp<uint32_t>(65507 / std::max<uint32_t>(max_datagram, 1), 1, 64));
+}
 
 class EndpointCore final : public PeerHost {
  public:

@@ -45,7 +45,7 @@ class World {
       c.local_port = 7000;
       c.incarnation = 0x1111 * (i + 1);
       c.seed = i + 1;
-      c.proto.spray_run = static_cast<uint16_t>(65507 / max_datagram);
+      c.proto.spray_run = DefaultSprayRun(max_datagram);
       c.full_datagram_fast_path = fast;
       core_[i] = std::make_unique<EndpointCore>(c);
     }

@@ -58,6 +58,12 @@ bool Await(int fd, uint8_t type, uint32_t run, int timeout_ms, Header* out) {
   }
 }
 
+size_t MessageBytes(const msghdr& h) {
+  size_t n = 0;
+  for (size_t i = 0; i < h.msg_iovlen; ++i) n += h.msg_iov[i].iov_len;
+  return n;
+}
+
 void Send(int fd, const Peer& to, const Header& h) {
   (void)sendto(fd, &h, sizeof(h), 0, reinterpret_cast<const sockaddr*>(&to.ss),
                to.len);
@@ -103,12 +109,14 @@ int RunBandwidth(const Options& o) {
     std::memcpy(&buf[k * size], &h, sizeof(h));
   }
   // --copy-from: the application's data, copied into the burst per send.
+  // --iov-from: the same data left in place, a second iovec per datagram.
   const size_t payload = size - sizeof(Header);
-  std::vector<uint8_t> src(o.copy_from);
+  const bool split = o.iov_from > 0;
+  std::vector<uint8_t> src(split ? o.iov_from : o.copy_from);
   for (size_t k = 0; k < src.size(); ++k) src[k] = static_cast<uint8_t>(k * 7);
   size_t src_off = 0;
   std::vector<mmsghdr> msgs(burst);
-  std::vector<iovec> iov(burst);
+  std::vector<iovec> iov(split ? 2 * burst : burst);
   std::vector<uint8_t> ctrl(burst * CMSG_SPACE(sizeof(uint16_t)));
   bool gso = o.gso;
   uint64_t sent = 0, sent_bytes = 0, send_errors = 0, syscalls = 0;
@@ -122,24 +130,33 @@ int RunBandwidth(const Options& o) {
     if (o.count != 0) pkts = std::min<uint64_t>(pkts, o.count - sent);
     for (size_t k = 0; k < pkts; ++k, ++seq) {
       std::memcpy(&buf[k * size + offsetof(Header, seq)], &seq, sizeof(seq));
-      if (!src.empty() && payload > 0) {
-        if (src_off + payload > src.size()) src_off = 0;
+      if (src.empty() || payload == 0) continue;
+      if (src_off + payload > src.size()) src_off = 0;
+      if (split) {
+        iov[2 * k] = {&buf[k * size], sizeof(Header)};
+        iov[2 * k + 1] = {&src[src_off], payload};
+      } else {
         std::memcpy(&buf[k * size + sizeof(Header)], &src[src_off], payload);
-        src_off += payload;
       }
+      src_off += payload;
     }
     const uint32_t per_msg =
         gso ? std::min(kMaxGsoSegments, kMaxGsoBytes / size) : 1;
     size_t nmsg = 0;
     for (size_t k = 0; k < pkts; k += per_msg, ++nmsg) {
       const size_t cnt = std::min<size_t>(per_msg, pkts - k);
-      iov[nmsg] = {&buf[k * size], cnt * size};
       msghdr& h = msgs[nmsg].msg_hdr;
       h = {};
       h.msg_name = const_cast<sockaddr_storage*>(&peer.ss);
       h.msg_namelen = peer.len;
-      h.msg_iov = &iov[nmsg];
-      h.msg_iovlen = 1;
+      if (split && payload > 0) {
+        h.msg_iov = &iov[2 * k];
+        h.msg_iovlen = 2 * cnt;
+      } else {
+        iov[nmsg] = {&buf[k * size], cnt * size};
+        h.msg_iov = &iov[nmsg];
+        h.msg_iovlen = 1;
+      }
       if (cnt > 1) {
         uint8_t* c = &ctrl[nmsg * CMSG_SPACE(sizeof(uint16_t))];
         h.msg_control = c;
@@ -160,8 +177,9 @@ int RunBandwidth(const Options& o) {
       const int r = sendmmsg(fd, &msgs[m], static_cast<unsigned>(nmsg - m), 0);
       if (r > 0) {
         for (size_t q = m; q < m + static_cast<size_t>(r); ++q) {
-          sent += iov[q].iov_len / size;
-          sent_bytes += iov[q].iov_len;
+          const size_t bytes = MessageBytes(msgs[q].msg_hdr);
+          sent += bytes / size;
+          sent_bytes += bytes;
         }
         m += static_cast<size_t>(r);
         continue;
@@ -209,20 +227,23 @@ int RunBandwidth(const Options& o) {
     std::printf(
         "{\"tool\":\"udp-blast\",\"mode\":\"bw\",\"size\":%u,\"gso\":%s,"
         "\"gro\":%s,\"burst\":%d,\"sockets\":%d,\"sent\":%llu,"
-        "\"received\":%llu,\"loss\":%.6f,\"send_seconds\":%.6f,"
+        "\"received\":%llu,\"received_bytes\":%llu,\"loss\":%.6f,\"send_"
+        "seconds\":%.6f,"
         "\"recv_seconds\":%.6f,\"gbps\":%.4f,\"pps\":%.0f,"
         "\"send_gbps\":%.4f,\"send_syscalls\":%llu,\"send_errors\":%llu,"
-        "\"gro_buffers\":%llu,\"copy_from\":%llu}\n",
+        "\"gro_buffers\":%llu,\"copy_from\":%llu,\"iov_from\":%llu}\n",
         size, gso ? "true" : "false", server_gro ? "true" : "false", o.burst,
         o.entropies, static_cast<unsigned long long>(sent),
-        static_cast<unsigned long long>(rep.a), loss, send_secs, rx_secs, gbps,
+        static_cast<unsigned long long>(rep.a),
+        static_cast<unsigned long long>(rep.b), loss, send_secs, rx_secs, gbps,
         pps,
         send_secs > 0 ? static_cast<double>(sent_bytes) * 8 / send_secs / 1e9
                       : 0,
         static_cast<unsigned long long>(syscalls),
         static_cast<unsigned long long>(send_errors),
         static_cast<unsigned long long>(rep.d),
-        static_cast<unsigned long long>(o.copy_from));
+        static_cast<unsigned long long>(o.copy_from),
+        static_cast<unsigned long long>(o.iov_from));
   } else {
     std::printf(
         "udp-blast bw to %s: size %u, GSO %s, GRO %s, burst %d, %d socket(s)\n"

@@ -22,7 +22,8 @@ std::string Usage() {
   udp-blast server [-b ADDR:PORT] [--no-gro] [--busy-poll] [--once] [--json]
   udp-blast client -c ADDR:PORT bw  [-s SIZE] [-D SECONDS | -n COUNT]
                    [--gso|--no-gso] [--gro|--no-gro] [-B BURST] [-e SOCKETS]
-                   [--copy-from BYTES] [--busy-poll] [--json]
+                   [--copy-from BYTES | --iov-from BYTES] [--busy-poll]
+                   [--json]
   udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS] [--busy-poll]
                    [--connect] [--json]
 
@@ -38,6 +39,10 @@ std::string Usage() {
   --copy-from BYTES  (bw) before sending, copy each datagram's payload from
        a BYTES-sized source buffer, in turn (suffix K/M: KiB/MiB): the
        user-space copy a transport with per-datagram headers makes.
+  --iov-from BYTES  (bw) no copy: each datagram goes to the kernel as two
+       iovecs, its header and its payload taken in place from a BYTES-sized
+       source buffer, in turn: the zero-copy layout of a transport with
+       per-datagram headers (one GSO send = 2 iovecs per datagram).
 )";
 }
 
@@ -101,7 +106,7 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       o.gro = true;
     } else if (a == "--no-gro") {
       o.gro = false;
-    } else if (a == "--copy-from") {
+    } else if (a == "--copy-from" || a == "--iov-from") {
       absl::StatusOr<std::string> v = Value(argc, argv, &i);
       if (!v.ok()) return v.status();
       std::string t = *v;
@@ -109,11 +114,12 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       if (!t.empty() && (t.back() == 'K' || t.back() == 'k')) unit = 1 << 10;
       if (!t.empty() && (t.back() == 'M' || t.back() == 'm')) unit = 1 << 20;
       if (unit > 1) t.pop_back();
-      if (!absl::SimpleAtoi(t, &o.copy_from) || o.copy_from > (1u << 30)) {
+      uint64_t bytes = 0;
+      if (!absl::SimpleAtoi(t, &bytes) || bytes > (1u << 30)) {
         return absl::InvalidArgumentError(
-            absl::StrCat("--copy-from: '", *v, "' is not a size <= 1G"));
+            absl::StrCat(a, ": '", *v, "' is not a size <= 1G"));
       }
-      o.copy_from *= unit;
+      (a == "--copy-from" ? o.copy_from : o.iov_from) = bytes * unit;
     } else if (a == "--busy-poll") {
       o.busy_poll = true;
     } else if (a == "--connect") {
@@ -141,9 +147,17 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
     return absl::InvalidArgumentError(
         absl::StrCat("-s must be ", sizeof(Header), "..65507"));
   }
+  if (o.copy_from > 0 && o.iov_from > 0) {
+    return absl::InvalidArgumentError(
+        "--copy-from and --iov-from exclude each other");
+  }
   if (o.copy_from > 0 && o.copy_from < o.size) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--copy-from must be at least the datagram size (", o.size, " bytes)"));
+  }
+  if (o.iov_from > 0 && o.iov_from < o.size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--iov-from must be at least the datagram size (", o.size, " bytes)"));
   }
   if (o.burst < 1 || o.burst > 1024) {
     return absl::InvalidArgumentError("-B must be 1..1024");

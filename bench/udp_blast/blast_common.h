@@ -70,6 +70,11 @@ struct Options {
   // the application's message into its datagram. 0 = off (send the same
   // prepared burst every time).
   uint64_t copy_from = 0;
+  // bw client: send each datagram as two iovecs, the header (from the
+  // prepared burst) and the payload taken in place from a source buffer of
+  // this many bytes, in turn -- no user-space copy; the kernel copies from
+  // 2 iovecs per datagram. 0 = off. Excludes copy_from.
+  uint64_t iov_from = 0;
   int sndbuf = 4 << 20;
   int rcvbuf = 8 << 20;
 };

@@ -61,12 +61,28 @@ class UdpBlastLoopbackTest(unittest.TestCase):
         self.assertGreater(r["received"], 0)
         self.assertLessEqual(r["received"], r["sent"])
         self.assertEqual(r["copy_from"], 0)
+        self.assertEqual(r["received_bytes"], r["received"] * 1472)
 
     def test_copy_from_sends_the_same_count_with_the_copy_on(self):
         r = self.bw(["--copy-from", "64K"])
         self.assertEqual(r["copy_from"], 65536)
         self.assertEqual(r["sent"], 2000)
         self.assertGreater(r["received"], 0)
+
+    def test_iov_from_sends_whole_datagrams_from_two_iovecs(self):
+        for gso in ("--gso", "--no-gso"):
+            r = self.bw(["--iov-from", "64K", "-s", "1472", gso])
+            self.assertEqual(r["iov_from"], 65536)
+            self.assertEqual(r["copy_from"], 0)
+            self.assertEqual(r["sent"], 2000)
+            self.assertGreater(r["received"], 0)
+            # Header iovec + payload iovec add up to the datagram size.
+            self.assertEqual(r["received_bytes"], r["received"] * 1472)
+
+    def test_copy_from_and_iov_from_exclude_each_other(self):
+        p = client(1, ["bw", "--copy-from", "64K", "--iov-from", "64K"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("exclude each other", p.stderr)
 
     def test_copy_from_smaller_than_a_datagram_is_refused(self):
         p = client(1, ["bw", "--copy-from", "100"])

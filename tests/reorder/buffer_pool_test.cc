@@ -40,6 +40,18 @@ TEST(BufferPoolTest, SmallerClassIsNotServedFromLargerRequest) {
   EXPECT_EQ(pool.stats().allocations, 2u);
 }
 
+// Large messages in steady state (a 4 MiB ping-pong) reuse their buffer
+// instead of allocating, zero-filling and page-faulting 4 MiB per message.
+TEST(BufferPoolTest, DefaultsReuseMultiMebibyteBuffers) {
+  BufferPool pool;
+  for (int i = 0; i < 10; ++i) pool.Put(pool.Get(4 << 20));
+  EXPECT_EQ(pool.stats().allocations, 1u);
+  EXPECT_EQ(pool.stats().hits, 9u);
+  // Beyond the class bound: freed on Put.
+  pool.Put(pool.Get(32 << 20));
+  EXPECT_EQ(pool.stats().freed, 1u);
+}
+
 TEST(BufferPoolTest, ZeroSizeNeverAllocates) {
   BufferPool pool;
   std::vector<uint8_t> v = pool.Get(0);

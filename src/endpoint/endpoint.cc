@@ -19,6 +19,7 @@
 #include "backend/udp/entropy_grouper.h"
 #include "backend/udp/udp_backend.h"
 #include "base/monotonic_clock.h"
+#include "endpoint/answer_clock.h"
 #include "endpoint/endpoint_core.h"
 #include "endpoint/options_check.h"
 
@@ -46,7 +47,8 @@ class Endpoint::Impl {
         epfd_(epfd),
         timerfd_(tfd),
         rx_timestamps_pending_(rx_timestamps_when_blocking),
-        late_poll_gap_(late_poll_gap) {
+        late_poll_gap_(late_poll_gap),
+        answers_(cfg.proto.ack_delay) {
     rx_.resize(kBurst);
   }
   ~Impl() {
@@ -62,6 +64,7 @@ class Endpoint::Impl {
                        backend_->LocalAddress().ToString(), ")"));
     }
     const TimeNs now = MonotonicNow();
+    answers_.Returned(now);
     absl::Status s = core_.Send(now, peer, std::move(m));
     if (!s.ok()) return s;
     if (sent_since_poll_ && !fd_exported_) {
@@ -111,6 +114,7 @@ class Endpoint::Impl {
       // the timers and the transmit (a lone datagram, a reply's request, is
       // handled in well under a microsecond).
       if (received != 1) now = MonotonicNow();
+      answers_.Returned(now);
       if (rx_timestamps_pending_) {
         // A busy poller that came back late (descheduled, or busy with
         // other work) may have left datagrams waiting unread: from now on
@@ -121,18 +125,26 @@ class Endpoint::Impl {
         last_poll_ = now;
       }
       if (core_.NextWake() <= now) core_.OnTimer(now);
-      // When this Poll hands the application completions, an ack-only
+      // When this Poll hands the application received messages, an ack-only
       // datagram waits: the application may answer (Send), and the ack then
       // rides on the answer. It goes out at the latest in the next Poll or
       // Wait. Never twice in a row (a receiver that always has completions
-      // still acks every other Poll), and never for callers that block on
-      // fd() themselves: they may sleep right after this Poll.
-      const bool hold =
-          !acks_held_ && !fd_exported_ && max > 0 && core_.HasCompletions();
+      // still acks every other Poll), never for callers that block on fd()
+      // themselves (they may sleep right after this Poll), and not while
+      // the application's answers come later than the peer's timers allow
+      // an ack to wait (AnswerClock).
+      const bool messages = core_.HasReceivedMessages();
+      const bool hold = !acks_held_ && !fd_exported_ && max > 0 && messages &&
+                        answers_.MayHold();
       sent_since_poll_ = false;
       Transmit(now, hold);
       acks_held_ = hold;
       if (fd_exported_) ArmTimer();
+      const size_t n = core_.PollCompletions(out, max);
+      // The application's turnaround (to answer a message) starts now,
+      // after this Poll's transmit, not at `now`.
+      if (n > 0 && messages) answers_.Handed(MonotonicNow());
+      return n;
     }
     return core_.PollCompletions(out, max);
   }
@@ -195,7 +207,9 @@ class Endpoint::Impl {
     if (rx_timestamps_pending_) StartRxTimestamps();
     if (!closed_io_) {
       if (acks_held_ || tx_deferred_) {
-        Transmit(MonotonicNow(), /*hold_acks=*/false);
+        const TimeNs now = MonotonicNow();
+        answers_.Returned(now);
+        Transmit(now, /*hold_acks=*/false);
       }
       ArmTimer();
     }
@@ -291,10 +305,11 @@ class Endpoint::Impl {
   bool fd_exported_ = false;               // fd() was called
   bool rx_timestamps_pending_;             // kAuto, and no Wait/fd call yet
   TimeNs last_poll_ = TimeNs::Infinite();  // kAuto: the previous Poll's now
-  DurationNs late_poll_gap_;      // UdpBackendOptions::rx_timestamps_poll_gap
-  bool acks_held_ = false;        // the last Poll held ack-only datagrams
-  bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
-  bool tx_deferred_ = false;      // Sends since then wait for Poll / Wait
+  DurationNs late_poll_gap_;       // UdpBackendOptions::rx_timestamps_poll_gap
+  bool acks_held_ = false;         // the last Poll held ack-only datagrams
+  endpoint::AnswerClock answers_;  // may acks wait for the answer?
+  bool sent_since_poll_ = false;   // a Send transmitted since the last Poll
+  bool tx_deferred_ = false;       // Sends since then wait for Poll / Wait
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
   size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits

@@ -386,6 +386,7 @@ bool EndpointCore::Place(const NetAddr& peer, uint16_t stream,
 void EndpointCore::Complete(Completion&& c) {
   if (c.type == CompletionType::kRecv) {
     unpolled_bytes_ += c.data.size();
+    ++unpolled_messages_;
   } else if (pending_sends_ > 0) {
     --pending_sends_;
   }
@@ -401,7 +402,10 @@ size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
   size_t n = 0;
   while (n < max && !completions_.empty()) {
     Completion& c = completions_.front();
-    if (c.type == CompletionType::kRecv) unpolled_bytes_ -= c.data.size();
+    if (c.type == CompletionType::kRecv) {
+      unpolled_bytes_ -= c.data.size();
+      --unpolled_messages_;
+    }
     out->push_back(std::move(c));
     completions_.pop_front();
     ++n;

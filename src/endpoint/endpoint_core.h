@@ -116,6 +116,8 @@ class EndpointCore final : public PeerHost {
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);
   bool HasCompletions() const { return !completions_.empty(); }
+  // Whether received messages (kRecv) are among the completions.
+  bool HasReceivedMessages() const { return unpolled_messages_ > 0; }
 
   // Fails every pending send with kClosed; later Sends fail.
   void Close(TimeNs now);
@@ -163,6 +165,7 @@ class EndpointCore final : public PeerHost {
   Peer* last_peer_ = nullptr;
   PlacementHandler placement_handler_;
   Ring<Completion> completions_;
+  size_t unpolled_messages_ = 0;  // kRecv entries in completions_
   // Copies of finished copying sends, reused by later ones (bounded).
   std::vector<std::vector<uint8_t>> free_copies_;
   size_t free_copy_bytes_ = 0;

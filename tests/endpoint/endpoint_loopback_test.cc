@@ -124,6 +124,57 @@ TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
   EXPECT_EQ(poll(&p, 1, 0), 0);
 }
 
+// The ack for a received message waits for the application's answer (and
+// rides on it) only while the application answers within the ack delay: not
+// before its first answer was timed, and not after a slow one, so a peer's
+// tail-probe timer is not left waiting on the application's work.
+TEST(EndpointLoopbackTest, AcksWaitForTheAnswerOnlyWhileAnswersAreQuick) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  const std::vector<uint8_t> msg(64, 0x42);
+  std::vector<Completion> ca, cb;
+  // A sends; B polls until the message is handed over. Returns how many
+  // datagrams B sent in the Poll that handed it over (its ack, or nothing
+  // if the ack waits for the answer).
+  auto deliver = [&]() -> int {
+    EXPECT_TRUE(a->Send(b->local_address(), msg).ok());
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const uint64_t before = b->stats().datagrams_sent;
+      cb.clear();
+      b->Poll(&cb);
+      for (const Completion& c : cb) {
+        if (c.type == CompletionType::kRecv) {
+          return static_cast<int>(b->stats().datagrams_sent - before);
+        }
+      }
+    }
+    ADD_FAILURE() << "message not delivered";
+    return -1;
+  };
+  // B answers, then A takes the answer (and the ack riding on it).
+  auto answer = [&] {
+    ASSERT_TRUE(b->Send(a->local_address(), msg).ok());
+    PollBothUntil(*a, *b, &ca, &cb, [&] {
+      for (const Completion& c : ca) {
+        if (c.type == CompletionType::kRecv) return true;
+      }
+      return false;
+    });
+    ca.clear();
+    cb.clear();
+  };
+  EXPECT_EQ(deliver(), 1) << "no answer timed yet: the ack goes at once";
+  answer();  // at once
+  EXPECT_EQ(deliver(), 0) << "quick answers: the ack waits for the answer";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  answer();  // 2 ms later, far past the 10 us ack delay
+  EXPECT_EQ(deliver(), 1) << "after a slow answer the ack goes at once";
+  answer();
+}
+
 TEST(EndpointLoopbackTest, AutoRxTimestampsStartWhenTheApplicationBlocks) {
   EndpointOptions o;
   // No Poll gap turns them on here, however loaded the machine.

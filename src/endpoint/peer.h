@@ -176,6 +176,12 @@ class Peer : private retransmit::SenderEvents {
   bool HasSendable() const;
   // Bytes not yet sent for the first time are queued or in flight.
   bool HasNewData() const;
+  // Room for frames in a datagram that carries nothing else (a SYNC frame
+  // in front until the session is confirmed).
+  size_t WholeDatagramRoom() const {
+    return cfg_.max_datagram - wire::kPreambleSize -
+           (session_confirmed_ ? 0 : wire::kCtrlFrameSize);
+  }
   OutMessage* MessageForTag(uint64_t tag);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);

@@ -272,12 +272,20 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     // New data: the fragment takes what is left of the datagram (at least
     // one byte), so a datagram ends one message and starts the next and
     // every datagram of a bulk transfer has the same size (whole GSO runs).
+    // Except that a message small enough for one datagram is not split: if
+    // it does not fit in what is left, it starts the next datagram (one
+    // fragment, no reassembly at the receiver, one loss cannot cost it
+    // twice). Splitting them made 1 KiB messages 2.4x slower than 1.4 KiB
+    // ones (braid-perf rate, session 9).
     OutMessage* m = nullptr;
     if (!inflight_.empty() && inflight_.back().HasUnsent()) {
       m = &inflight_.back();
     } else if (!queued_.empty()) {
       const OutMessage& q = queued_.front();
-      if (wire::DataHeaderBytes(PlacedFlag(q)) + (q.len > 0 ? 1 : 0) > room) {
+      const size_t q_hdr = wire::DataHeaderBytes(PlacedFlag(q));
+      if (q_hdr + (q.len > 0 ? 1 : 0) > room) break;
+      if (frames > 0 && q_hdr + q.len > room &&
+          q_hdr + q.len <= WholeDatagramRoom()) {
         break;
       }
       inflight_.push_back(std::move(queued_.front()));

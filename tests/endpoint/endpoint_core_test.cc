@@ -328,3 +328,58 @@ TEST(EndpointCoreTest, PendingAckRidesBehindSmallData) {
 
 }  // namespace
 }  // namespace braid::endpoint
+
+namespace braid::endpoint {
+namespace {
+
+// Messages that fit in one datagram are not split across two to fill the
+// first: each goes whole (one fragment, no reassembly), several to a
+// datagram when they fit. Larger messages still fill every datagram.
+TEST(EndpointCoreTest, MessagesThatFitADatagramAreNotSplit) {
+  CorePair p;
+  TxBatch batch(64, 1472);
+  const auto kilo = Pattern(1000, 2);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(kilo.data(), 1000)).ok());
+  }
+  // Two 1000-byte messages never fit one 1472-byte datagram: one each.
+  EXPECT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 10u);
+  EXPECT_EQ(p.a->stats().packets_sent, 10u) << "one fragment per message";
+  size_t recv = 0;
+  for (const Completion& c : p.Drain(*p.b)) {
+    if (c.type != CompletionType::kRecv) continue;
+    EXPECT_EQ(c.data, kilo);
+    ++recv;
+  }
+  EXPECT_EQ(recv, 10u);
+
+  // 600-byte messages: two per datagram, the third starts the next.
+  const auto six = Pattern(600, 3);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Copy(six.data(), 600)).ok());
+  }
+  const uint64_t frames_before = p.a->stats().packets_sent;
+  EXPECT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 3u);
+  EXPECT_EQ(p.a->stats().packets_sent - frames_before, 6u);
+
+  // A 4000-byte message behind a 600-byte one fills the rest of its
+  // datagram: 4600 bytes in 4 datagrams, not 5.
+  const auto big = Pattern(4000, 4);
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Copy(six.data(), 600)).ok());
+  ASSERT_TRUE(
+      p.a->Send(p.now, p.b_addr, OutMessage::Copy(big.data(), 4000)).ok());
+  EXPECT_EQ(Deliver(*p.a, *p.b, p.a_addr, p.now, &batch, false), 4u);
+  recv = 0;
+  for (const Completion& c : p.Drain(*p.b)) {
+    if (c.type != CompletionType::kRecv) continue;
+    EXPECT_TRUE(c.data == six || c.data == big);
+    ++recv;
+  }
+  EXPECT_EQ(recv, 8u);
+}
+
+}  // namespace
+}  // namespace braid::endpoint

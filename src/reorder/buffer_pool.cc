@@ -36,6 +36,32 @@ std::vector<uint8_t> BufferPool::Get(size_t size) {
   return v;
 }
 
+std::vector<uint8_t> BufferPool::Reserve(size_t size) {
+  ++stats_.gets;
+  std::vector<uint8_t> v;
+  if (size == 0) {
+    ++stats_.hits;
+    return v;
+  }
+  const size_t cls_size = std::bit_ceil(size);
+  if (cls_size <= options_.max_pooled_size) {
+    auto& list = free_[std::countr_zero(cls_size)];
+    if (!list.empty()) {
+      v = std::move(list.back());
+      list.pop_back();
+      pooled_bytes_ -= v.capacity();
+      ++stats_.hits;
+      return v;
+    }
+    ++stats_.allocations;
+    v.reserve(cls_size);
+    return v;
+  }
+  ++stats_.allocations;
+  v.reserve(size);
+  return v;
+}
+
 void BufferPool::Put(std::vector<uint8_t>&& buf) {
   ++stats_.puts;
   const size_t cap = buf.capacity();

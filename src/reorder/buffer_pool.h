@@ -45,6 +45,13 @@ class BufferPool {
   // for pooled sizes. Get(0) returns an empty vector without allocating.
   std::vector<uint8_t> Get(size_t size);
 
+  // Returns a buffer with capacity() >= size and no bytes written: size()
+  // is 0 for a new one, the previous size for a reused one. For callers
+  // that fill it themselves (append, or overwrite what size() covers), so
+  // a new buffer is neither zero-filled nor touched in one go: its pages
+  // are faulted in as the data arrives.
+  std::vector<uint8_t> Reserve(size_t size);
+
   // Returns a buffer for reuse. Buffers that do not fit the bounds are freed.
   // Leaves `buf` empty.
   void Put(std::vector<uint8_t>&& buf);

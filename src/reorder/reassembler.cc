@@ -68,8 +68,8 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
       out->stream_id = f.stream_id;
       out->stream_seq = f.stream_seq;
       out->msg_len = f.msg_len;
-      out->data = pool_->Get(buf_len);
-      if (buf_len > 0) std::memcpy(out->data.data(), f.payload.data(), buf_len);
+      out->data = pool_->Reserve(buf_len);
+      out->data.assign(f.payload.data(), f.payload.data() + buf_len);
       stats_.bytes_copied += buf_len;
       out->placement = Placement::kNone;
       out->ext = wire::PlacementExt();
@@ -103,7 +103,7 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     p.stream_id = f.stream_id;
     p.stream_seq = f.stream_seq;
     p.msg_len = f.msg_len;
-    p.data = pool_->Get(buf_len);
+    p.data = pool_->Reserve(buf_len);
     p.buffered = buf_len;
     p.charged = buf_len;
     p.placed = placed;
@@ -147,11 +147,27 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
   return FragResult::kPartial;
 }
 
+namespace {
+
+// Writes src[0, n) at `off` of a buffer whose capacity covers it but whose
+// size() may not: bytes past size() are appended (no zero-fill first); a
+// gap before `off` (a fragment ahead of one still missing) is zero-filled,
+// to be overwritten when that fragment comes.
+void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
+             uint64_t n) {
+  if (off > v.size()) v.resize(off);
+  const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
+  if (inside > 0) std::memcpy(v.data() + off, src, inside);
+  if (inside < n) v.insert(v.end(), src + inside, src + n);
+}
+
+}  // namespace
+
 void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   const uint8_t* src = f.payload.data();
   uint64_t left = f.payload.size();
   if (!p.placed) {
-    std::memcpy(p.data.data() + f.offset, src, left);
+    WriteAt(p.data, f.offset, src, left);
     stats_.bytes_copied += left;
     return;
   }
@@ -159,7 +175,7 @@ void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   uint64_t off = f.offset;
   if (off < head) {
     const uint64_t n = std::min(left, head - off);
-    std::memcpy(p.data.data() + off, src, n);
+    WriteAt(p.data, off, src, n);
     stats_.bytes_copied += n;
     src += n;
     off += n;
@@ -182,6 +198,8 @@ Reassembler::FragResult Reassembler::Complete(uint32_t key, Partial& p,
   out->stream_id = p.stream_id;
   out->stream_seq = p.stream_seq;
   out->data = std::move(p.data);
+  // Every byte was written; a reused buffer may have been longer.
+  out->data.resize(p.buffered);
   out->msg_len = p.msg_len;
   out->ext = p.ext;
   out->placement = !p.placed   ? Placement::kNone

@@ -52,6 +52,29 @@ TEST(BufferPoolTest, DefaultsReuseMultiMebibyteBuffers) {
   EXPECT_EQ(pool.stats().freed, 1u);
 }
 
+TEST(BufferPoolTest, ReserveWritesNothing) {
+  BufferPool pool;
+  std::vector<uint8_t> a = pool.Reserve(3000);
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_GE(a.capacity(), 3000u);
+  a.assign(2500, 0x77);
+  const uint8_t* p = a.data();
+  pool.Put(std::move(a));
+  // Reused as it was: same storage, old size and bytes (the caller
+  // overwrites or appends).
+  std::vector<uint8_t> b = pool.Reserve(4000);
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.size(), 2500u);
+  EXPECT_EQ(b[0], 0x77);
+  EXPECT_EQ(pool.stats().hits, 1u);
+  EXPECT_EQ(pool.stats().allocations, 1u);
+  EXPECT_TRUE(pool.Reserve(0).empty());
+  // Beyond the pooled sizes: still reserved, not filled.
+  std::vector<uint8_t> c = pool.Reserve(64 << 20);
+  EXPECT_EQ(c.size(), 0u);
+  EXPECT_GE(c.capacity(), size_t{64} << 20);
+}
+
 TEST(BufferPoolTest, ZeroSizeNeverAllocates) {
   BufferPool pool;
   std::vector<uint8_t> v = pool.Get(0);

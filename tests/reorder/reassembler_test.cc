@@ -369,6 +369,35 @@ TEST(ReassemblerTest, SteadyStateReusesPooledBuffers) {
   EXPECT_LE(r.pool().stats().allocations, 2u);
 }
 
+// Buffers are filled without zero-filling them first (BufferPool::Reserve):
+// a reused buffer that held a longer message, and whose stale bytes the new
+// one must not show, and fragments arriving last-first, which leave a gap
+// to fill later.
+TEST(ReassemblerTest, ReusedBufferAndBackwardArrivalGiveTheExactMessage) {
+  BufferPool pool;
+  pool.Put(std::vector<uint8_t>(8000, 0xEE));  // class 4096..8191 -> 4096
+  pool.Put(std::vector<uint8_t>(8192, 0xDD));  // class 8192
+  Reassembler r(ReassemblerOptions(), &pool);
+  for (const size_t len : {5000u, 7000u, 1000u}) {
+    const auto a = Pattern(len, len);
+    CompletedMessage out;
+    const uint32_t n = Frags(len, 1000);
+    for (uint32_t i = n; i-- > 0;) {
+      EXPECT_EQ(r.OnFragment(Frag(1, a, 1000, i), &out),
+                i == 0 ? FragResult::kComplete : FragResult::kPartial);
+    }
+    EXPECT_EQ(out.data, a) << len;
+    pool.Put(std::move(out.data));
+  }
+  // Forward arrival, in steps smaller than a page, into a new buffer.
+  const auto b = Pattern(100000, 7);
+  CompletedMessage out;
+  for (uint32_t i = 0; i < Frags(b.size(), 1000); ++i) {
+    r.OnFragment(Frag(2, b, 1000, i), &out);
+  }
+  EXPECT_EQ(out.data, b);
+}
+
 TEST(ReassemblerTest, ManyHolesAreChargedAndReleased) {
   const auto a = Pattern(64 * 300, 13);  // 300 fragments of 64 bytes
   Reassembler r;

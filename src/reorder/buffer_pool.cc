@@ -8,30 +8,8 @@ namespace braid::reorder {
 BufferPool::BufferPool(const BufferPoolOptions& options) : options_(options) {}
 
 std::vector<uint8_t> BufferPool::Get(size_t size) {
-  ++stats_.gets;
-  std::vector<uint8_t> v;
-  if (size == 0) {
-    ++stats_.hits;
-    return v;
-  }
-  const size_t cls_size = std::bit_ceil(size);
-  if (cls_size <= options_.max_pooled_size) {
-    auto& list = free_[std::countr_zero(cls_size)];
-    if (!list.empty()) {
-      v = std::move(list.back());
-      list.pop_back();
-      pooled_bytes_ -= v.capacity();
-      ++stats_.hits;
-      // Shrinking costs nothing; growing fills only the new tail.
-      v.resize(size);
-      return v;
-    }
-    ++stats_.allocations;
-    v.reserve(cls_size);
-    v.resize(size);
-    return v;
-  }
-  ++stats_.allocations;
+  std::vector<uint8_t> v = Reserve(size);
+  // Shrinking costs nothing; growing fills only the new tail.
   v.resize(size);
   return v;
 }

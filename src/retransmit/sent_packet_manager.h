@@ -309,6 +309,10 @@ class SentPacketManager {
   // Set by an RTO; a later echo of a transmission that RTO declared lost
   // proves it spurious (reported once).
   bool rto_undo_armed_ = false;
+  TimeNs rto_at_ = TimeNs::Infinite();  // when the last RTO fired
+  // This ack newly acknowledged a packet sent once, before the last RTO
+  // (see OnAck: the F-RTO rule).
+  bool acked_pre_rto_original_ = false;
   std::vector<wire::Psn> rto_lost_;  // PSNs the last RTO declared lost
   // Extra reorder tolerance (eighths of srtt) learnt from spurious time
   // losses; decays while none are seen.

@@ -137,6 +137,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
     }
     if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
     rto_undo_armed_ = !opts_.go_back_n;
+    rto_at_ = now;
     tlp_armed_ = false;  // no probe until new data or an ack with progress
   }
   RecomputeRtoDeadline();

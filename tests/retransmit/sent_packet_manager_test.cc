@@ -409,7 +409,9 @@ TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
   // Both originals arrive (the ack echoes the second one), then the re-send
   // of PSN 0 arrives as a duplicate and is echoed, flagged.
   ASSERT_TRUE(AckEcho(2, {}, 0, PathSeq(1), T(320)));
-  EXPECT_EQ(m_->counters().spurious_rtos, 0u);
+  // PSN 1, sent once before the RTO, arrived after it: undone already (the
+  // F-RTO rule, see below); the duplicate echo does not count it twice.
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
   echo_dup_ = true;
   ASSERT_TRUE(Ack(2, {}, Psn(0), T(330)));
   EXPECT_EQ(m_->counters().duplicate_echoes, 1u);
@@ -417,6 +419,37 @@ TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
   EXPECT_EQ(ev_.spurious_rtos, 1);
   EXPECT_EQ(ev_.spurious, std::vector<uint32_t>{0});
   EXPECT_EQ(m_->current_rto(), m_->rto());
+}
+
+// F-RTO: after a receiver stall the first ack echoes a packet of its
+// backlog and covers data sent once, before the RTO: the timeout was
+// premature and is undone, whatever the echo names.
+TEST_F(SentPacketManagerTest, PreRtoDataAckedAfterTheRtoUndoesIt) {
+  for (int i = 0; i < 4; ++i) Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, T(300));
+  ASSERT_TRUE(AckEcho(4, {}, 0, PathSeq(3), T(900)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 1u);
+  EXPECT_EQ(ev_.spurious_rtos, 1);
+  EXPECT_EQ(m_->current_rto(), m_->rto());
+}
+
+// Not when only the packets the RTO re-sent are acknowledged: their
+// re-sends may be what arrived.
+TEST_F(SentPacketManagerTest, AckOfOnlyTheResentDataLeavesTheRto) {
+  Send(0, T(0));
+  m_->OnTimer(T(300), ev_);
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  PopAll();
+  Resend(Psn(0), 1, T(300));
+  ASSERT_TRUE(Ack(1, {}, Psn(0), T(320)));  // echoes the re-send
+  EXPECT_EQ(m_->counters().spurious_rtos, 0u);
+  // Nor by data sent after the RTO.
+  const Psn p = Send(0, T(330));
+  ASSERT_TRUE(Ack(p.value() + 1, {}, p, T(350)));
+  EXPECT_EQ(m_->counters().spurious_rtos, 0u);
 }
 
 TEST_F(SentPacketManagerTest, DuplicateInTheSameReceiveBatchUndoesTheRto) {

@@ -142,8 +142,9 @@ class Endpoint::Impl {
       if (fd_exported_) ArmTimer();
       const size_t n = core_.PollCompletions(out, max);
       // The application's turnaround (to answer a message) starts now,
-      // after this Poll's transmit, not at `now`.
-      if (n > 0 && messages) answers_.Handed(MonotonicNow());
+      // after this Poll's transmit, not at `now`. Callers that took fd()
+      // never get acks held: no clock read for them.
+      if (n > 0 && messages && !fd_exported_) answers_.Handed(MonotonicNow());
       return n;
     }
     return core_.PollCompletions(out, max);

@@ -115,7 +115,6 @@ class EndpointCore final : public PeerHost {
 
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);
-  bool HasCompletions() const { return !completions_.empty(); }
   // Whether received messages (kRecv) are among the completions.
   bool HasReceivedMessages() const { return unpolled_messages_ > 0; }
 

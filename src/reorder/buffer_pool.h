@@ -12,11 +12,10 @@ namespace braid::reorder {
 
 struct BufferPoolOptions {
   // Buffers whose size class exceeds this are not kept (freed on Put).
-  // Multi-MiB messages are reused too: a fresh buffer is zero-filled and
-  // page-faulted in one call when a message's first fragment arrives, which
-  // stalled a 4 MiB receiver 1-2 ms with no ack sent (session 9; the sender
-  // fired a tail probe or an RTO every round). max_pooled_bytes still bounds
-  // what an idle endpoint keeps.
+  // Multi-MiB messages are reused too: a fresh buffer costs its page faults
+  // again (and, before Reserve, a zero-fill in one call at the message's
+  // first fragment, which stalled a 4 MiB receiver 1-2 ms with no ack sent;
+  // session 9). max_pooled_bytes still bounds what an idle endpoint keeps.
   size_t max_pooled_size = size_t{16} << 20;  // 16 MiB
   // At most this many free buffers are kept per size class. Enough for a
   // full Poll of small messages (256 completions) handed back at once; the

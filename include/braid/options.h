@@ -152,6 +152,8 @@ struct UdpBackendOptions {
 
 struct EndpointOptions {
   // Local address to bind, "ip:port" or "[ip6]:port"; port 0 picks one.
+  // Peers must be of the same family, except that "[::]:port" on a
+  // dual-stack host (net.ipv6.bindv6only = 0) also reaches IPv4 peers.
   std::string bind = "127.0.0.1:0";
   // IP MTU of the network; the largest datagram is derived from it
   // (minus IP and UDP headers). Loopback can use up to 65535.

@@ -86,6 +86,13 @@ class Backend {
   // The address peers use to reach this endpoint.
   virtual NetAddr LocalAddress() const = 0;
 
+  // True if this backend can send to (and hear from) peers of `family`:
+  // its own family, plus IPv4 for an IPv6 socket bound to the any-address
+  // that also takes IPv4 (dual-stack, IPV6_V6ONLY off).
+  virtual bool Reaches(NetAddr::Family family) const {
+    return family == LocalAddress().family;
+  }
+
   // Largest datagram (UDP payload) this backend carries.
   virtual uint32_t MaxDatagram() const = 0;
 

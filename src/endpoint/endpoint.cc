@@ -57,11 +57,13 @@ class Endpoint::Impl {
   }
 
   absl::Status Send(const NetAddr& peer, endpoint::OutMessage&& m) {
-    if (peer.family != backend_->LocalAddress().family) {
+    if (!backend_->Reaches(peer.family)) {
       return absl::InvalidArgumentError(
           absl::StrCat("peer ", peer.ToString(),
                        " is not of the endpoint's address family (",
-                       backend_->LocalAddress().ToString(), ")"));
+                       backend_->LocalAddress().ToString(),
+                       "; an endpoint bound to [::] on a dual-stack host "
+                       "also reaches IPv4 peers)"));
     }
     const TimeNs now = MonotonicNow();
     answers_.Returned(now);

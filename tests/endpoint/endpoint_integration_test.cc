@@ -278,6 +278,60 @@ TEST(EndpointIntegrationTest, Ipv6EndpointsExchangeMessages) {
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
 }
 
+// An endpoint bound to the IPv6 any-address on a dual-stack host also takes
+// IPv4 peers (as Linux's ::ffff:a.b.c.d) and answers them; one bound to a
+// specific IPv6 address does not (InvalidArgument, naming the family).
+TEST(EndpointIntegrationTest, DualStackEndpointExchangesMessagesWithIpv4Peer) {
+  EndpointOptions any6;
+  any6.bind = "[::]:0";
+  auto server = Endpoint::Open(any6);
+  if (!server.ok()) GTEST_SKIP() << "no IPv6: " << server.status();
+  EndpointOptions v4;
+  v4.bind = "127.0.0.1:0";
+  auto client = Endpoint::Open(v4);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const NetAddr server_v4 =
+      NetAddr::Ipv4(0x7f000001, (*server)->local_address().port);
+  const auto ping = Pattern(3000, 8);
+  ASSERT_TRUE((*client)->Send(server_v4, ping, {.cookie = 1}).ok());
+  std::vector<Completion> cc, cs;
+  NetAddr from;
+  bool answered = false;
+  testing::PollBothUntil(**client, **server, &cc, &cs, [&] {
+    for (const Completion& c : cs) {
+      if (c.type != CompletionType::kRecv || answered) continue;
+      EXPECT_EQ(c.data, ping);
+      from = c.peer;
+      // Not every host is dual-stack (net.ipv6.bindv6only = 1).
+      const absl::Status st = (*server)->Send(from, Pattern(2000, 9));
+      EXPECT_TRUE(st.ok()) << st;
+      answered = true;
+    }
+    size_t got = 0;
+    for (const Completion& c : cc) got += c.type == CompletionType::kRecv;
+    return got == 1;
+  });
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(from.family, NetAddr::Family::kIpv4);
+  EXPECT_EQ(from, (*client)->local_address());
+  size_t replies = 0;
+  for (const Completion& c : cc) {
+    if (c.type != CompletionType::kRecv) continue;
+    ++replies;
+    EXPECT_EQ(c.data, Pattern(2000, 9));
+    EXPECT_EQ(c.peer, server_v4);
+  }
+  EXPECT_EQ(replies, 1u);
+
+  EndpointOptions lo6;
+  lo6.bind = "[::1]:0";
+  auto only6 = Endpoint::Open(lo6);
+  ASSERT_TRUE(only6.ok()) << only6.status();
+  const absl::Status s = (*only6)->Send(server_v4, ping);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("address family"), std::string::npos) << s;
+}
+
 // The receive queue limit (undelivered completed messages the application
 // has not polled) stops new credit; the reassembly budget is kept well above
 // the message size here (see the core test

@@ -39,6 +39,7 @@ class ImpairBackend final : public Backend {
 
   uint32_t EntropyCount() const override { return inner_->EntropyCount(); }
   NetAddr LocalAddress() const override { return inner_->LocalAddress(); }
+  bool Reaches(NetAddr::Family f) const override { return inner_->Reaches(f); }
   uint32_t MaxDatagram() const override { return inner_->MaxDatagram(); }
   // Always takes every packet (impaired ones are consumed here).
   size_t TxBurst(absl::Span<const TxPacket> pkts) override;

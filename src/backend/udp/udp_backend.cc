@@ -27,6 +27,11 @@ uint32_t UdpBackend::EntropyCount() const {
 
 NetAddr UdpBackend::LocalAddress() const { return sockets_.local; }
 
+bool UdpBackend::Reaches(NetAddr::Family f) const {
+  return f == sockets_.local.family ||
+         (sockets_.dual_stack && f == NetAddr::Family::kIpv4);
+}
+
 uint32_t UdpBackend::MaxDatagram() const { return opts_.mtu_payload; }
 
 size_t UdpBackend::TxBurst(absl::Span<const TxPacket> pkts) {

@@ -29,6 +29,7 @@ class UdpBackend final : public Backend {
   // Backend interface; see backend.h and UdpDatapath for batching details.
   uint32_t EntropyCount() const override;
   NetAddr LocalAddress() const override;
+  bool Reaches(NetAddr::Family f) const override;
   uint32_t MaxDatagram() const override;
   size_t TxBurst(absl::Span<const TxPacket> pkts) override;
   // Returns out.size() when more may be pending: call again before waiting

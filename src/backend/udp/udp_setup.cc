@@ -110,6 +110,20 @@ absl::Status ConfigureSender(int fd, int family, bool ecn) {
   return absl::OkStatus();
 }
 
+// True if the IPv6 socket `fd`, bound to `addr`, also carries IPv4: bound to
+// the any-address (::) with IPV6_V6ONLY off (net.ipv6.bindv6only = 0).
+bool TakesIpv4(int fd, const NetAddr& addr) {
+  for (uint8_t b : addr.ip) {
+    if (b != 0) return false;
+  }
+  int v6only = 1;
+  socklen_t len = sizeof(v6only);
+  if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &len) != 0) {
+    return false;
+  }
+  return v6only == 0;
+}
+
 }  // namespace
 
 absl::Status ValidateUdpOptions(const UdpOptions& o) {
@@ -196,6 +210,7 @@ UdpSockets& UdpSockets::operator=(UdpSockets&& o) noexcept {
     tx_ports = std::move(o.tx_ports);
     local = o.local;
     gro_active = o.gro_active;
+    dual_stack = o.dual_stack;
     rcvbuf_bytes = o.rcvbuf_bytes;
     sndbuf_bytes = o.sndbuf_bytes;
   }
@@ -271,6 +286,10 @@ absl::StatusOr<UdpSockets> OpenUdpSockets(const UdpOptions& o) {
     absl::StatusOr<NetAddr> bound = BindAndResolve(fd, family, src, role);
     if (!bound.ok()) return bound.status();
     socks.tx_ports.push_back(bound->port);
+  }
+  socks.dual_stack = family == AF_INET6 && TakesIpv4(socks.rx_fd, socks.local);
+  for (int fd : socks.tx_fds) {
+    socks.dual_stack = socks.dual_stack && TakesIpv4(fd, socks.local);
   }
   return socks;
 }

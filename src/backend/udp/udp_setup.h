@@ -34,6 +34,9 @@ class UdpSockets {
   std::vector<uint16_t> tx_ports;  // bound source port of each tx_fds[i]
   NetAddr local;                   // rx_fd's bound address (port resolved)
   bool gro_active = false;         // the kernel accepted UDP_GRO on rx_fd
+  // IPv6 sockets bound to :: with IPV6_V6ONLY off: IPv4 peers are reachable
+  // (as ::ffff:a.b.c.d).
+  bool dual_stack = false;
   int rcvbuf_bytes = 0;  // SO_RCVBUF as granted (kernel's usable size)
   int sndbuf_bytes = 0;  // SO_SNDBUF of the sender sockets as granted
 };

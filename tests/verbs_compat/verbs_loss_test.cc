@@ -166,5 +166,40 @@ TEST(LossTest, RefusedLargeWritesTouchNoByteUnderFivePercentLoss) {
   EXPECT_GT(retransmits, 4u);  // the loss really hit these writes
 }
 
+// A side that closes right after its last receive (ibv_rc_pingpong's
+// client) must keep acknowledging the peer's re-sends: if its last ACK was
+// lost, the peer's send would otherwise fail after peer_timeout although
+// the message arrived. Every context draws its losses from the same seed,
+// so round r first has b send r small messages: the closing ACKs then meet
+// different draws of the 5 % loss in each round.
+TEST(LossTest, PeerOfAClosingSideCompletesItsLastSend) {
+  constexpr int kRounds = 40;
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE(round);
+    Pair p;
+    ASSERT_TRUE(p.ok());
+    for (int i = 0; i < round; ++i) {
+      ASSERT_EQ(PostRecv(p.a, 100 + i, 100000 + 8 * i, 8), 0);
+      ASSERT_EQ(PostSend(p.b, 100 + i, IBV_WR_SEND, 8 * i, 8, 0, 0,
+                         i + 1 == round ? IBV_SEND_SIGNALED : 0),
+                0);
+    }
+    ASSERT_EQ(PollMany(p.a.rcq, round).size(), static_cast<size_t>(round));
+    if (round > 0) {
+      ASSERT_EQ(PollMany(p.b.scq, 1).size(), 1u);
+    }
+    Fill(p.a.buf, 0, 65536, 70 + round);
+    ASSERT_EQ(PostRecv(p.b, 1, 0, 65536), 0);
+    ASSERT_EQ(PostSend(p.a, 2, IBV_WR_SEND, 0, 65536), 0);
+    ibv_wc wc{};
+    ASSERT_TRUE(PollOne(p.b.rcq, &wc));
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    ASSERT_EQ(wc.byte_len, 65536u);
+    p.CloseSide(p.b);
+    ASSERT_TRUE(PollOne(p.a.scq, &wc, 10000));
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  }
+}
+
 }  // namespace
 }  // namespace braid::verbs_compat::testing

@@ -132,6 +132,12 @@ class Pair {
     Close(b);
   }
   bool ok() const { return ok_; }
+  // Destroys one side now, as an application exiting would (the
+  // destructor then skips it).
+  void CloseSide(Side& s) {
+    Close(s);
+    s = Side{};
+  }
 
   Side a;
   Side b;

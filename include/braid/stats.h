@@ -29,7 +29,10 @@ struct PathStats {
 
 // Retransmission and loss counters of one sender (peer or endpoint total).
 struct ReliabilityStats {
-  uint64_t retransmits = 0;           // all causes
+  // Re-sent packets, and below the same re-sends by the loss rule that
+  // declared each one lost (they sum to `retransmits`). A packet declared
+  // lost but acknowledged before its re-send went out counts in neither.
+  uint64_t retransmits = 0;
   uint64_t retransmits_path_gap = 0;  // gap within one path (FIFO rule)
   uint64_t retransmits_time = 0;      // time-based (later packet acked)
   uint64_t retransmits_rto = 0;       // retransmission timeout
@@ -163,6 +166,13 @@ struct EndpointStats {
   // network with the smaller one).
   uint64_t rx_backend_drops = 0;
   uint64_t rx_over_mtu = 0;
+  // TEST impairments (EndpointOptions::impair) applied to this endpoint's
+  // outbound datagrams; all 0 without them. A corrupted datagram is
+  // discarded, as the receiver's UDP checksum would discard it.
+  uint64_t impair_dropped = 0;
+  uint64_t impair_corrupted = 0;
+  uint64_t impair_duplicated = 0;
+  uint64_t impair_reordered = 0;
 };
 
 // Human-readable multi-line table / one JSON object.

@@ -73,6 +73,12 @@ struct BackendCounters {
   // network reported for an earlier datagram on such a socket.
   uint64_t connected_sockets = 0;
   uint64_t tx_icmp_errors = 0;
+  // Test impairments applied to outbound datagrams (ImpairBackend); 0
+  // without them.
+  uint64_t impair_dropped = 0;
+  uint64_t impair_corrupted = 0;  // discarded as a failed checksum would be
+  uint64_t impair_duplicated = 0;
+  uint64_t impair_reordered = 0;
 };
 
 class Backend {

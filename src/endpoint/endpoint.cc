@@ -283,6 +283,10 @@ class Endpoint::Impl {
     s.tx_icmp_errors = b.tx_icmp_errors;
     s.rx_backend_drops = b.rx_dropped;
     s.rx_over_mtu = b.rx_over_mtu;
+    s.impair_dropped = b.impair_dropped;
+    s.impair_corrupted = b.impair_corrupted;
+    s.impair_duplicated = b.impair_duplicated;
+    s.impair_reordered = b.impair_reordered;
     return s;
   }
   std::vector<PeerStats> peer_stats(bool with_paths) const {

@@ -322,6 +322,17 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->ecn_echoes = ecn_echoes_;
   s->reliability = rel_;
   s->reliability.spurious_losses = sent_.counters().spurious_time_losses;
+  // By the loss each re-send repaired, counted when it is sent (so they sum
+  // to `retransmits`; a packet declared lost and acked before its re-send
+  // counts nowhere).
+  const auto& by = sent_.counters().retransmits_by_cause;
+  auto cause = [&](retransmit::LossCause c) { return by[static_cast<int>(c)]; };
+  s->reliability.retransmits_path_gap = cause(retransmit::LossCause::kPathGap);
+  s->reliability.retransmits_time = cause(retransmit::LossCause::kTime);
+  s->reliability.retransmits_rto = cause(retransmit::LossCause::kRto);
+  s->reliability.retransmits_tail_probe =
+      cause(retransmit::LossCause::kTailProbe);
+  s->reliability.retransmits_nak = cause(retransmit::LossCause::kNak);
   s->srtt = sent_.srtt();
   s->min_rtt = sent_.min_rtt();
   s->rto = sent_.rto();

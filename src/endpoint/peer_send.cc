@@ -467,23 +467,6 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
 
 void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
                         wire::PathId path, retransmit::LossCause cause) {
-  switch (cause) {
-    case retransmit::LossCause::kPathGap:
-      ++rel_.retransmits_path_gap;
-      break;
-    case retransmit::LossCause::kTime:
-      ++rel_.retransmits_time;
-      break;
-    case retransmit::LossCause::kRto:
-      ++rel_.retransmits_rto;
-      break;
-    case retransmit::LossCause::kTailProbe:
-      ++rel_.retransmits_tail_probe;
-      break;
-    case retransmit::LossCause::kNak:
-      ++rel_.retransmits_nak;
-      break;
-  }
   const wire::PathSeq seq = sent_.event_tx().seq;
   const bool overtaken = sent_.event_tx().overtaken;
   bool steered_loss = false;

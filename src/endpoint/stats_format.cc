@@ -93,6 +93,10 @@ Fields Flatten(const EndpointStats& s) {
       {"tx_icmp_errors", s.tx_icmp_errors},
       {"rx_backend_drops", s.rx_backend_drops},
       {"rx_over_mtu", s.rx_over_mtu},
+      {"impair_dropped", s.impair_dropped},
+      {"impair_corrupted", s.impair_corrupted},
+      {"impair_duplicated", s.impair_duplicated},
+      {"impair_reordered", s.impair_reordered},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);

@@ -156,6 +156,18 @@ TEST(EndpointIntegrationTest, BlockingOnFdMakesProgressWithoutBusyPolling) {
   EXPECT_TRUE(extra.empty());
 }
 
+// The per-cause counters split `retransmits` exactly (reordering declares
+// losses that are acked before their re-send: those count nowhere).
+void ExpectCausesSum(const ReliabilityStats& r) {
+  EXPECT_EQ(r.retransmits_path_gap + r.retransmits_time + r.retransmits_rto +
+                r.retransmits_tail_probe + r.retransmits_nak,
+            r.retransmits);
+}
+void ExpectCausesSumToRetransmits(const Endpoint& ep) {
+  ExpectCausesSum(ep.stats().reliability);
+  for (const PeerStats& p : ep.peer_stats()) ExpectCausesSum(p.reliability);
+}
+
 TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   EndpointOptions o;
   o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 3};
@@ -207,6 +219,16 @@ TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   // Loss really happened.
   EXPECT_GT(a->stats().reliability.retransmits, 0u);
   EXPECT_GT(b->stats().drops.duplicates, 0u);
+  ExpectCausesSumToRetransmits(*a);
+  ExpectCausesSumToRetransmits(*b);
+  // The impairments are counted where they were applied.
+  for (const Endpoint* e : {a.get(), b.get()}) {
+    const EndpointStats st = e->stats();
+    EXPECT_GT(st.impair_dropped, 0u);
+    EXPECT_GT(st.impair_duplicated, 0u);
+    EXPECT_GT(st.impair_reordered, 0u);
+    EXPECT_EQ(st.impair_corrupted, 0u);
+  }
 }
 
 TEST(EndpointIntegrationTest,

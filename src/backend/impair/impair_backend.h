@@ -48,7 +48,15 @@ class ImpairBackend final : public Backend {
   int WaitFd() const override { return inner_->WaitFd(); }
   TimeNs LastRxTime() const override { return inner_->LastRxTime(); }
   void SetRxTimestamps(bool on) override { inner_->SetRxTimestamps(on); }
-  BackendCounters counters() const override { return inner_->counters(); }
+  // The inner backend's counters plus the impairments applied.
+  BackendCounters counters() const override {
+    BackendCounters c = inner_->counters();
+    c.impair_dropped = counters_.dropped;
+    c.impair_corrupted = counters_.corrupted;
+    c.impair_duplicated = counters_.duplicated;
+    c.impair_reordered = counters_.reordered;
+    return c;
+  }
   const ImpairCounters& impair_counters() const { return counters_; }
 
  private:

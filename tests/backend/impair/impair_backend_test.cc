@@ -156,6 +156,21 @@ TEST(ImpairBackendTest, DropAllAndDuplicateAllAreCounted) {
   ASSERT_EQ(sent.size(), 16u);
   for (const auto& s : sent) EXPECT_TRUE(Whole(s));
   EXPECT_EQ(u.impair_counters().duplicated, 8u);
+  EXPECT_EQ(u.counters().impair_duplicated, 8u);
+  EXPECT_EQ(d.counters().impair_dropped, 8u);
+}
+
+TEST(ImpairBackendTest, CorruptedDatagramsAreDiscardedAndCounted) {
+  std::vector<std::vector<uint8_t>> sent;
+  TestImpairments corrupt;
+  corrupt.corrupt = 1.0;
+  ImpairBackend c(std::make_unique<RecordingBackend>(&sent), corrupt);
+  TwoPieceBurst burst(8);
+  EXPECT_EQ(c.TxBurst(burst.pkts), 8u);
+  EXPECT_TRUE(sent.empty());
+  const BackendCounters n = c.counters();
+  EXPECT_EQ(n.impair_corrupted, 8u);
+  EXPECT_EQ(n.impair_dropped, 0u);
 }
 
 }  // namespace

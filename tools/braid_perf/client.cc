@@ -85,6 +85,8 @@ class Client {
   struct Inbox {
     std::optional<std::vector<uint8_t>> hello_ack, result;
     bool hello_failed = false;
+    int hello_failures = 0;  // Hellos that ended in a send failure
+    FailureCause hello_cause = FailureCause::kNone;  // the last one's cause
     bool done_failed = false;
   };
 
@@ -116,6 +118,8 @@ class Client {
     if (c.type == CompletionType::kSendFailed) {
       if (c.cookie == kCtrlCookie + 1 && box) {  // Hello: server not up yet
         box->hello_failed = true;
+        ++box->hello_failures;
+        box->hello_cause = c.cause;
         return;
       }
       ++r->send_failed;
@@ -409,7 +413,18 @@ class Client {
         return false;
       }
       if (give_up.Passed()) {
-        Fail(r, absl::StrCat("no answer from server ", f_.server.ToString()));
+        std::string why;
+        if (box->hello_failures > 0) {
+          why = absl::StrCat(": ", box->hello_failures, " hello(s) failed (",
+                             FailureCauseName(box->hello_cause), ")");
+          if (ep_->ep().stats().tx_icmp_errors > 0) {
+            absl::StrAppend(&why,
+                            ", the host answered with ICMP errors (is a "
+                            "braid-perf --server listening on that port?)");
+          }
+        }
+        Fail(r, absl::StrCat("no answer from server ", f_.server.ToString(),
+                             " in ", kConnectSeconds, " s", why));
         return false;
       }
     }

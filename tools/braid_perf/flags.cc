@@ -1,7 +1,13 @@
 #include "tools/braid_perf/flags.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -31,7 +37,8 @@ const char* PerfUsage() {
   --test bw    one way, W messages outstanding; goodput (default -s 65536, W 32)
   --test lat   ping-pong; one-way latency = RTT/2 (default -s 64)
   --test rate  one way, small messages; messages/s (default -s 64, W 1024)
-  -s SIZE      message size in bytes, >= 16 (suffixes k/K = KiB, m/M = MiB)
+  -s SIZE      message size in bytes, 16..64M (suffixes k/K = KiB,
+               m/M = MiB, g/G = GiB)
   -a           size sweep 16, 32, ... up to --max-size (default 8M); large
                sizes are capped at 256 MiB of traffic each
   -n ITERS     messages (bw, rate) or ping-pongs (lat) per size
@@ -44,8 +51,9 @@ common flags (give the impairment flags to both sides to impair acks too):
   --paths N          entropy values per peer, 1..256 (default 16)
   --entropy-sockets N  UDP source ports opened (default 2 x paths, spares
                      for recycling failed paths)
-  --spray-run N      datagrams sent in a row on one path before the next
-                     (default 0 = the backend's choice)
+  --spray-run N      datagrams sent in a row on one path before the next,
+                     1..1024 (default: as many as one 64 KiB GSO send
+                     holds, 44 at MTU 1500)
   --ack-every N      ack after N data packets, 1..65536 (default 8)
   --ack-delay-us U   or after U microseconds, 0..1000000 (default 10)
   --mode spray|gbn   multipath spraying or the go-back-N baseline
@@ -56,9 +64,12 @@ common flags (give the impairment flags to both sides to impair acks too):
   --connect/--no-connect   connect each source-port socket to its first
                      peer (default on when --bind names a specific IP)
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
-                     off while busy-polling, on with --block)
+                     off until two polls are more than 250 us apart, e.g.
+                     with --block or a descheduled poller; then on)
   --loss P --dup P --reorder P --corrupt P   TEST impairments of outbound
-                     datagrams, probabilities in [0, 1)
+                     datagrams, probabilities in [0, 1); a corrupted
+                     datagram is discarded as the receiver's UDP checksum
+                     would (counted apart from --loss under --stats)
   --seed S           impairment seed (default 1)
   --time-limit S     hard limit on the whole run (default 60); exit 3 past it
   --stats            print the endpoint's counters after the run
@@ -127,7 +138,62 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view flag,
     return absl::InvalidArgumentError(
         absl::StrCat(flag, ": '", v, "' is not a size"));
   }
+  if (n > UINT64_MAX / mult) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", v, "' is too large"));
+  }
   return n * mult;
+}
+
+// "ip:port" / "[ip6]:port" as NetAddr::Parse takes them, or "name:port"
+// resolved with getaddrinfo (IPv4 preferred: the server binds 0.0.0.0 by
+// default).
+absl::StatusOr<NetAddr> ParseOrResolve(const std::string& text) {
+  absl::StatusOr<NetAddr> a = NetAddr::Parse(text);
+  if (a.ok()) return a;
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || text[0] == '[') return a;
+  const std::string host = text.substr(0, colon);
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 1 ||
+      port > 65535) {
+    return a;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': not an address, and resolving '", host,
+                     "' failed: ", gai_strerror(rc)));
+  }
+  std::optional<NetAddr> v4, v6;
+  for (addrinfo* p = res; p != nullptr; p = p->ai_next) {
+    if (p->ai_family == AF_INET && !v4) {
+      const auto* sin = reinterpret_cast<const sockaddr_in*>(p->ai_addr);
+      v4 = NetAddr::Ipv4(ntohl(sin->sin_addr.s_addr),
+                         static_cast<uint16_t>(port));
+    } else if (p->ai_family == AF_INET6 && !v6) {
+      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(p->ai_addr);
+      NetAddr n;
+      n.family = NetAddr::Family::kIpv6;
+      n.port = static_cast<uint16_t>(port);
+      std::memcpy(n.ip.data(), &sin6->sin6_addr, 16);
+      v6 = n;
+    }
+  }
+  freeaddrinfo(res);
+  if (v4) return *v4;
+  if (v6) return *v6;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", host, "' has no IPv4 or IPv6 address"));
+}
+
+bool IsAny(const NetAddr& a) {
+  return std::all_of(a.ip.begin(), a.ip.end(),
+                     [](uint8_t b) { return b == 0; });
 }
 
 absl::Status Probability(absl::string_view flag, absl::string_view v,
@@ -144,7 +210,8 @@ absl::Status Probability(absl::string_view flag, absl::string_view v,
 
 absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
   PerfFlags f;
-  bool have_role = false, have_size = false, have_iters = false;
+  bool have_role = false, have_size = false, have_iters = false,
+       have_max_size = false;
   std::string server_text;
   for (int i = 0; i < argc; ++i) {
     if (i) f.command_line += " ";
@@ -255,6 +322,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
             absl::StrCat(a, ": ", *n, " bytes is outside [16, 64M]"));
       }
       f.max_size = static_cast<uint32_t>(*n);
+      have_max_size = true;
     } else if (a == "-n" || a == "--iters") {
       s = number(&f.iters, 1, uint64_t{1} << 40);
       have_iters = true;
@@ -358,7 +426,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     return absl::InvalidArgumentError("give --server or --client HOST:PORT");
   }
   if (f.role == Role::kClient) {
-    absl::StatusOr<NetAddr> a = NetAddr::Parse(server_text);
+    absl::StatusOr<NetAddr> a = ParseOrResolve(server_text);
     if (!a.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--client: ", a.status().message()));
@@ -371,6 +439,27 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
   }
   if (have_size && f.sweep) {
     return absl::InvalidArgumentError("give -s SIZE or -a, not both");
+  }
+  if (have_max_size && !f.sweep) {
+    return absl::InvalidArgumentError("--max-size applies only with -a");
+  }
+  if (f.window != 0 && f.test == Test::kLat) {
+    return absl::InvalidArgumentError(
+        "--window applies to bw and rate; lat keeps one message in flight");
+  }
+  if (!f.bind.empty()) {
+    absl::StatusOr<NetAddr> b =
+        NetAddr::Parse(f.bind, /*allow_port_zero=*/true);
+    if (!b.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--bind: ", b.status().message()));
+    }
+    if (f.role == Role::kClient && b->family != f.server.family &&
+        !(b->family == NetAddr::Family::kIpv6 && IsAny(*b))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--bind ", f.bind, " and --client ", server_text,
+                       " are of different address families"));
+    }
   }
   if (have_iters && f.seconds > 0) {
     return absl::InvalidArgumentError("give -n ITERS or -D SECONDS, not both");

@@ -29,7 +29,7 @@ TEST(PerfFlagsTest, ClientDefaultsToBwOf64KiBOnLoopback) {
 TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
   // clang-format off
   absl::StatusOr<PerfFlags> f = Parse(
-      {"--client", "[::1]:7000", "--test", "lat", "-s", "4k", "-D", "1.5",
+      {"--client", "[::1]:7000", "--test", "rate", "-s", "4k", "-D", "1.5",
        "--paths", "4", "--mode", "gbn", "--cc", "none", "--block",
        "--mtu", "9000", "--no-gso", "--no-gro", "--loss", "0.01",
        "--dup", "0.02", "--reorder", "0.03", "--corrupt", "0.04",
@@ -37,7 +37,7 @@ TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
        "--ack-every", "64", "--ack-delay-us", "50", "--rx-timestamps", "off"});
   // clang-format on
   ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_EQ(f->test, perf::Test::kLat);
+  EXPECT_EQ(f->test, perf::Test::kRate);
   EXPECT_EQ(f->sizes, std::vector<uint32_t>{4096});
   EXPECT_DOUBLE_EQ(f->seconds, 1.5);
   EXPECT_EQ(f->endpoint.protocol.paths, 4);
@@ -126,6 +126,14 @@ TEST(PerfFlagsTest, BadFlagsAreRejectedWithTheFlagNamed) {
       {{"--client", "127.0.0.1:1", "--json=1"}, "takes no value"},
       {{"--server", "--client", "127.0.0.1:1"}, "one of"},
       {{"--server", "-s", "64"}, "server takes no"},
+      {{"--client", "127.0.0.1:1", "-s", "18014398509481985k"}, "too large"},
+      {{"--client", "127.0.0.1:1", "--max-size", "1K"}, "only with -a"},
+      {{"--client", "127.0.0.1:1", "--test", "lat", "--window", "4"},
+       "--window"},
+      {{"--client", "127.0.0.1:1", "--bind", "127.0.0.1:99999"}, "--bind"},
+      {{"--server", "--bind", "nonsense"}, "--bind"},
+      {{"--client", "[::1]:1", "--bind", "127.0.0.1:0"}, "address families"},
+      {{"--client", "no-such-host.invalid:1"}, "resolving"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<PerfFlags> f = Parse(c.args);
@@ -134,6 +142,19 @@ TEST(PerfFlagsTest, BadFlagsAreRejectedWithTheFlagNamed) {
               std::string::npos)
         << f.status() << " should mention " << c.mention;
   }
+}
+
+TEST(PerfFlagsTest, ServerMayBeNamedByHostName) {
+  absl::StatusOr<PerfFlags> f = Parse({"--client", "localhost:9000"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->server, NetAddr::Ipv4(0x7f000001, 9000));
+  EXPECT_EQ(f->endpoint.bind, "127.0.0.1:0");
+}
+
+TEST(PerfFlagsTest, AnIpv6AnyBindTakesAnIpv4Server) {
+  absl::StatusOr<PerfFlags> f =
+      Parse({"--client", "127.0.0.1:9000", "--bind", "[::]:0"});
+  ASSERT_TRUE(f.ok()) << f.status();
 }
 
 TEST(PerfFlagsTest, HelpIsReportedAsHelp) {

@@ -1,7 +1,9 @@
 #include "tools/braid_sim/flags.h"
 
 #include <cstdint>
+#include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -42,6 +44,7 @@ absl::Status Real(absl::string_view flag, absl::string_view v, double lo,
 const char* SimUsage() {
   return R"(usage: braid-sim [flags]
 Runs one simulated scenario (deterministic for a given --seed) and prints a table.
+A flag's value may follow it (--hosts 8) or be joined to it (--hosts=8).
 Topology
   --hosts N            hosts, split evenly over 2 leaves (default 8; even, 2..512)
   --spines N           spine switches (default 4)
@@ -162,25 +165,38 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
     absl::StrAppend(&f.command_line, i > 1 ? " " : "", argv[i]);
   }
   for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
+    // "--flag=value" is the same as "--flag value".
+    std::string flag = argv[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (absl::StartsWith(flag, "--")) {
+      const size_t eq = flag.find('=');
+      if (eq != std::string::npos) {
+        inline_value = flag.substr(eq + 1);
+        flag.resize(eq);
+        has_inline = true;
+      }
+    }
+    bool* boolean = nullptr;
     if (flag == "--help" || flag == "-h") {
-      f.help = true;
-      return f;
+      boolean = &f.help;
+    } else if (flag == "--json") {
+      boolean = &f.json;
+    } else if (flag == "--wall") {
+      boolean = &f.wall;
+    } else if (flag == "--ab-demo") {
+      boolean = &f.ab_demo;
     }
-    if (flag == "--json") {
-      f.json = true;
+    if (boolean != nullptr) {
+      if (has_inline) return Bad(flag, "takes no value");
+      *boolean = true;
+      if (boolean == &f.help) return f;
       continue;
     }
-    if (flag == "--wall") {
-      f.wall = true;
-      continue;
+    if (!has_inline && i + 1 >= argc) {
+      return Bad(flag, "needs a value (or unknown flag)");
     }
-    if (flag == "--ab-demo") {
-      f.ab_demo = true;
-      continue;
-    }
-    if (i + 1 >= argc) return Bad(flag, "needs a value (or unknown flag)");
-    const std::string v = argv[++i];
+    const std::string v = has_inline ? inline_value : argv[++i];
     absl::Status s;
     if (flag == "--hosts") {
       int h;

@@ -1,5 +1,7 @@
 // Command-line flags of braid-sim. Parsing is strict: an unknown flag, a
-// malformed value or an out-of-range number is an error naming the flag.
+// malformed value or an out-of-range number is an error naming the flag. A
+// value is given as "--flag value" or "--flag=value"; a flag without a value
+// (--json, --wall, --ab-demo, --help) given one ("--json=1") is an error.
 #ifndef BRAID_TOOLS_BRAID_SIM_FLAGS_H_
 #define BRAID_TOOLS_BRAID_SIM_FLAGS_H_
 

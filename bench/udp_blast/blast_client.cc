@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/udp/udp_sockaddr.h"
@@ -18,6 +19,15 @@ namespace {
 
 constexpr uint32_t kMaxGsoSegments = 64;
 constexpr uint32_t kMaxGsoBytes = 65507;
+
+// lat: a ping without its pong for this long is lost (the run goes on).
+constexpr int64_t kPingTimeoutNs = 1000000000;
+// lat: after a failed send, how long to look for a late pong.
+constexpr int64_t kSendFailWaitNs = 10000000;
+// lat: no pong at all this long after the start: nobody answers there.
+constexpr int64_t kFirstPongTimeoutNs = 3000000000;
+// lat: no pong for this long after some came back: the server went away.
+constexpr int64_t kSilenceTimeoutNs = 5000000000;
 
 NetAddr AnyOf(const NetAddr& peer) {
   NetAddr a;
@@ -263,6 +273,7 @@ int RunBandwidth(const Options& o) {
 
 int RunLatency(const Options& o) {
   const Peer peer = PeerOf(o.addr);
+  const std::string where = o.addr.ToString();
   const int fd = OpenUdpSocket(AnyOf(o.addr), /*bind_it=*/true, 1 << 20,
                                1 << 20, /*nonblocking=*/true);
   const uint32_t run = static_cast<uint32_t>(NowNs() ^ (getpid() << 16));
@@ -272,37 +283,89 @@ int RunLatency(const Options& o) {
     close(fd);
     return 1;
   }
+  // With --connect the kernel reports the ICMP port unreachable of a
+  // ping as ECONNREFUSED on the next send or recv: nobody will answer.
+  auto refused = [&]() {
+    std::fprintf(stderr,
+                 "udp-blast: nothing listens on %s (connection refused)\n",
+                 where.c_str());
+    close(fd);
+    return 1;
+  };
   std::vector<uint8_t> buf(o.size, 0x33);
   std::vector<uint8_t> in(65536);
-  const uint64_t warmup = std::min<uint64_t>(1000, o.count / 10);
+  // -n: min(1000, n/10) warm-up pings, then n measured ones. -D: pings for
+  // that long, the first 10% of it (at most 1000 pings) warm-up. Both: the
+  // first limit reached ends the run.
+  const int64_t start = NowNs();
+  const int64_t end_ns =
+      o.seconds > 0 ? start + static_cast<int64_t>(o.seconds * 1e9) : INT64_MAX;
+  const uint64_t warmup_pings =
+      o.count > 0 ? std::min<uint64_t>(1000, o.count / 10) : 1000;
+  const int64_t warmup_end =
+      o.seconds > 0 ? start + static_cast<int64_t>(o.seconds * 1e8) : INT64_MAX;
   std::vector<double> half_rtt_us;
-  half_rtt_us.reserve(o.count);
-  uint64_t lost = 0;
-  for (uint64_t i = 0; i < warmup + o.count; ++i) {
+  half_rtt_us.reserve(std::min<uint64_t>(o.count, 1 << 20));
+  uint64_t pings = 0, measured = 0, pongs = 0, lost = 0;
+  bool warming = true;
+  int64_t last_pong = start;  // the silence timer runs from the start
+  int last_send_errno = 0;
+  // The run ends without an answer for `silence` ns: says so, returns 1.
+  auto silent = [&](int64_t silence) {
+    const char* err_sep = last_send_errno != 0 ? "; last send error: " : "";
+    const char* err = last_send_errno != 0 ? strerror(last_send_errno) : "";
+    if (pongs == 0) {
+      std::fprintf(stderr,
+                   "udp-blast: no pong from server %s: %llu ping(s) in %.1f s "
+                   "went unanswered%s%s\n",
+                   where.c_str(), static_cast<unsigned long long>(pings),
+                   static_cast<double>(silence) / 1e9, err_sep, err);
+    } else {
+      std::fprintf(stderr,
+                   "udp-blast: server %s stopped answering: no pong for %.1f s "
+                   "after %llu pong(s)%s%s\n",
+                   where.c_str(), static_cast<double>(silence) / 1e9,
+                   static_cast<unsigned long long>(pongs), err_sep, err);
+    }
+    close(fd);
+    return 1;
+  };
+  for (;;) {
+    const int64_t t0 = NowNs();
+    if (t0 >= end_ns || (o.count > 0 && measured >= o.count)) break;
+    const int64_t silence = t0 - last_pong;
+    if (silence >= (pongs == 0 ? kFirstPongTimeoutNs : kSilenceTimeoutNs)) {
+      return silent(silence);
+    }
+    if (warming && (pings >= warmup_pings || t0 >= warmup_end)) {
+      warming = false;
+    }
     Header h;
     h.type = kPing;
     h.run = run;
-    h.seq = static_cast<uint32_t>(i);
-    const int64_t t0 = NowNs();
+    h.seq = static_cast<uint32_t>(pings);
     h.c = static_cast<uint64_t>(t0);
     std::memcpy(buf.data(), &h, sizeof(h));
+    ++pings;
+    if (!warming) ++measured;
     const ssize_t sent =
         o.connect
             ? send(fd, buf.data(), buf.size(), 0)
             : sendto(fd, buf.data(), buf.size(), 0,
                      reinterpret_cast<const sockaddr*>(&peer.ss), peer.len);
-    if (sent < 0) {
-      ++lost;
-      continue;
-    }
+    if (sent < 0 && errno == ECONNREFUSED) return refused();
+    if (sent < 0) last_send_errno = errno;
+    // A ping is lost after 1 s without its pong. After a failed send wait
+    // only briefly (for a late pong), so the loop does not spin.
     bool got = false;
-    const int64_t deadline = t0 + 1000000000;  // 1 s: a lost ping
+    const int64_t deadline = t0 + (sent < 0 ? kSendFailWaitNs : kPingTimeoutNs);
     while (!got && NowNs() < deadline) {
       if (!o.busy_poll) {
         pollfd p{fd, POLLIN, 0};
         (void)poll(&p, 1, 100);
       }
       const ssize_t n = recv(fd, in.data(), in.size(), MSG_DONTWAIT);
+      if (n < 0 && errno == ECONNREFUSED) return refused();
       if (n < static_cast<ssize_t>(sizeof(Header))) continue;
       Header r;
       std::memcpy(&r, in.data(), sizeof(r));
@@ -314,12 +377,33 @@ int RunLatency(const Options& o) {
       ++lost;
       continue;
     }
-    if (i >= warmup) half_rtt_us.push_back(static_cast<double>(t1 - t0) / 2e3);
+    ++pongs;
+    last_pong = t1;
+    if (!warming) half_rtt_us.push_back(static_cast<double>(t1 - t0) / 2e3);
+  }
+  if (pongs == 0) return silent(NowNs() - start);  // e.g. a short -D
+  // Tell the server the run is over (a --once server exits). Older servers
+  // do not answer kLatEnd; a few short tries bound the wait.
+  Header end;
+  end.type = kLatEnd;
+  end.run = run;
+  end.a = pings;
+  end.b = pongs;
+  Header ack;
+  for (int i = 0; i < 5; ++i) {
+    if (o.connect) {
+      (void)send(fd, &end, sizeof(end), 0);
+    } else {
+      Send(fd, peer, end);
+    }
+    if (Await(fd, kLatEndAck, run, 100, &ack)) break;
   }
   close(fd);
   if (half_rtt_us.empty()) {
-    std::fprintf(stderr, "udp-blast: no pong from server %s\n",
-                 o.addr.ToString().c_str());
+    std::fprintf(stderr,
+                 "udp-blast: no measured pong from server %s (all %llu were "
+                 "warm-up)\n",
+                 where.c_str(), static_cast<unsigned long long>(pongs));
     return 1;
   }
   double sum = 0;

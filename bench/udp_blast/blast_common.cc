@@ -24,15 +24,25 @@ std::string Usage() {
                    [--gso|--no-gso] [--gro|--no-gro] [-B BURST] [-e SOCKETS]
                    [--copy-from BYTES | --iov-from BYTES] [--busy-poll]
                    [--json]
-  udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS] [--busy-poll]
-                   [--connect] [--json]
+  udp-blast client -c ADDR:PORT lat [-s SIZE] [-n ITERS | -D SECONDS]
+                   [--busy-poll] [--connect] [--json]
+  udp-blast -h|--help
 
   bw   blast datagrams as fast as sendmmsg (and UDP GSO) allow; the server
        reports what it received: goodput (UDP payload) and datagrams/s.
-  lat  ping-pong, one datagram in flight; prints RTT/2 percentiles.
+  lat  ping-pong, one datagram in flight; prints RTT/2 percentiles. A ping
+       without a pong for 1 s is lost; the run fails if no pong comes back
+       in the first 3 s, or for 5 s later on, and with --connect as soon
+       as the server's host refuses (nothing listens on ADDR:PORT).
   -b   server bind address (default 0.0.0.0:9000; [::]:9000 for IPv6)
-  -s   datagram size in bytes incl. the 48-byte blast header
+  -s   datagram size in bytes incl. the 48-byte blast header, 48..65507
        (default 1472 for bw, 64 for lat)
+  -n   bw: datagrams to send; lat: measured ping-pongs after up to 1000
+       warm-up ones (default 10000); at least 1
+  -D   bw: seconds to blast (default 5); lat: seconds of ping-pong, the
+       first 10% (at most 1000 pings) warm-up. With -n too, the first limit
+       reached ends the run.
+  --once  (server) exit after one bw or lat run
   -B   datagrams per sendmmsg/recvmmsg call (default 64, like braid)
   -e   number of client source sockets, used round-robin per call (default 1)
   --gro/--no-gro on the client asks the server to turn UDP_GRO on/off.
@@ -61,11 +71,20 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
   Options o;
   if (argc < 2) return absl::InvalidArgumentError("missing server|client");
   o.role = argv[1];
+  if (o.role == "-h" || o.role == "--help") {
+    o.help = true;
+    return o;
+  }
   if (o.role != "server" && o.role != "client") {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown role '", o.role, "'"));
   }
   std::string addr_text = o.role == "server" ? "0.0.0.0:9000" : "";
+  // -s and -n as given (signed, so "-1" gets the range message below).
+  int64_t size_arg = -1;
+  int64_t count_arg = -1;
+  bool size_set = false;
+  bool count_set = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto need_num = [&](auto* out) -> absl::Status {
@@ -85,15 +104,20 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       if (!v.ok()) return v.status();
       addr_text = *v;
     } else if (a == "-s") {
-      s = need_num(&o.size);
+      s = need_num(&size_arg);
+      size_set = true;
     } else if (a == "-D") {
       absl::StatusOr<std::string> v = Value(argc, argv, &i);
       if (!v.ok()) return v.status();
-      if (!absl::SimpleAtod(*v, &o.seconds) || o.seconds <= 0) {
-        return absl::InvalidArgumentError("-D: want positive seconds");
+      // !(x > 0) also refuses NaN; the bound keeps nanoseconds in int64.
+      if (!absl::SimpleAtod(*v, &o.seconds) || !(o.seconds > 0) ||
+          o.seconds > 1e9) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("-D: '", *v, "' is not seconds in (0, 1e9]"));
       }
     } else if (a == "-n") {
-      s = need_num(&o.count);
+      s = need_num(&count_arg);
+      count_set = true;
     } else if (a == "-B") {
       s = need_num(&o.burst);
     } else if (a == "-e") {
@@ -129,7 +153,9 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
     } else if (a == "--once") {
       o.once = true;
     } else if (a == "-h" || a == "--help") {
-      return absl::InvalidArgumentError("help");
+      Options help;
+      help.help = true;
+      return help;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown argument '", a, "'"));
@@ -142,10 +168,23 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
   absl::StatusOr<NetAddr> addr = NetAddr::Parse(addr_text);
   if (!addr.ok()) return addr.status();
   o.addr = *addr;
-  if (o.size == 0) o.size = o.mode == "lat" ? 64 : 1472;
-  if (o.size < sizeof(Header) || o.size > 65507) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("-s must be ", sizeof(Header), "..65507"));
+  // Both modes put a whole blast header in every datagram (bw: data, lat:
+  // ping), so both need at least sizeof(Header) bytes.
+  if (size_set) {
+    if (size_arg < int64_t{sizeof(Header)} || size_arg > 65507) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "-s must be ", sizeof(Header), "..65507 (got ", size_arg, ")"));
+    }
+    o.size = static_cast<uint32_t>(size_arg);
+  } else {
+    o.size = o.mode == "lat" ? 64 : 1472;
+  }
+  if (count_set) {
+    if (count_arg < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("-n must be at least 1 (got ", count_arg, ")"));
+    }
+    o.count = static_cast<uint64_t>(count_arg);
   }
   if (o.copy_from > 0 && o.iov_from > 0) {
     return absl::InvalidArgumentError(

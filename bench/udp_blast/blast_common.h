@@ -27,8 +27,9 @@ struct Header {
   uint16_t reserved = 0;
   uint32_t run = 0;  // run id chosen by the client
   uint32_t seq = 0;  // datagram number within the run (data, ping)
-  uint64_t a = 0;    // type-specific: sent count (end), datagrams (report)
-  uint64_t b = 0;    // sent bytes (end), bytes (report)
+  uint64_t a = 0;    // type-specific: sent count (end), datagrams (report),
+                     // pings sent (lat end)
+  uint64_t b = 0;    // sent bytes (end), bytes (report), pongs (lat end)
   uint64_t c = 0;    // send time ns (ping), receive duration ns (report)
   uint64_t d = 0;    // GRO buffers seen (report)
 
@@ -45,15 +46,17 @@ enum Type : uint8_t {
   kReport = 5,    // server -> client: a = datagrams, b = bytes, c = ns
   kPing = 6,      // client -> server: echoed back as kPong
   kPong = 7,
+  kLatEnd = 8,     // client -> server: lat run over; a = pings, b = pongs
+  kLatEndAck = 9,  // server -> client (older servers ignore kLatEnd)
 };
 
 struct Options {
   std::string role;         // "server" or "client"
   std::string mode = "bw";  // client: "bw" or "lat"
   NetAddr addr;             // server: bind; client: server address
-  uint32_t size = 0;        // datagram size (0 = mode default)
-  double seconds = 0;       // bw duration (0 with count 0 = 5 s)
-  uint64_t count = 0;       // bw datagrams or lat iterations
+  uint32_t size = 0;        // datagram size (ParseArgs: the mode default)
+  double seconds = 0;       // bw or lat duration (0 with count 0: bw 5 s)
+  uint64_t count = 0;       // bw datagrams or lat iterations (lat: 10000)
   bool gso = true;
   bool gro = true;
   int burst = 64;          // datagrams per sendmmsg/recvmmsg
@@ -63,7 +66,8 @@ struct Options {
   // keeps the route; without it every sendto looks one up).
   bool connect = false;
   bool json = false;
-  bool once = false;  // server: exit after one run
+  bool once = false;  // server: exit after one run (bw or lat)
+  bool help = false;  // -h/--help: print Usage() and exit 0
   // bw client: copy each datagram's payload (after the blast header) from
   // a source buffer of this many bytes, in turn, before sending it -- the
   // one user-space copy a transport with per-datagram headers makes from
@@ -79,7 +83,8 @@ struct Options {
   int rcvbuf = 8 << 20;
 };
 
-// Parses argv (see Usage()). Returns InvalidArgument with a message.
+// Parses argv (see Usage()). Returns InvalidArgument with a message; with
+// -h/--help returns Options with only `help` set.
 absl::StatusOr<Options> ParseArgs(int argc, char** argv);
 std::string Usage();
 

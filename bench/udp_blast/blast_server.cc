@@ -59,6 +59,27 @@ void PrintRun(const Options& o, const RunStats& s, const Header& end) {
   std::fflush(stdout);
 }
 
+// One line per finished lat run: what this server echoed of it and what the
+// client's kLatEnd says it sent and got back.
+void PrintLatRun(const Options& o, uint64_t echoed, const Header& end) {
+  if (o.json) {
+    std::printf(
+        "{\"role\":\"server\",\"mode\":\"lat\",\"run\":%u,\"echoed\":%llu,"
+        "\"pings\":%llu,\"pongs\":%llu}\n",
+        end.run, static_cast<unsigned long long>(echoed),
+        static_cast<unsigned long long>(end.a),
+        static_cast<unsigned long long>(end.b));
+  } else {
+    std::printf(
+        "run %u (lat): echoed %llu pings; the client sent %llu and got %llu "
+        "pongs\n",
+        end.run, static_cast<unsigned long long>(echoed),
+        static_cast<unsigned long long>(end.a),
+        static_cast<unsigned long long>(end.b));
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int RunServer(const Options& o) {
@@ -89,6 +110,12 @@ int RunServer(const Options& o) {
   RunStats stats;
   Header last_report;  // answer to repeated ENDs of the finished run
   bool have_report = false;
+  // Pings echoed of the latest lat run (the run id of the latest ping), and
+  // the latest lat run that ended (its repeated kLatEnds are only acked).
+  uint32_t ping_run = 0;
+  uint64_t pings_echoed = 0;
+  uint32_t lat_ended_run = 0;
+  bool have_lat_end = false;
   for (;;) {
     for (size_t j = 0; j < burst; ++j) {
       iov[j] = {&data[j * kBufSize], kBufSize};
@@ -184,6 +211,11 @@ int RunServer(const Options& o) {
           break;
         }
         case kPing: {
+          if (pings_echoed == 0 || hd.run != ping_run) {
+            ping_run = hd.run;
+            pings_echoed = 0;
+          }
+          ++pings_echoed;
           // Echo in place (only the type changes), batched per recvmmsg.
           uint8_t* p = static_cast<uint8_t*>(iov[j].iov_base);
           p[offsetof(Header, type)] = kPong;
@@ -195,6 +227,21 @@ int RunServer(const Options& o) {
           e.msg_iov = &echo_iov[nechos];
           e.msg_iovlen = 1;
           ++nechos;
+          break;
+        }
+        case kLatEnd: {
+          Header ack;
+          ack.type = kLatEndAck;
+          ack.run = hd.run;
+          Reply(fd, addrs[j], h.msg_namelen, ack);
+          if (have_lat_end && hd.run == lat_ended_run) break;  // a repeat
+          lat_ended_run = hd.run;
+          have_lat_end = true;
+          PrintLatRun(o, hd.run == ping_run ? pings_echoed : 0, hd);
+          if (o.once) {
+            close(fd);
+            return 0;
+          }
           break;
         }
         default:

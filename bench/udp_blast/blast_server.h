@@ -7,8 +7,8 @@
 
 namespace braid::blast {
 
-// Serves until killed (or after one reported run with o.once). Returns the
-// process exit code.
+// Serves until killed (or, with o.once, until the end of one run: a bw run's
+// kEnd or a lat run's kLatEnd). Returns the process exit code.
 int RunServer(const Options& o);
 
 }  // namespace braid::blast

@@ -11,12 +11,14 @@
 int main(int argc, char** argv) {
   absl::StatusOr<braid::blast::Options> o = braid::blast::ParseArgs(argc, argv);
   if (!o.ok()) {
-    if (o.status().message() != "help") {
-      std::fprintf(stderr, "udp-blast: %s\n",
-                   std::string(o.status().message()).c_str());
-    }
+    std::fprintf(stderr, "udp-blast: %s\n",
+                 std::string(o.status().message()).c_str());
     std::fputs(braid::blast::Usage().c_str(), stderr);
     return 2;
+  }
+  if (o->help) {
+    std::fputs(braid::blast::Usage().c_str(), stdout);
+    return 0;
   }
   if (o->role == "server") return braid::blast::RunServer(*o);
   if (o->mode == "lat") return braid::blast::RunLatency(*o);

@@ -1,6 +1,7 @@
 #include "verbs_compat/config.h"
 
 #include <arpa/inet.h>
+#include <sched.h>
 
 #include <cstdlib>
 
@@ -12,6 +13,13 @@
 
 namespace braid::verbs_compat {
 namespace {
+
+// CPUs this process may run on.
+int CpusAvailable() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
 
 absl::Status Bad(const char* var, absl::string_view value,
                  absl::string_view allowed) {
@@ -135,6 +143,15 @@ absl::StatusOr<VerbsConfig> LoadConfig(
       return s;
     }
     c.min_ack_timeout = DurationNs::Millis(static_cast<int64_t>(x));
+  }
+  c.progress_spin =
+      CpusAvailable() >= 4 ? DurationNs::Micros(50) : DurationNs::Zero();
+  if (const char* v = getenv_fn("BRAID_VERBS_SPIN_US"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_SPIN_US", v, 0, 1000000, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.progress_spin = DurationNs::Micros(static_cast<int64_t>(x));
   }
   return c;
 }

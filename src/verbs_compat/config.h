@@ -12,6 +12,10 @@
 //   BRAID_VERBS_SEED        impairment seed (default 1)
 //   BRAID_VERBS_MIN_ACK_TIMEOUT_MS  floor of the RC local ACK timeout,
 //                           0..3600000 (default 10000)
+//   BRAID_VERBS_SPIN_US     how long the progress thread keeps polling
+//                           after work came in before it blocks,
+//                           0..1000000 (default 50 with 4 or more CPUs
+//                           available to the process, else 0)
 //   BRAID_VERBS_DISABLE     1 = do not list braid0
 //
 // A value that does not parse is an error: the caller prints it and does
@@ -49,6 +53,16 @@ struct VerbsConfig {
   // responder's answer for seconds (perftest under 1 % loss on a loaded
   // 2-core host failed with a 2 s floor). 0 = the QP's value exactly.
   DurationNs min_ack_timeout = DurationNs::Seconds(10);
+  // While the application is not polling, the progress thread serves the
+  // peer (READ and atomic responses, ACKs, receives for completion
+  // channels). After a step that handled work it polls without blocking
+  // for this long, so the next request does not wait for a thread wake-up
+  // (ib_read_lat's responder: ~56 us typical blocking, see docs/verbs.md).
+  // Costs a core while requests keep coming closer than this, so LoadConfig
+  // turns it on only with 4 or more CPUs: on 2 it competes with
+  // applications that spin themselves (ib_write_lat spins on memory: its
+  // average rose from ~4.5 to 45-150 us). 0 = always block.
+  DurationNs progress_spin = DurationNs::Zero();
 
   // Endpoint options for a given port.
   EndpointOptions ToEndpointOptions(uint16_t port) const;

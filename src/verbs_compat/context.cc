@@ -74,7 +74,8 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
         Endpoint::Open(config.ToEndpointOptions(port));
     if (ep.ok()) {
       std::random_device rd;
-      return new Context(device, std::move(*ep), rd(), config.min_ack_timeout);
+      return new Context(device, std::move(*ep), rd(), config.min_ack_timeout,
+                         config.progress_spin);
     }
     last = ep.status();
     if (!PortInUse(last)) break;
@@ -89,8 +90,12 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
 }
 
 Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
-                 uint32_t salt, DurationNs min_ack_timeout)
-    : ep_(std::move(ep)), min_ack_timeout_(min_ack_timeout), mrs_(salt) {
+                 uint32_t salt, DurationNs min_ack_timeout,
+                 DurationNs progress_spin)
+    : ep_(std::move(ep)),
+      min_ack_timeout_(min_ack_timeout),
+      progress_spin_ns_(progress_spin.ns()),
+      mrs_(salt) {
   std::memset(&shell_, 0, sizeof(shell_));
   shell_.owner = this;
   local_ = ep_->local_address();
@@ -362,7 +367,7 @@ void Context::Handle(Completion& c) {
   }
 }
 
-void Context::Progress(bool flush_acks) {
+size_t Context::Progress(bool flush_acks) {
   FlushAcks();
   comps_.clear();
   ep_->Poll(&comps_, 512);
@@ -371,6 +376,7 @@ void Context::Progress(bool flush_acks) {
   CheckRetryTimeouts();
   FailOverrunCqs();
   if (flush_acks) FlushAcks();
+  return comps_.size();
 }
 
 void Context::OnCqOverrun(Cq* cq) {
@@ -467,8 +473,32 @@ void Context::ThreadMain() {
   // False while the application may have left acks held or the timer
   // unarmed since the thread last called Wait(Zero).
   bool flushed = false;
+  // Until then the thread polls without blocking (progress_spin after the
+  // last step that handled work).
+  int64_t spin_until = 0;
   while (!stop_.load()) {
-    const int64_t since_app = Now().ns() - last_app_ns_.load();
+    const int64_t now = Now().ns();
+    const int64_t since_app = now - last_app_ns_.load();
+    if (now < spin_until && since_app >= kAppActiveNs &&
+        app_waiters_.load() == 0) {
+      std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+      if (!lk.owns_lock()) {
+        sched_yield();
+        continue;
+      }
+      ++counters_.thread_progress;
+      ++counters_.thread_spin_steps;
+      // Endpoint::Poll receives and runs due protocol timers itself; the
+      // timerfd is armed (Wait(Zero)) before the thread blocks again.
+      const bool worked = Progress(/*flush_acks=*/true) > 0;
+      if (worked) spin_until = Now().ns() + progress_spin_ns_;
+      flushed = false;
+      lk.unlock();
+      // Spinning must not hold a CPU another thread wants (the
+      // application, which may spin on memory for an RDMA WRITE).
+      if (!worked) sched_yield();
+      continue;
+    }
     if (since_app < kAppActiveNs || app_waiters_.load() > 0) {
       // The application is polling: it drives progress. Nap, then check.
       napping_.store(true);
@@ -503,7 +533,9 @@ void Context::ThreadMain() {
       continue;
     }
     ++counters_.thread_progress;
-    StepLocked();
+    if (StepLocked() > 0 && progress_spin_ns_ > 0) {
+      spin_until = Now().ns() + progress_spin_ns_;
+    }
     flushed = true;
   }
 }
@@ -561,10 +593,11 @@ int Context::PollTimeoutMsLocked() const {
   return pump_list_.empty() ? kIdlePollMs : 1;
 }
 
-void Context::StepLocked() {
+size_t Context::StepLocked() {
   ep_->Wait(DurationNs::Zero());  // consumes an expired protocol timer
-  Progress(/*flush_acks=*/true);
+  const size_t n = Progress(/*flush_acks=*/true);
   ep_->Wait(DurationNs::Zero());  // held acks out, timer armed: may block
+  return n;
 }
 
 void Context::DrainWake() {
@@ -623,8 +656,8 @@ void Context::PrintStats() {
   std::fprintf(stderr,
                "braid0 %s: messages %llu malformed %llu unknown_qp %llu "
                "send_retries %llu transport_failures %llu progress app %llu "
-               "thread %llu bytes placed %llu copied %llu refused %llu "
-               "zero_copy_sends %llu\n",
+               "thread %llu (spinning %llu) bytes placed %llu copied %llu "
+               "refused %llu zero_copy_sends %llu\n",
                local_.ToString().c_str(),
                static_cast<unsigned long long>(c.messages_received),
                static_cast<unsigned long long>(c.malformed),
@@ -633,6 +666,7 @@ void Context::PrintStats() {
                static_cast<unsigned long long>(c.transport_failures),
                static_cast<unsigned long long>(c.app_progress),
                static_cast<unsigned long long>(c.thread_progress),
+               static_cast<unsigned long long>(c.thread_spin_steps),
                static_cast<unsigned long long>(c.bytes_placed),
                static_cast<unsigned long long>(c.bytes_copied),
                static_cast<unsigned long long>(c.placement_refused),

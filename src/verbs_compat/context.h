@@ -52,7 +52,9 @@ struct ContextCounters {
   uint64_t send_retries = 0;  // endpoint backpressure, retried later
   uint64_t transport_failures = 0;
   uint64_t thread_progress = 0;  // progress steps run by the thread
-  uint64_t app_progress = 0;     // progress steps run by app calls
+  // Of those, steps taken polling without blocking (progress_spin).
+  uint64_t thread_spin_steps = 0;
+  uint64_t app_progress = 0;  // progress steps run by app calls
   // Receive-side payload bytes: placed directly into registered memory by
   // the endpoint (WRITE, WRITE_IMM, single-SGE READ responses), or copied
   // by braid0 out of a reassembled message (SEND, multi-SGE READ
@@ -123,7 +125,8 @@ class Context {
 
   // One progress step: receive and dispatch, transmit queued work, and (if
   // flush_acks) send owed ACKs. Context lock held.
-  void Progress(bool flush_acks);
+  // Returns the endpoint completions it handled.
+  size_t Progress(bool flush_acks);
   // Work lists. Context lock held.
   void NeedPump(Qp* qp);
   void NeedAck(Qp* qp);
@@ -174,7 +177,7 @@ class Context {
   };
 
   Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt,
-          DurationNs min_ack_timeout);
+          DurationNs min_ack_timeout, DurationNs progress_spin);
   void ThreadMain();
   // Consumes pending wake-ups of stop_fd_ (non-blocking).
   void DrainWake();
@@ -182,7 +185,7 @@ class Context {
   // before its next step, and the step itself (the endpoint's expired timer
   // consumed, Progress, held acks out and the timer armed).
   int PollTimeoutMsLocked() const;
-  void StepLocked();
+  size_t StepLocked();  // as Progress
   void StopThread();
   void PumpAll();
   void FailOverrunCqs();
@@ -202,6 +205,7 @@ class Context {
   NetAddr local_;
   uint32_t max_message_;
   DurationNs min_ack_timeout_;
+  int64_t progress_spin_ns_;  // VerbsConfig::progress_spin
   MrTable mrs_;
   uint32_t next_handle_ = 1;
   uint32_t next_qpn_ = 0x100;

@@ -1,5 +1,7 @@
 #include "verbs_compat/config.h"
 
+#include <sched.h>
+
 #include <map>
 #include <string>
 
@@ -24,17 +26,22 @@ TEST(VerbsConfigTest, DefaultsBindLoopbackWithSixteenPaths) {
   EXPECT_EQ(c->loss, 0);
   EXPECT_FALSE(c->disabled);
   EXPECT_EQ(c->min_ack_timeout, DurationNs::Seconds(10));
+  // Spinning only where a core can be spared.
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_EQ(c->progress_spin,
+            CPU_COUNT(&set) >= 4 ? DurationNs::Micros(50) : DurationNs::Zero());
 }
 
 TEST(VerbsConfigTest, ParsesEveryVariable) {
-  absl::StatusOr<VerbsConfig> c =
-      Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
-            {"BRAID_VERBS_PORT_BASE", "30000"},
-            {"BRAID_VERBS_PATHS", "4"},
-            {"BRAID_VERBS_MODE", "gbn"},
-            {"BRAID_VERBS_LOSS", "1%"},
-            {"BRAID_VERBS_MTU", "9000"},
-            {"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "0"}});
+  absl::StatusOr<VerbsConfig> c = Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
+                                        {"BRAID_VERBS_PORT_BASE", "30000"},
+                                        {"BRAID_VERBS_PATHS", "4"},
+                                        {"BRAID_VERBS_MODE", "gbn"},
+                                        {"BRAID_VERBS_LOSS", "1%"},
+                                        {"BRAID_VERBS_MTU", "9000"},
+                                        {"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "0"},
+                                        {"BRAID_VERBS_SPIN_US", "200"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->bind_ipv4, 0x0a010203u);
   EXPECT_EQ(c->port_base, 30000);
@@ -43,6 +50,7 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
   EXPECT_DOUBLE_EQ(c->loss, 0.01);
   EXPECT_EQ(c->mtu, 9000u);
   EXPECT_EQ(c->min_ack_timeout, DurationNs::Zero());
+  EXPECT_EQ(c->progress_spin, DurationNs::Micros(200));
   EndpointOptions o = c->ToEndpointOptions(30001);
   EXPECT_EQ(o.bind, "10.1.2.3:30001");
   EXPECT_DOUBLE_EQ(o.impair.drop, 0.01);
@@ -61,6 +69,8 @@ TEST(VerbsConfigTest, BadValuesNameTheVariable) {
       {{"BRAID_VERBS_MTU", "100"}},
       {{"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "-5"}},
       {{"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "3600001"}},
+      {{"BRAID_VERBS_SPIN_US", "1000001"}},
+      {{"BRAID_VERBS_SPIN_US", "x"}},
   };
   for (const auto& env : bad) {
     absl::StatusOr<VerbsConfig> c = Load(env);

@@ -657,7 +657,7 @@ void Context::PrintStats() {
                "braid0 %s: messages %llu malformed %llu unknown_qp %llu "
                "send_retries %llu transport_failures %llu progress app %llu "
                "thread %llu (spinning %llu) bytes placed %llu copied %llu "
-               "refused %llu zero_copy_sends %llu\n",
+               "refused %llu zero_copy_sends %llu uc_dropped %llu\n",
                local_.ToString().c_str(),
                static_cast<unsigned long long>(c.messages_received),
                static_cast<unsigned long long>(c.malformed),
@@ -670,7 +670,8 @@ void Context::PrintStats() {
                static_cast<unsigned long long>(c.bytes_placed),
                static_cast<unsigned long long>(c.bytes_copied),
                static_cast<unsigned long long>(c.placement_refused),
-               static_cast<unsigned long long>(c.zero_copy_sends));
+               static_cast<unsigned long long>(c.zero_copy_sends),
+               static_cast<unsigned long long>(c.uc_dropped));
   const EndpointStats s = ep_->stats();
   std::fprintf(stderr,
                "braid0 %s: datagrams sent %llu received %llu retransmits "

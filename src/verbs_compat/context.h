@@ -54,6 +54,8 @@ struct ContextCounters {
   uint64_t thread_progress = 0;  // progress steps run by the thread
   // Of those, steps taken polling without blocking (progress_spin).
   uint64_t thread_spin_steps = 0;
+  // UC messages this responder dropped where RC would NAK (Qp::UcDrop).
+  uint64_t uc_dropped = 0;
   uint64_t app_progress = 0;  // progress steps run by app calls
   // Receive-side payload bytes: placed directly into registered memory by
   // the endpoint (WRITE, WRITE_IMM, single-SGE READ responses), or copied

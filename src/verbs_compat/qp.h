@@ -102,6 +102,9 @@ struct QpCounters {
   uint64_t dropped_too_long = 0;  // UD: message larger than the receive
   uint64_t unexpected_responses = 0;
   uint64_t retry_timeouts = 0;  // timeout x (retry_cnt + 1) without an ACK
+  // UC: messages the responder dropped (no receive posted, access or
+  // length error), where RC would NAK.
+  uint64_t uc_dropped = 0;
 };
 
 class Qp {
@@ -220,7 +223,10 @@ class Qp {
   void RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome, uint32_t imm,
                       absl::Span<const uint8_t> data, uint64_t orig,
                       bool place = false);
+  // A request the responder refuses: RC sends a NAK and enters ERR; UC
+  // drops it (UcDrop).
   void RcResponderError(NakCode code, uint32_t psn);
+  void UcDrop(uint32_t psn);
   // Scatters `parts` into a receive WQE's SGEs. Returns IBV_WC_SUCCESS,
   // IBV_WC_LOC_LEN_ERR or IBV_WC_LOC_PROT_ERR; touches nothing on error.
   ibv_wc_status Scatter(const RecvWqe& w,

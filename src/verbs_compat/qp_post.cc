@@ -21,6 +21,7 @@ bool OpcodeAllowed(ibv_qp_type type, ibv_wr_opcode op) {
       return true;
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return type == IBV_QPT_RC || type == IBV_QPT_UC;
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -53,7 +54,7 @@ bool IsAtomic(ibv_wr_opcode op) {
 }  // namespace
 
 int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
-  const bool rc = type_ == IBV_QPT_RC;
+  const bool rc = type_ != IBV_QPT_UD;  // connected: RC or UC
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
     uint64_t total = 0;
@@ -172,7 +173,7 @@ bool Qp::Pump(TimeNs now) {
   if (type_ == IBV_QPT_RC && now < rnr_until_) return true;
   while (sq_send_ < sq_tail_) {
     SendWqe& w = Wqe(sq_send_);
-    const TxResult r = type_ == IBV_QPT_RC ? RcTransmit(w) : UdTransmit(w);
+    const TxResult r = type_ == IBV_QPT_UD ? UdTransmit(w) : RcTransmit(w);
     if (r == TxResult::kRetry) return true;
     if (r == TxResult::kError) return false;  // the QP went to ERR
     w.sent_at = now;
@@ -356,7 +357,7 @@ void Qp::OnMessage(const NetAddr& from, const VerbsHeader& h,
 }
 
 void Qp::OnTransportFailure(uint32_t psn, bool was_response) {
-  if (type_ != IBV_QPT_RC || state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
+  if (type_ == IBV_QPT_UD || state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     return;
   }
   if (!was_response && sq_ack_ < sq_send_) {

@@ -328,8 +328,21 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
 
 void Qp::RcResponderError(NakCode code, uint32_t psn) {
   if (code == NakCode::kRemoteAccess) ++counters_.access_errors;
+  if (type_ == IBV_QPT_UC) {
+    UcDrop(psn);
+    return;
+  }
   RcSendResponse(VerbsOp::kNak, psn, static_cast<uint8_t>(code), 0, {}, 0);
   EnterError();
+}
+
+void Qp::UcDrop(uint32_t psn) {
+  // UC has no NAK: the message is lost to the responder and the requester
+  // completes it as sent. The ACK only lets braid0's requester retire it.
+  ++counters_.uc_dropped;
+  ++ctx_->counters().uc_dropped;
+  expected_psn_ = PsnAdd(psn, 1);
+  ctx_->NeedAck(this);
 }
 
 void Qp::FlushAck() {
@@ -362,6 +375,10 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     case VerbsOp::kSend:
     case VerbsOp::kSendImm: {
       RecvWqe* r = PeekRecv();
+      if (r == nullptr && type_ == IBV_QPT_UC) {
+        UcDrop(h.psn);  // no receive posted: UC drops, never RNR-waits
+        return;
+      }
       if (r == nullptr) {
         ++counters_.rnr_naks_sent;
         RcSendResponse(VerbsOp::kNak, h.psn,
@@ -392,6 +409,10 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
       if (!RcOnWrite(h, payload, arrival)) return;
       break;
     case VerbsOp::kReadReq: {
+      if (type_ == IBV_QPT_UC) {  // not a UC operation
+        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        return;
+      }
       uint8_t* src = nullptr;
       if (h.length > 0 && (!(qp_access & IBV_ACCESS_REMOTE_READ) ||
                            mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
@@ -412,7 +433,7 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     }
     case VerbsOp::kCmpSwap:
     case VerbsOp::kFetchAdd: {
-      if (h.remote_addr % 8 != 0) {
+      if (type_ == IBV_QPT_UC || h.remote_addr % 8 != 0) {
         RcResponderError(NakCode::kInvalidRequest, h.psn);
         return;
       }
@@ -470,6 +491,10 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
   RecvWqe* r = nullptr;
   if (h.op == VerbsOp::kWriteImm) {
     r = PeekRecv();
+    if (r == nullptr && type_ == IBV_QPT_UC) {
+      UcDrop(h.psn);  // the payload may be in place; no completion
+      return false;
+    }
     if (r == nullptr) {
       // The payload may already be in place; the requester sends the
       // whole WRITE_IMM again after the RNR timer (same bytes).
@@ -495,7 +520,7 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
 }
 
 bool Qp::PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest) {
-  if (type_ != IBV_QPT_RC || req.peer != remote_ ||
+  if (type_ == IBV_QPT_UD || req.peer != remote_ ||
       req.stream != static_cast<uint16_t>(attr_.dest_qp_num & 0xffff) ||
       req.msg_len < req.descriptor.head_bytes) {
     return false;

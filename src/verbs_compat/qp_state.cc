@@ -24,7 +24,10 @@ DurationNs RnrDelay(uint8_t code) {
 }
 
 int Qp::CheckCreate(Context* ctx, ibv_qp_init_attr_ex* a) {
-  if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) return EOPNOTSUPP;
+  if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC &&
+      a->qp_type != IBV_QPT_UD) {
+    return EOPNOTSUPP;
+  }
   if (a->send_cq == nullptr || a->recv_cq == nullptr) return EINVAL;
   if (a->send_cq->context != ctx->ibv() || a->recv_cq->context != ctx->ibv()) {
     return EINVAL;
@@ -44,8 +47,12 @@ int Qp::CheckCreate(Context* ctx, ibv_qp_init_attr_ex* a) {
       IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
       IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+  const uint64_t uc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+                          IBV_QP_EX_WITH_RDMA_WRITE |
+                          IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
   if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-      (a->send_ops_flags & ~supported_ops)) {
+      (a->send_ops_flags &
+       ~(a->qp_type == IBV_QPT_UC ? uc_ops : supported_ops))) {
     return EOPNOTSUPP;
   }
   const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;

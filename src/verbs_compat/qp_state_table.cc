@@ -15,7 +15,16 @@ constexpr int kRcSqdSqdOptional =
     IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |
     IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE | IBV_QP_CUR_STATE;
 
-Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
+// Connected-QP (RC and UC) and UD attribute rules, as the kernel's
+// ib_modify_qp_is_ok table has them. UC is RC without the attributes of
+// acknowledgement, retry and RDMA READ / atomics.
+constexpr int kUcSqdSqdOptional = IBV_QP_PKEY_INDEX | IBV_QP_AV |
+                                  IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+                                  IBV_QP_PATH_MIG_STATE;
+
+Rule RuleFor(ibv_qp_type type, ibv_qp_state cur, ibv_qp_state next) {
+  const bool rc = type != IBV_QPT_UD;
+  const bool uc = type == IBV_QPT_UC;
   Rule r;
   // To RESET or ERR from anywhere: only the state.
   if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) {
@@ -38,9 +47,11 @@ Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
       } else if (next == IBV_QPS_RTR) {
         r.valid = true;
         if (rc) {
-          r.required = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                       IBV_QP_MIN_RNR_TIMER;
+          r.required =
+              IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+          if (!uc) {
+            r.required |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+          }
           r.optional =
               IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX;
         } else {
@@ -51,7 +62,11 @@ Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
     case IBV_QPS_RTR:
       if (next == IBV_QPS_RTS) {
         r.valid = true;
-        if (rc) {
+        if (uc) {
+          r.required = IBV_QP_SQ_PSN;
+          r.optional = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH |
+                       IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE;
+        } else if (rc) {
           r.required = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                        IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
           r.optional = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH |
@@ -68,7 +83,7 @@ Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
         r.valid = true;
         r.optional = rc ? IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS |
                               IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
-                              IBV_QP_MIN_RNR_TIMER
+                              (uc ? 0 : IBV_QP_MIN_RNR_TIMER)
                         : IBV_QP_CUR_STATE | IBV_QP_QKEY;
       } else if (next == IBV_QPS_SQD) {
         r.valid = true;
@@ -79,18 +94,21 @@ Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
       if (next == IBV_QPS_RTS) {
         r.valid = true;
         r.optional = rc ? IBV_QP_CUR_STATE | IBV_QP_ALT_PATH |
-                              IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-                              IBV_QP_PATH_MIG_STATE
+                              IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE |
+                              (uc ? 0 : IBV_QP_MIN_RNR_TIMER)
                         : IBV_QP_CUR_STATE | IBV_QP_QKEY;
       } else if (next == IBV_QPS_SQD) {
         r.valid = true;
-        r.optional = rc ? kRcSqdSqdOptional : IBV_QP_PKEY_INDEX | IBV_QP_QKEY;
+        r.optional = uc   ? kUcSqdSqdOptional
+                     : rc ? kRcSqdSqdOptional
+                          : IBV_QP_PKEY_INDEX | IBV_QP_QKEY;
       }
       break;
     case IBV_QPS_SQE:
-      if (next == IBV_QPS_RTS && !rc) {
+      if (next == IBV_QPS_RTS && (uc || !rc)) {
         r.valid = true;
-        r.optional = IBV_QP_CUR_STATE | IBV_QP_QKEY;
+        r.optional = uc ? IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS
+                        : IBV_QP_CUR_STATE | IBV_QP_QKEY;
       }
       break;
     default:
@@ -103,10 +121,12 @@ Rule RuleFor(bool rc, ibv_qp_state cur, ibv_qp_state next) {
 
 bool ModifyIsAllowed(ibv_qp_type type, ibv_qp_state cur,
                      ibv_qp_state attr_state, int mask) {
-  if (type != IBV_QPT_RC && type != IBV_QPT_UD) return false;
+  if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD) {
+    return false;
+  }
   const ibv_qp_state next = (mask & IBV_QP_STATE) ? attr_state : cur;
   if (next < IBV_QPS_RESET || next > IBV_QPS_ERR) return false;
-  const Rule r = RuleFor(type == IBV_QPT_RC, cur, next);
+  const Rule r = RuleFor(type, cur, next);
   if (!r.valid) return false;
   const int attrs = mask & ~IBV_QP_STATE;
   if ((attrs & r.required) != r.required) return false;

@@ -34,7 +34,7 @@ trap cleanup EXIT INT TERM
 
 for bin in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
            ib_write_lat ib_read_lat ib_atomic_lat ibv_devinfo \
-           ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
+           ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
   if ! command -v "$bin" >/dev/null; then
     echo "run_perftest: $bin not installed (apt-get install perftest ibverbs-utils)"
     exit 1
@@ -159,6 +159,7 @@ run_config_error bad_bind_not_local BRAID_VERBS_BIND=192.0.2.77 fails \
 run_pair ibv_rc_pingpong ibv_rc_pingpong "${D[@]}" -n 500
 run_pair ibv_rc_pingpong_gid ibv_rc_pingpong "${D[@]}" -g 0 -n 200 -e
 run_pair ibv_ud_pingpong ibv_ud_pingpong "${D[@]}" -n 500
+run_pair ibv_uc_pingpong ibv_uc_pingpong "${D[@]}" -n 500
 run_pair ibv_srq_pingpong ibv_srq_pingpong "${D[@]}" -n 200
 
 # Every verb, all sizes (-a: 2 B .. 8 MiB).
@@ -183,6 +184,11 @@ run_pair ib_send_lat_srq ib_send_lat "${D[@]}" --use-srq -n "$ITERS"
 run_pair ib_send_bw_ud ib_send_bw "${D[@]}" -c UD -a -n "$ITERS_A"
 run_pair ib_send_lat_ud ib_send_lat "${D[@]}" -c UD -a -n "$ITERS_A"
 run_pair ib_send_bw_bidir ib_send_bw "${D[@]}" -b -n "$ITERS"
+# UC: SEND and WRITE only (perftest itself refuses UC for READ/atomics).
+run_pair ib_send_bw_uc ib_send_bw "${D[@]}" -c UC -n "$ITERS"
+run_pair ib_write_bw_uc ib_write_bw "${D[@]}" -c UC -n "$ITERS"
+run_pair ib_send_lat_uc ib_send_lat "${D[@]}" -c UC -n "$ITERS"
+run_pair ib_write_lat_uc ib_write_lat "${D[@]}" -c UC -n "$ITERS"
 run_pair ib_write_bw_64k ib_write_bw "${D[@]}" -s 65536 -n 2000
 run_pair ib_send_lat_64 ib_send_lat "${D[@]}" -s 64 -n 2000
 

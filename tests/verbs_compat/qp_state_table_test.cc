@@ -21,6 +21,29 @@ TEST(QpStateTableTest, TheRcConnectSequenceIsAllowed) {
   EXPECT_TRUE(ModifyIsAllowed(IBV_QPT_RC, IBV_QPS_RTR, IBV_QPS_RTS, kRcRts));
 }
 
+// UC: the RC sequence without the attributes of acknowledgement, retry and
+// READ/atomics (what ibv_uc_pingpong and perftest -c UC pass); those are
+// extra attributes for UC and rejected.
+TEST(QpStateTableTest, TheUcConnectSequenceIsAllowedWithoutRcOnlyAttributes) {
+  constexpr int kUcRtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                         IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  constexpr int kUcRts = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  EXPECT_TRUE(
+      ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RESET, IBV_QPS_INIT, kRcInit));
+  EXPECT_TRUE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_INIT, IBV_QPS_RTR, kUcRtr));
+  EXPECT_TRUE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RTR, IBV_QPS_RTS, kUcRts));
+  EXPECT_FALSE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_INIT, IBV_QPS_RTR, kRcRtr));
+  EXPECT_FALSE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RTR, IBV_QPS_RTS, kRcRts));
+  EXPECT_FALSE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_INIT, IBV_QPS_RTR,
+                               kUcRtr & ~IBV_QP_DEST_QPN));
+  EXPECT_FALSE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RTS, IBV_QPS_RTS,
+                               IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER));
+  EXPECT_TRUE(ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RTS, IBV_QPS_RTS,
+                              IBV_QP_STATE | IBV_QP_ACCESS_FLAGS));
+  EXPECT_FALSE(
+      ModifyIsAllowed(IBV_QPT_XRC_SEND, IBV_QPS_RESET, IBV_QPS_INIT, kRcInit));
+}
+
 TEST(QpStateTableTest, EachMissingRequiredAttributeIsRejected) {
   for (int bit = 1; bit < (1 << 21); bit <<= 1) {
     if ((kRcRtr & bit) && bit != IBV_QP_STATE) {
@@ -74,8 +97,6 @@ TEST(QpStateTableTest, AnyStateMayGoToResetOrErrorAndNowhereElseIsSkipped) {
       ModifyIsAllowed(IBV_QPT_RC, IBV_QPS_RTS, IBV_QPS_SQD, IBV_QP_STATE));
   EXPECT_TRUE(
       ModifyIsAllowed(IBV_QPT_RC, IBV_QPS_SQD, IBV_QPS_RTS, IBV_QP_STATE));
-  EXPECT_FALSE(
-      ModifyIsAllowed(IBV_QPT_UC, IBV_QPS_RESET, IBV_QPS_INIT, kRcInit));
 }
 
 }  // namespace

@@ -130,10 +130,6 @@ TEST(LossTest, EveryOpcodeIsByteExactAndInOrderUnderFivePercentLoss) {
   EXPECT_EQ(sa.zero_copy_sends, kRounds * 3u);
 }
 
-bool AllZero(const std::vector<uint8_t>& v) {
-  return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
-}
-
 // A refused WRITE of ~220 fragments, with 5 % of datagrams dropped: the
 // fragments the responder sees arrive out of order and some twice (after
 // retransmission), and still not one byte is written.

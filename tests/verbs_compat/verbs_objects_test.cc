@@ -200,7 +200,7 @@ TEST(ResourceTest, UnsupportedQpTypeIsRefused) {
   ibv_qp_init_attr qa{};
   qa.send_cq = b.cq;
   qa.recv_cq = b.cq;
-  qa.qp_type = IBV_QPT_UC;
+  qa.qp_type = IBV_QPT_RAW_PACKET;
   qa.cap.max_send_wr = 1;
   qa.cap.max_recv_wr = 1;
   errno = 0;

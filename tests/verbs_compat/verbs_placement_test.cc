@@ -16,10 +16,6 @@
 namespace braid::verbs_compat::testing {
 namespace {
 
-bool AllZero(const std::vector<uint8_t>& v) {
-  return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
-}
-
 TEST(PlacementTest, WriteAndReadPayloadsArePlacedWithoutAReassemblyCopy) {
   Pair p;
   ASSERT_TRUE(p.ok());

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -61,6 +62,11 @@ inline std::vector<ibv_wc> PollMany(ibv_cq* cq, int count, int ms = 10000) {
 }
 
 // Asserts that `cq` stays empty for `ms`.
+// True if every byte of `v` is zero (nothing was written into it).
+inline bool AllZero(const std::vector<uint8_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
+}
+
 inline bool StaysEmpty(ibv_cq* cq, int ms = 50) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -119,7 +125,7 @@ class Pair {
   explicit Pair(const PairOptions& o = {}) : o_(o) {
     Open(a);
     Open(b);
-    if (o.type == IBV_QPT_RC) {
+    if (o.type == IBV_QPT_RC || o.type == IBV_QPT_UC) {
       ConnectRc(a, b);
       ConnectRc(b, a);
     } else {
@@ -181,7 +187,9 @@ class Pair {
           (!o_.use_srq || s.srq) && (!o_.with_channel || s.channel);
   }
 
+  // RC, or UC with the attributes UC takes.
   void ConnectRc(Side& s, const Side& peer) {
+    const bool uc = o_.type == IBV_QPT_UC;
     if (!ok_) return;
     ibv_qp_attr at{};
     at.qp_state = IBV_QPS_INIT;
@@ -202,11 +210,12 @@ class Pair {
     at.ah_attr.grh.dgid = peer.gid;
     at.ah_attr.grh.hop_limit = 1;
     at.ah_attr.port_num = 1;
+    const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
     ok_ = ok_ && ibv_modify_qp(s.qp, &at,
-                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                   IBV_QP_MAX_DEST_RD_ATOMIC |
-                                   IBV_QP_MIN_RNR_TIMER) == 0;
+                               uc ? rtr
+                                  : rtr | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                        IBV_QP_MIN_RNR_TIMER) == 0;
     at = {};
     at.qp_state = IBV_QPS_RTS;
     at.sq_psn = 0x123;
@@ -214,10 +223,12 @@ class Pair {
     at.retry_cnt = o_.retry_cnt;
     at.rnr_retry = o_.rnr_retry;
     at.max_rd_atomic = 16;
+    const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
     ok_ = ok_ && ibv_modify_qp(s.qp, &at,
-                               IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-                                   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                   IBV_QP_MAX_QP_RD_ATOMIC) == 0;
+                               uc ? rts
+                                  : rts | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                        IBV_QP_RNR_RETRY |
+                                        IBV_QP_MAX_QP_RD_ATOMIC) == 0;
   }
 
   void ConnectUd(Side& s) {

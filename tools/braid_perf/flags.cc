@@ -31,6 +31,8 @@ const char* TestName(Test t) {
 const char* PerfUsage() {
   return R"(usage:
   braid-perf --server [--bind ADDR:PORT] [--persistent] [common flags]
+             (--persistent: serve clients one after another until SIGINT /
+             SIGTERM, which print --stats and exit 0)
   braid-perf --client HOST:PORT --test bw|lat|rate [-s SIZE | -a] [-n ITERS | -D SECONDS]
              [--window W] [common flags]
 

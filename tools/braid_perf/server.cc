@@ -1,6 +1,9 @@
 #include "tools/braid_perf/server.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -14,6 +17,9 @@
 
 namespace braid::perf {
 namespace {
+
+// Set by SIGINT / SIGTERM (RunServer); Serve returns at its next step.
+std::atomic<int> g_stop_signal{0};
 
 constexpr uint64_t kResultCookie = 1;
 constexpr uint64_t kOtherCookie = 2;
@@ -103,6 +109,14 @@ class Server {
         if (!f_.persistent) return exit_code_;
         bye_ns_ = 0;
         deadline_ = Deadline(0);
+      }
+      if (const int sig = g_stop_signal.load(std::memory_order_relaxed)) {
+        // The normal end of an idle --persistent server (a finished run's
+        // result already sent); anything else was cut short.
+        const bool mid_run = run_ && !run_->result_sent;
+        std::fprintf(stderr, "braid-perf server: stopped by signal %d%s\n", sig,
+                     mid_run ? " during a run" : "");
+        return mid_run || !f_.persistent ? kExitFailed : exit_code_;
       }
       if (now >= deadline_.end_ns()) {  // deadline_.Passed(), one clock read
         std::fprintf(stderr,
@@ -339,6 +353,13 @@ int RunServer(const PerfFlags& f) {
                (*ep)->ep().local_address().ToString().c_str());
   std::fflush(stderr);
   Server server(f, std::move(*ep));
+  // SIGINT / SIGTERM end the server between steps, so --stats still
+  // prints (a --persistent server ends no other way).
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { g_stop_signal.store(sig); };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   const int rc = server.Serve();
   if (f.stats) server.PrintStats();
   return rc;

@@ -250,6 +250,22 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         finally:
             srv.kill()
 
+    def test_persistent_server_stops_on_sigterm_and_prints_stats(self):
+        srv = Server(["--block", "--persistent", "--stats"])
+        try:
+            rc, out, err = run_client(srv.addr, ["--test", "bw", "-n", "200",
+                                                 "--block"])
+            self.assertEqual(rc, 0, err)
+            srv.proc.terminate()  # SIGTERM
+            src, sout, serr = srv.wait(timeout=10)
+        finally:
+            srv.kill()
+        self.assertEqual(src, 0, serr)
+        self.assertIn("stopped by signal", serr)
+        m = re.search(r"datagrams_received\s+(\d+)", serr)
+        self.assertIsNotNone(m, serr)
+        self.assertGreaterEqual(int(m.group(1)), 200)
+
     def test_ipv6_loopback(self):
         try:
             srv = Server(["--block"], bind="[::1]:0")

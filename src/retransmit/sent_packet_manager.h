@@ -58,7 +58,8 @@
 // "unknown" to the receiver's report and is never declared lost by the gap
 // or time rules (only by RTO or NAK).
 //
-// Tail loss probe: after 2 * response srtt + max_ack_delay (see RTT below)
+// Tail loss probe: after pto() (about 1.5 response srtt + max_ack_delay; see
+// pto() and RTT below)
 // without new data sent and
 // without an ack that newly acknowledged data, with packets in flight and no
 // retransmission pending, the newest in-flight packet is put into the
@@ -170,8 +171,9 @@ class SentPacketManager {
   DurationNs rto() const { return response_.Rto(rto_floor_, opts_.max_rto); }
   // The RTO floor in force (see rto()).
   DurationNs rto_floor() const { return rto_floor_; }
-  // The tail-probe timeout: (2 x response srtt + max_ack_delay), doubled
-  // per recent spurious probe (at most 8x, never above rto()).
+  // The tail-probe timeout: max(1.5 x response srtt, response srtt + 4 x
+  // its rttvar once sampled) + max_ack_delay, doubled per recent spurious
+  // probe when max_pto_shift allows (never above rto() then).
   DurationNs pto() const { return Pto(); }
   // rto() with the current exponential backoff applied (<= max_rto).
   DurationNs current_rto() const;

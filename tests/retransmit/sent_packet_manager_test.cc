@@ -810,6 +810,24 @@ TEST_F(SentPacketManagerTest,
   EXPECT_LE(m_->pto(), base + Us(5));
 }
 
+// Steady answers: the probe waits 1.5 srtt (+ ack delay). Answers that
+// spread widely (a receiver woken from sleep): at least srtt + 4 rttvar.
+TEST_F(SentPacketManagerTest, ProbeTimeoutCoversTheSpreadOfTheAnswers) {
+  Make(RetransmitOptions{});
+  TimeNs t = T(0);
+  ASSERT_NO_FATAL_FAILURE(SettleEstimates(&t));  // 20 answers of 20 us
+  const DurationNs ack_delay = RetransmitOptions{}.max_ack_delay;
+  EXPECT_LE(m_->pto(), m_->srtt() * 3 / 2 + ack_delay + Us(1));
+  for (int i = 0; i < 40; ++i) {
+    const Psn p = Send(0, t);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, t + Us(i % 2 == 0 ? 10 : 90)));
+    t = t + Us(100);
+  }
+  // Mean ~50 us, spread ~40 us: srtt + 4 rttvar is well above 1.5 srtt.
+  EXPECT_GT(m_->pto(), m_->srtt() * 3 / 2 + ack_delay + Us(20));
+  EXPECT_GE(m_->pto(), m_->srtt() + m_->rttvar() * 4 + ack_delay);
+}
+
 TEST_F(SentPacketManagerTest,
        ByDefaultASpuriousTailProbeLeavesTheTimeoutAlone) {
   Make(RetransmitOptions{});

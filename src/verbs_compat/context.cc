@@ -430,10 +430,12 @@ void Context::Linger(DurationNs limit) {
   // Our last ACK may be lost, and the peer then re-sends (tail probe, RTO)
   // until it hears one: keep answering until the peer has been quiet for
   // kLingerQuiet, else its last send fails after peer_timeout although the
-  // message arrived (seen with ibv_rc_pingpong at 1-5 % loss). So every
-  // close takes at least kLingerQuiet (the endpoint does not tell when the
-  // last datagram came before this call), at most `limit`.
+  // message arrived (seen with ibv_rc_pingpong at 1-5 % loss). So a close
+  // after traffic takes at least kLingerQuiet (the endpoint does not tell
+  // when the last datagram came before this call), at most `limit`; a
+  // context that never heard from anyone (ibv_devinfo) does not wait.
   uint64_t received = ep_->stats().datagrams_received;
+  if (received == 0 && unacked_sends_ == 0) return;
   TimeNs last_rx = Now();
   while (Now() < deadline) {
     const TimeNs now = Now();

@@ -18,9 +18,11 @@
 // small messages sharing datagrams, one syscall per burst. A program that
 // has called fd() gets every Send transmitted at once.
 //
-//   auto ep = braid::Endpoint::Open({.bind = "10.0.0.1:7000"}).value();
+//   braid::EndpointOptions opts;
+//   opts.bind = "10.0.0.1:7000";
+//   auto ep = braid::Endpoint::Open(opts).value();
 //   auto peer = braid::NetAddr::Parse("10.0.0.2:7000").value();
-//   ep->Send(peer, bytes, {.cookie = 42});
+//   absl::Status s = ep->Send(peer, bytes, {.cookie = 42});
 //   std::vector<braid::Completion> done;
 //   while (done.empty()) ep->Poll(&done);
 //   ...                      // use done[i].data

@@ -130,7 +130,7 @@ absl::StatusOr<VerbsConfig> LoadConfig(
     c.loss = d;
   }
   if (const char* v = getenv_fn("BRAID_VERBS_SEED"); v && *v) {
-    if (absl::Status s = ParseUint("BRAID_VERBS_SEED", v, 1, UINT64_MAX, &x);
+    if (absl::Status s = ParseUint("BRAID_VERBS_SEED", v, 0, UINT64_MAX, &x);
         !s.ok()) {
       return s;
     }

@@ -9,14 +9,14 @@
 //   BRAID_VERBS_MTU         IP MTU, 576..65535 (default 1500)
 //   BRAID_VERBS_LOSS        test impairment: drop probability 0..0.5, or
 //                           a percentage like "5%" (default 0)
-//   BRAID_VERBS_SEED        impairment seed (default 1)
+//   BRAID_VERBS_SEED        impairment seed, 0..2^64-1 (default 1)
 //   BRAID_VERBS_MIN_ACK_TIMEOUT_MS  floor of the RC local ACK timeout,
 //                           0..3600000 (default 10000)
 //   BRAID_VERBS_SPIN_US     how long the progress thread keeps polling
 //                           after work came in before it blocks,
 //                           0..1000000 (default 50 with 4 or more CPUs
 //                           available to the process, else 0)
-//   BRAID_VERBS_DISABLE     1 = do not list braid0
+//   BRAID_VERBS_DISABLE     set and not "0" = do not list braid0
 //
 // A value that does not parse is an error: the caller prints it and does
 // not list the device.

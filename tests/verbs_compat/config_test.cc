@@ -41,7 +41,8 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
                                         {"BRAID_VERBS_LOSS", "1%"},
                                         {"BRAID_VERBS_MTU", "9000"},
                                         {"BRAID_VERBS_MIN_ACK_TIMEOUT_MS", "0"},
-                                        {"BRAID_VERBS_SPIN_US", "200"}});
+                                        {"BRAID_VERBS_SPIN_US", "200"},
+                                        {"BRAID_VERBS_SEED", "0"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->bind_ipv4, 0x0a010203u);
   EXPECT_EQ(c->port_base, 30000);
@@ -51,6 +52,7 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c->mtu, 9000u);
   EXPECT_EQ(c->min_ack_timeout, DurationNs::Zero());
   EXPECT_EQ(c->progress_spin, DurationNs::Micros(200));
+  EXPECT_EQ(c->seed, 0u);
   EndpointOptions o = c->ToEndpointOptions(30001);
   EXPECT_EQ(o.bind, "10.1.2.3:30001");
   EXPECT_DOUBLE_EQ(o.impair.drop, 0.01);

@@ -31,6 +31,9 @@ struct NetAddr {
                                        bool allow_port_zero = false);
 
   bool valid() const { return family != Family::kNone; }
+  // True for 0.0.0.0 and :: (bound there, the kernel picks the source IP per
+  // route; an IPv6 socket bound to :: may also carry IPv4).
+  bool IsWildcard() const;
   uint32_t ipv4() const;  // host byte order; only meaningful for kIpv4
   std::string ToString() const;
 

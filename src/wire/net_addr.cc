@@ -21,6 +21,14 @@ NetAddr NetAddr::Ipv4(uint32_t host_order_ip, uint16_t port) {
   return a;
 }
 
+bool NetAddr::IsWildcard() const {
+  const size_t n = family == Family::kIpv4 ? 4 : ip.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (ip[i] != 0) return false;
+  }
+  return true;
+}
+
 uint32_t NetAddr::ipv4() const {
   return (uint32_t{ip[0]} << 24) | (uint32_t{ip[1]} << 16) |
          (uint32_t{ip[2]} << 8) | uint32_t{ip[3]};

@@ -17,6 +17,14 @@ TEST(NetAddrTest, DefaultIsInvalidAndPrintsAsNone) {
   EXPECT_EQ(a.ToString(), "(none)");
 }
 
+TEST(NetAddrTest, WildcardIsTheAnyAddressOfEitherFamily) {
+  EXPECT_TRUE(NetAddr::Parse("0.0.0.0:0", true)->IsWildcard());
+  EXPECT_TRUE(NetAddr::Parse("[::]:7", true)->IsWildcard());
+  EXPECT_FALSE(NetAddr::Parse("127.0.0.1:7")->IsWildcard());
+  EXPECT_FALSE(NetAddr::Parse("[::1]:7")->IsWildcard());
+  EXPECT_FALSE(NetAddr::Parse("[::ffff:0.0.0.0]:7")->IsWildcard());
+}
+
 TEST(NetAddrTest, ParsesIpv4WithPort) {
   absl::StatusOr<NetAddr> a = NetAddr::Parse("10.1.2.3:4791");
   ASSERT_TRUE(a.ok()) << a.status();

@@ -193,11 +193,6 @@ absl::StatusOr<NetAddr> ParseOrResolve(const std::string& text) {
       absl::StrCat("'", host, "' has no IPv4 or IPv6 address"));
 }
 
-bool IsAny(const NetAddr& a) {
-  return std::all_of(a.ip.begin(), a.ip.end(),
-                     [](uint8_t b) { return b == 0; });
-}
-
 absl::Status Probability(absl::string_view flag, absl::string_view v,
                          double* out) {
   if (!absl::SimpleAtod(v, out) || !std::isfinite(*out) || *out < 0 ||
@@ -457,7 +452,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
           absl::StrCat("--bind: ", b.status().message()));
     }
     if (f.role == Role::kClient && b->family != f.server.family &&
-        !(b->family == NetAddr::Family::kIpv6 && IsAny(*b))) {
+        !(b->family == NetAddr::Family::kIpv6 && b->IsWildcard())) {
       return absl::InvalidArgumentError(
           absl::StrCat("--bind ", f.bind, " and --client ", server_text,
                        " are of different address families"));

@@ -37,15 +37,6 @@ constexpr uint32_t kProbeAfterEmptyPolls = 2;
 // How often the CLOCK_REALTIME - CLOCK_MONOTONIC offset is re-read.
 constexpr int64_t kClockOffsetRefreshNs = 1000000;
 
-// True for 0.0.0.0 and :: (the kernel picks the source IP per route).
-bool IsWildcard(const NetAddr& a) {
-  const size_t n = a.family == NetAddr::Family::kIpv4 ? 4 : a.ip.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (a.ip[i] != 0) return false;
-  }
-  return true;
-}
-
 // Errors a connected UDP socket reports for a hard ICMP error the kernel
 // received about an earlier datagram (port or protocol unreachable,
 // administratively filtered); the failing send sent nothing.
@@ -78,7 +69,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       rx_addr_(burst_),
       rx_ctrl_(burst_ * kRxCtrl),
       rx_meta_(burst_) {
-  if (opts.connect && !IsWildcard(opts.bind)) {
+  if (opts.connect && !opts.bind.IsWildcard()) {
     for (TxConn& c : tx_conn_) c.state = ConnState::kUnused;
   }
   std::memset(tx_hdrs_.data(), 0, tx_hdrs_.size() * sizeof(mmsghdr));

@@ -113,9 +113,7 @@ absl::Status ConfigureSender(int fd, int family, bool ecn) {
 // True if the IPv6 socket `fd`, bound to `addr`, also carries IPv4: bound to
 // the any-address (::) with IPV6_V6ONLY off (net.ipv6.bindv6only = 0).
 bool TakesIpv4(int fd, const NetAddr& addr) {
-  for (uint8_t b : addr.ip) {
-    if (b != 0) return false;
-  }
+  if (!addr.IsWildcard()) return false;
   int v6only = 1;
   socklen_t len = sizeof(v6only);
   if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &len) != 0) {

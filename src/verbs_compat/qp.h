@@ -226,6 +226,9 @@ class Qp {
   // A request the responder refuses: RC sends a NAK and enters ERR; UC
   // drops it (UcDrop).
   void RcResponderError(NakCode code, uint32_t psn);
+  // A SEND or WRITE_IMM found no receive posted: RC sends an RNR NAK (the
+  // requester retries), UC drops it.
+  void RcNoReceive(uint32_t psn);
   void UcDrop(uint32_t psn);
   // Scatters `parts` into a receive WQE's SGEs. Returns IBV_WC_SUCCESS,
   // IBV_WC_LOC_LEN_ERR or IBV_WC_LOC_PROT_ERR; touches nothing on error.

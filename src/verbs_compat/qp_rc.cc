@@ -336,6 +336,16 @@ void Qp::RcResponderError(NakCode code, uint32_t psn) {
   EnterError();
 }
 
+void Qp::RcNoReceive(uint32_t psn) {
+  if (type_ == IBV_QPT_UC) {
+    UcDrop(psn);  // UC never waits out RNR
+    return;
+  }
+  ++counters_.rnr_naks_sent;
+  RcSendResponse(VerbsOp::kNak, psn, static_cast<uint8_t>(NakCode::kRnr),
+                 attr_.min_rnr_timer, {}, 0);
+}
+
 void Qp::UcDrop(uint32_t psn) {
   // UC has no NAK: the message is lost to the responder and the requester
   // completes it as sent. The ACK only lets braid0's requester retire it.
@@ -375,15 +385,8 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     case VerbsOp::kSend:
     case VerbsOp::kSendImm: {
       RecvWqe* r = PeekRecv();
-      if (r == nullptr && type_ == IBV_QPT_UC) {
-        UcDrop(h.psn);  // no receive posted: UC drops, never RNR-waits
-        return;
-      }
       if (r == nullptr) {
-        ++counters_.rnr_naks_sent;
-        RcSendResponse(VerbsOp::kNak, h.psn,
-                       static_cast<uint8_t>(NakCode::kRnr), attr_.min_rnr_timer,
-                       {}, 0);
+        RcNoReceive(h.psn);
         return;
       }
       const ibv_wc_status st = Scatter(*r, {payload});
@@ -491,16 +494,10 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
   RecvWqe* r = nullptr;
   if (h.op == VerbsOp::kWriteImm) {
     r = PeekRecv();
-    if (r == nullptr && type_ == IBV_QPT_UC) {
-      UcDrop(h.psn);  // the payload may be in place; no completion
-      return false;
-    }
     if (r == nullptr) {
-      // The payload may already be in place; the requester sends the
-      // whole WRITE_IMM again after the RNR timer (same bytes).
-      ++counters_.rnr_naks_sent;
-      RcSendResponse(VerbsOp::kNak, h.psn, static_cast<uint8_t>(NakCode::kRnr),
-                     attr_.min_rnr_timer, {}, 0);
+      // The payload may already be in place: RC's requester sends the whole
+      // WRITE_IMM again after the RNR timer (same bytes); UC's is done.
+      RcNoReceive(h.psn);
       return false;
     }
   }

@@ -46,6 +46,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   last_progress_ = TimeNs::Zero();
   rto_undo_armed_ = false;
   rto_at_ = TimeNs::Infinite();
+  rto_restart_ = TimeNs::Zero();
   acked_pre_rto_original_ = false;
   rto_lost_.clear();
   reo_extra_eighths_ = 0;

@@ -36,12 +36,17 @@
 //    A path without an RTT sample uses rto() as its window instead, so a
 //    slow path is not judged by the fast paths' srtt before its first sample.
 //  * RTO (kRto). A live transmission on path p is lost once
-//    now >= max(sent, last progress) + PathRto(p), PathRto(p) = max(rto(),
-//    the path's own srtt + 4 * rttvar) with the exponential backoff applied,
+//    now >= max(sent, last progress, last RTO) + PathRto(p), PathRto(p) =
+//    max(rto(), the path's own srtt + 4 * rttvar) with the exponential backoff
+//    applied,
 //    <= max_rto. An RTO declares lost only the oldest live transmission of
 //    each expired path (a whole window of re-sends after a mere stall would
 //    mostly duplicate); the rest is found by the time rule once a re-send
-//    is acknowledged, or by the next, backed-off RTO. "Last progress" is the
+//    is acknowledged, or by the next, backed-off RTO — a whole PathRto after
+//    this one (counting from the last RTO too: otherwise, with the front
+//    popped, the next packet of a window sent long ago would be overdue at
+//    once and a dead peer would get the whole window every max_rto, a
+//    path at a time). "Last progress" is the
 //    last ack that newly acknowledged
 //    data: like TCP's restarted retransmission timer, the RTO fires only
 //    after a whole RTO without progress. While other paths make progress,
@@ -312,6 +317,15 @@ class SentPacketManager {
   // proves it spurious (reported once).
   bool rto_undo_armed_ = false;
   TimeNs rto_at_ = TimeNs::Infinite();  // when the last RTO fired
+  // The same, but Zero before any: an RTO deadline counts from it too, so
+  // the next RTO comes a whole (backed-off) RTO after the last one even for
+  // packets sent long before it.
+  TimeNs rto_restart_ = TimeNs::Zero();
+  // Where a live transmission's RTO counts from: the latest of its send,
+  // the last progress and the last RTO.
+  TimeNs RtoBase(TimeNs sent) const {
+    return Max(Max(sent, last_progress_), rto_restart_);
+  }
   // This ack newly acknowledged a packet sent once, before the last RTO
   // (see OnAck: the F-RTO rule).
   bool acked_pre_rto_original_ = false;

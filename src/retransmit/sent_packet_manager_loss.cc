@@ -95,8 +95,7 @@ void SentPacketManager::RecomputeRtoDeadline() {
     const wire::PathId path = active_paths_[i];
     PathState& ps = paths_[path];
     if (const TxRecord* f = LiveFront(ps)) {
-      rto_deadline_ =
-          Min(rto_deadline_, Max(f->sent, last_progress_) + PathRto(path));
+      rto_deadline_ = Min(rto_deadline_, RtoBase(f->sent) + PathRto(path));
       ++i;
     } else {
       ps.active = false;
@@ -110,7 +109,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
   bool expired = false;
   for (wire::PathId path : active_paths_) {
     const TxRecord* f = LiveFront(paths_[path]);
-    if (f != nullptr && now >= Max(f->sent, last_progress_) + PathRto(path)) {
+    if (f != nullptr && now >= RtoBase(f->sent) + PathRto(path)) {
       expired = true;
       break;
     }
@@ -128,8 +127,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
       for (wire::PathId path : active_paths_) {
         PathState& ps = paths_[path];
         TxRecord* f = LiveFront(ps);
-        if (f == nullptr || now < Max(f->sent, last_progress_) + PathRto(path))
-          continue;
+        if (f == nullptr || now < RtoBase(f->sent) + PathRto(path)) continue;
         DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto, ev);
         rto_lost_.push_back(f->psn);
         ps.log.PopFront();
@@ -138,6 +136,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
     if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
     rto_undo_armed_ = !opts_.go_back_n;
     rto_at_ = now;
+    rto_restart_ = now;
     tlp_armed_ = false;  // no probe until new data or an ack with progress
   }
   RecomputeRtoDeadline();

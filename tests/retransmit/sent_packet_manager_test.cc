@@ -554,6 +554,33 @@ TEST_F(SentPacketManagerTest, RtoBackoffStopsAtMaxRto) {
   EXPECT_EQ(m_->NextTimerTime(), now + Us(1000));
 }
 
+TEST_F(SentPacketManagerTest, SilentPeerGetsOneResendPerRtoNotTheWindow) {
+  // A window of 20 packets on one path, and nothing ever answers (a dead
+  // or paused peer). Each RTO re-sends the oldest packet only, and the next
+  // RTO comes a whole backed-off RTO after the last: the packets behind
+  // the front, sent long ago, must not be overdue at once.
+  RetransmitOptions o = NoProbe();
+  o.max_rto = Us(1000);
+  Make(o);
+  for (int i = 0; i < 20; ++i) Send(0, T(i));
+  TimeNs now = T(0);
+  TimeNs prev = T(0);
+  for (int i = 0; i < 8; ++i) {
+    now = m_->NextTimerTime();
+    ASSERT_FALSE(now.IsInfinite());
+    EXPECT_GE(now - prev, Us(300)) << "RTO " << i << " came too soon";
+    m_->OnTimer(now, ev_);
+    const std::vector<uint32_t> resent = PopAll();
+    ASSERT_EQ(resent.size(), 1u) << "RTO " << i;
+    Resend(Psn(resent[0]), 0, now);
+    prev = now;
+  }
+  EXPECT_EQ(m_->counters().rtos, 8u);
+  EXPECT_EQ(ev_.lost.size(), 8u);
+  // Backed off to max_rto: 300 + 600 + 1000 * 6 us.
+  EXPECT_EQ(now, T(6900));
+}
+
 TEST_F(SentPacketManagerTest, TailProbeQueuesNewestInFlightPacketOnce) {
   Make(RetransmitOptions{});
   Send(0, T(0));

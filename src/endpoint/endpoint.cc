@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <ctime>
 #include <random>
@@ -56,7 +57,8 @@ class Endpoint::Impl {
     if (epfd_ >= 0) close(epfd_);
   }
 
-  absl::Status Send(const NetAddr& peer, endpoint::OutMessage&& m) {
+  absl::Status Send(const NetAddr& peer_in, endpoint::OutMessage&& m) {
+    const NetAddr peer = peer_in.Canonical();  // [::ffff:a.b.c.d] is IPv4
     if (!backend_->Reaches(peer.family)) {
       return absl::InvalidArgumentError(
           absl::StrCat("peer ", peer.ToString(),
@@ -206,6 +208,25 @@ class Endpoint::Impl {
     ++timer_arms_;
   }
 
+  // epoll_wait for at most `timeout` (Infinite: no limit), to the
+  // nanosecond where the kernel has epoll_pwait2 (5.11+), else rounded up
+  // to whole milliseconds — never down: Wait(200 us) returning at once
+  // made a caller's wait loop spin.
+  int EpollWait(epoll_event* ev, int max, DurationNs timeout) {
+    if (timeout.IsInfinite()) return epoll_wait(epfd_, ev, max, -1);
+    const int64_t ns = std::max<int64_t>(0, timeout.ns());
+    if (have_pwait2_) {
+      timespec ts;
+      ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+      ts.tv_nsec = static_cast<long>(ns % 1000000000);
+      const int n = epoll_pwait2(epfd_, ev, max, &ts, nullptr);
+      if (n >= 0 || errno != ENOSYS) return n;
+      have_pwait2_ = false;
+    }
+    const int64_t ms = std::min<int64_t>((ns + 999999) / 1000000, INT_MAX);
+    return epoll_wait(epfd_, ev, max, static_cast<int>(ms));
+  }
+
   void Wait(DurationNs timeout) {
     if (rx_timestamps_pending_) StartRxTimestamps();
     if (!closed_io_) {
@@ -217,12 +238,8 @@ class Endpoint::Impl {
       ArmTimer();
     }
     epoll_event ev[2];
-    const int ms =
-        timeout.IsInfinite()
-            ? -1
-            : static_cast<int>(std::max<int64_t>(0, timeout.ns() / 1000000));
     ++waits_;
-    const int n = epoll_wait(epfd_, ev, 2, ms);
+    const int n = EpollWait(ev, 2, timeout);
     bool expired = false;
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == timerfd_) {
@@ -237,7 +254,11 @@ class Endpoint::Impl {
     // (wait_fd()'s contract): an expiry read here, which no Poll has acted
     // on yet, must keep the fd readable, or the caller sleeps through it.
     // Re-arming for the same (past) deadline fires the timer again at once.
-    if (expired && ms == 0 && !closed_io_) ArmTimer();
+    // (As before epoll_pwait2: any timeout under 1 ms counts as such.)
+    if (expired && !timeout.IsInfinite() && timeout < DurationNs::Millis(1) &&
+        !closed_io_) {
+      ArmTimer();
+    }
   }
 
   // RxTimestamps::kAuto: the application blocks from now on, so a datagram
@@ -306,11 +327,12 @@ class Endpoint::Impl {
   std::vector<backend::RxPacket> rx_;
   int epfd_;
   int timerfd_;
-  TimeNs armed_ = TimeNs::Infinite();      // the timerfd starts disarmed
-  uint64_t timer_arms_ = 0;                // timerfd_settime calls
-  uint64_t waits_ = 0;                     // epoll_wait calls
-  bool fd_exported_ = false;               // fd() was called
-  bool rx_timestamps_pending_;             // kAuto, and no Wait/fd call yet
+  bool have_pwait2_ = true;            // cleared on ENOSYS (kernel before 5.11)
+  TimeNs armed_ = TimeNs::Infinite();  // the timerfd starts disarmed
+  uint64_t timer_arms_ = 0;            // timerfd_settime calls
+  uint64_t waits_ = 0;                 // epoll_wait calls
+  bool fd_exported_ = false;           // fd() was called
+  bool rx_timestamps_pending_;         // kAuto, and no Wait/fd call yet
   TimeNs last_poll_ = TimeNs::Infinite();  // kAuto: the previous Poll's now
   DurationNs late_poll_gap_;       // UdpBackendOptions::rx_timestamps_poll_gap
   bool acks_held_ = false;         // the last Poll held ack-only datagrams

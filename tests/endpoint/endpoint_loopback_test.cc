@@ -104,6 +104,19 @@ uint64_t TimestampsAfterExchange(Endpoint& a, Endpoint& b) {
 // readable until a Poll has acted on it. (braid0's ibv_get_cq_event, which
 // blocks this way, otherwise slept through the timer that re-sends a lost
 // packet.)
+// Wait(timeout) on an endpoint with nothing to do sleeps for the timeout:
+// sub-millisecond timeouts were truncated to 0 ms, so a caller's wait loop
+// spun instead of sleeping.
+TEST(EndpointLoopbackTest, IdleWaitSleepsForSubMillisecondTimeouts) {
+  auto a = OpenOrDie();
+  for (int64_t us : {200, 999, 1500}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 5; ++i) a->Wait(DurationNs::Micros(us));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(took, std::chrono::microseconds(5 * us)) << us << " us";
+  }
+}
+
 TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
   auto a = OpenOrDie();
   auto b = OpenOrDie();  // never polled: nothing is acked, a's timer runs

@@ -34,6 +34,13 @@ struct NetAddr {
   // True for 0.0.0.0 and :: (bound there, the kernel picks the source IP per
   // route; an IPv6 socket bound to :: may also carry IPv4).
   bool IsWildcard() const;
+  // True for multicast (224.0.0.0/4, ff00::/8) and IPv4 limited broadcast
+  // (255.255.255.255): a reliable peer cannot live there.
+  bool IsMulticastOrBroadcast() const;
+  // An IPv4-mapped IPv6 address ([::ffff:a.b.c.d]:p) as the IPv4 address it
+  // names (a.b.c.d:p), the form datagrams from that peer arrive with;
+  // anything else unchanged.
+  NetAddr Canonical() const;
   uint32_t ipv4() const;  // host byte order; only meaningful for kIpv4
   std::string ToString() const;
 

@@ -84,8 +84,10 @@ using PlacementHandler =
 class Endpoint {
  public:
   // Opens an endpoint. Errors: InvalidArgument (bad options or address,
-  // naming the field), Unavailable/PermissionDenied/AlreadyExists from the
-  // backend (e.g. "port 7000 in use").
+  // naming the field; an address not on this host), AlreadyExists (e.g.
+  // "port 7000 in use"), PermissionDenied (a privileged port without root),
+  // ResourceExhausted (out of file descriptors or memory), Unavailable
+  // (any other socket error, with its errno text).
   static absl::StatusOr<std::unique_ptr<Endpoint>> Open(
       const EndpointOptions& options);
 
@@ -98,7 +100,9 @@ class Endpoint {
   NetAddr local_address() const;
 
   // Sends a copy of `message`; the caller may reuse its buffer at once.
-  // Errors: InvalidArgument (bad address, wrong family, message larger than
+  // An IPv4-mapped `peer` ([::ffff:a.b.c.d]:p) is the IPv4 peer a.b.c.d:p
+  // (completions name it so). Errors: InvalidArgument (bad address: port 0,
+  // an any-address, multicast or broadcast; wrong family, message larger than
   // max_message_bytes, placement head longer than the message or than
   // kMaxPlacementHeadBytes, prefix over kMaxPrefixBytes; sizes count the
   // prefix), ResourceExhausted (send queue or peer table full:

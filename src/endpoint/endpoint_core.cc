@@ -67,12 +67,20 @@ void EndpointCore::RecycleBuffer(std::vector<uint8_t>&& b) {
   free_copies_.push_back(std::move(b));
 }
 
-absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
+absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
+                                OutMessage&& m) {
   if (closed_) return absl::FailedPreconditionError("endpoint is closed");
-  if (!to.valid() || to.port == 0) {
+  if (!to_in.valid() || to_in.port == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("bad peer address ", to.ToString()));
+        absl::StrCat("bad peer address ", to_in.ToString()));
   }
+  if (to_in.IsWildcard() || to_in.IsMulticastOrBroadcast()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad peer address ", to_in.ToString(),
+        ": an any-address, multicast or broadcast address names no peer"));
+  }
+  // One peer, one key: replies from [::ffff:a.b.c.d] arrive as a.b.c.d.
+  const NetAddr to = to_in.Canonical();
   if (m.len > cfg_.proto.max_message_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("message of ", m.len, " bytes exceeds max_message_bytes (",

@@ -29,6 +29,26 @@ bool NetAddr::IsWildcard() const {
   return true;
 }
 
+bool NetAddr::IsMulticastOrBroadcast() const {
+  if (family == Family::kIpv4) {
+    return (ip[0] & 0xf0) == 0xe0 || ipv4() == 0xffffffffu;
+  }
+  return family == Family::kIpv6 && ip[0] == 0xff;
+}
+
+NetAddr NetAddr::Canonical() const {
+  if (family != Family::kIpv6) return *this;
+  for (int i = 0; i < 10; ++i) {
+    if (ip[i] != 0) return *this;
+  }
+  if (ip[10] != 0xff || ip[11] != 0xff) return *this;
+  NetAddr v4 = *this;
+  v4.family = Family::kIpv4;
+  v4.ip = {};
+  for (int i = 0; i < 4; ++i) v4.ip[i] = ip[12 + i];
+  return v4;
+}
+
 uint32_t NetAddr::ipv4() const {
   return (uint32_t{ip[0]} << 24) | (uint32_t{ip[1]} << 16) |
          (uint32_t{ip[2]} << 8) | uint32_t{ip[3]};

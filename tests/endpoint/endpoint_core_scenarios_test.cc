@@ -382,6 +382,13 @@ TEST(EndpointCoreScenarioTest,
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   s = p.a->Send(p.now, NetAddr::Ipv4(0x0a000002, 0), Msg(m, 1));
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  // Addresses no peer can have: the send would only fail at peer_timeout.
+  for (const char* nobody : {"0.0.0.0:9", "[::]:9", "224.0.0.1:9",
+                             "255.255.255.255:9", "[ff02::1]:9"}) {
+    s = p.a->Send(p.now, *NetAddr::Parse(nobody), Msg(m, 1));
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << nobody << ": " << s;
+  }
+  EXPECT_TRUE(p.a->peer_stats(false).empty());
   p.a->Close(p.now);
   s = p.a->Send(p.now, p.b_addr, Msg(m, 1));
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;

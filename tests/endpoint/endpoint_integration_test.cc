@@ -352,6 +352,30 @@ TEST(EndpointIntegrationTest, DualStackEndpointExchangesMessagesWithIpv4Peer) {
   }
   EXPECT_EQ(replies, 1u);
 
+  // The client named by its IPv4-mapped form is the same peer: the send
+  // completes (it failed with peer_unreachable after peer_timeout, the
+  // acks arriving from 127.0.0.1 matched no peer).
+  NetAddr mapped = *NetAddr::Parse("[::ffff:127.0.0.1]:1");
+  mapped.port = (*client)->local_address().port;
+  ASSERT_TRUE((*server)->Send(mapped, Pattern(100, 10), {.cookie = 77}).ok());
+  cc.clear();
+  cs.clear();
+  testing::PollBothUntil(**client, **server, &cc, &cs, [&] {
+    for (const Completion& c : cs) {
+      if (c.cookie == 77) return true;
+    }
+    return false;
+  });
+  bool done = false;
+  for (const Completion& c : cs) {
+    if (c.cookie != 77) continue;
+    EXPECT_EQ(c.type, CompletionType::kSendDone);
+    EXPECT_EQ(c.peer, (*client)->local_address());
+    done = true;
+  }
+  EXPECT_TRUE(done);
+  EXPECT_EQ((*server)->peer_stats().size(), 1u);  // one peer, not two
+
   EndpointOptions lo6;
   lo6.bind = "[::1]:0";
   auto only6 = Endpoint::Open(lo6);
@@ -752,7 +776,12 @@ TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   o = {};
   o.bind = a->local_address().ToString();
   ep = Endpoint::Open(o);
-  EXPECT_FALSE(ep.ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(ep.status())) << ep.status();
+  // An address this host does not have (TEST-NET-1).
+  o = {};
+  o.bind = "192.0.2.1:0";
+  ep = Endpoint::Open(o);
+  EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
 }
 
 }  // namespace

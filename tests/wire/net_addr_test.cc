@@ -194,5 +194,27 @@ TEST(NetAddrTest, AddressesDifferingInOneFieldAreDistinctKeys) {
   EXPECT_FALSE(set.contains(*NetAddr::Parse("10.0.0.1:82")));
 }
 
+TEST(NetAddrTest, CanonicalTurnsIpv4MappedIntoIpv4) {
+  const NetAddr mapped = *NetAddr::Parse("[::ffff:127.0.0.1]:7000");
+  EXPECT_EQ(mapped.family, NetAddr::Family::kIpv6);
+  EXPECT_EQ(mapped.Canonical(), *NetAddr::Parse("127.0.0.1:7000"));
+  for (const char* same : {"[::1]:7000", "[::fffe:127.0.0.1]:7000",
+                           "[1::ffff:127.0.0.1]:7000", "10.0.0.1:7000"}) {
+    const NetAddr a = *NetAddr::Parse(same);
+    EXPECT_EQ(a.Canonical(), a) << same;
+  }
+}
+
+TEST(NetAddrTest, MulticastAndBroadcastAreRecognised) {
+  for (const char* yes : {"224.0.0.1:1", "239.255.255.255:1",
+                          "255.255.255.255:1", "[ff02::1]:1"}) {
+    EXPECT_TRUE(NetAddr::Parse(yes)->IsMulticastOrBroadcast()) << yes;
+  }
+  for (const char* no : {"223.255.255.255:1", "240.0.0.1:1", "10.0.0.255:1",
+                         "[fe80::1]:1", "[::1]:1"}) {
+    EXPECT_FALSE(NetAddr::Parse(no)->IsMulticastOrBroadcast()) << no;
+  }
+}
+
 }  // namespace
 }  // namespace braid

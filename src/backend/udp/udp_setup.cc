@@ -191,7 +191,27 @@ absl::Status SyscallError(absl::string_view call, absl::string_view what,
       why = "failed";
       break;
   }
-  return absl::ErrnoToStatus(err, absl::StrCat(call, "(", what, "): ", why));
+  // The codes Endpoint::Open documents, not absl::ErrnoToStatus's (which
+  // makes EADDRINUSE FailedPrecondition and EADDRNOTAVAIL AlreadyExists).
+  const std::string msg = absl::StrCat(call, "(", what, "): ", why);
+  switch (err) {
+    case EADDRINUSE:
+      return absl::AlreadyExistsError(msg);
+    case EADDRNOTAVAIL:
+    case EAFNOSUPPORT:
+      return absl::InvalidArgumentError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+      return absl::ResourceExhaustedError(msg);
+    default:
+      return absl::UnavailableError(
+          absl::StrCat(msg, " (", strerror(err), ")"));
+  }
 }
 
 UdpSockets::~UdpSockets() { Close(); }

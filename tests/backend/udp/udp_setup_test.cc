@@ -78,6 +78,17 @@ TEST(SyscallErrorTest, AddressInUseNamesThePort) {
       SyscallError("bind", "127.0.0.1:9000 receive socket", EADDRINUSE, 9000);
   EXPECT_THAT(s.message(), HasSubstr("bind(127.0.0.1:9000 receive socket)"));
   EXPECT_THAT(s.message(), HasSubstr("port 9000 in use"));
+  EXPECT_TRUE(absl::IsAlreadyExists(s)) << s;
+}
+
+TEST(SyscallErrorTest, CodesAreTheOnesOpenDocuments) {
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(SyscallError("bind", "x", EADDRNOTAVAIL)));
+  EXPECT_TRUE(absl::IsPermissionDenied(SyscallError("bind", "x", EACCES, 80)));
+  EXPECT_TRUE(absl::IsResourceExhausted(SyscallError("socket", "x", EMFILE)));
+  const absl::Status other = SyscallError("setsockopt", "x", EINVAL);
+  EXPECT_TRUE(absl::IsUnavailable(other)) << other;
+  EXPECT_THAT(other.message(), HasSubstr(strerror(EINVAL)));
 }
 
 TEST(SyscallErrorTest, MissingFamilyMentionsIpv6) {

@@ -20,8 +20,10 @@ enum class FailureCause : uint8_t {
   kPeerUnreachable,  // no answer from the peer within peer_timeout
   kPeerRestarted,    // the peer came back with a new incarnation
   kClosed,           // the endpoint was closed with the send in flight
-  kPeerEvicted,      // the peer table needed the slot (only idle peers are
-                     // evicted, so this is reported for queued sends only)
+  kPeerEvicted,      // not produced (kept for the numbering): a peer that
+                     // evicted our context gets the unacked messages again
+                     // in a new session, and this side evicts only idle
+                     // peers, which have nothing to fail
 };
 const char* FailureCauseName(FailureCause c);
 

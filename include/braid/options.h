@@ -46,7 +46,10 @@ struct ProtocolOptions {
   CcAlgorithm cc = CcAlgorithm::kSwift;
   // Largest message Send accepts, bytes. Hard ceiling 1 GiB.
   uint32_t max_message_bytes = 64u << 20;
-  // Peers the endpoint keeps state for. Idle peers are evicted when full.
+  // Peers the endpoint keeps state for. When full, a new peer takes the
+  // slot of the longest-idle peer that has had nothing to send or ack for
+  // at least peer_timeout; if there is none, Send to a new peer is
+  // ResourceExhausted.
   uint32_t max_peers = 1024;
   // Messages accepted by Send and not yet completed, over all peers. Past
   // this, Send returns ResourceExhausted (retry after polling completions).

@@ -12,17 +12,27 @@
 
 namespace braid {
 
+// Per path of a peer (PeerStats::paths). The printers call the peer- and
+// endpoint-level sums of penalties / recycles `path_penalties` /
+// `path_recycles`.
 struct PathStats {
-  uint16_t entropy = 0;
+  uint16_t entropy = 0;            // this path's entropy value (source port)
   const char* health = "healthy";  // healthy | penalised | probing
+  // Datagrams sent on this path, first sends and re-sends, data and control.
   uint64_t packets_sent = 0;
+  // Their bytes as the endpoint wrote them (braid headers included, UDP/IP
+  // not): unlike PeerStats::bytes_sent, which counts message payload once.
   uint64_t bytes_sent = 0;
   uint64_t packets_acked = 0;
-  uint64_t packets_lost = 0;
+  uint64_t packets_lost = 0;  // declared lost on this path (any rule)
   uint64_t ecn_marks = 0;
+  // RTOs charged to this path: only when at most half of the paths had an
+  // RTO-expired packet (a path-specific silence). An RTO that hits most
+  // paths at once (the peer or the whole network is silent) is counted in
+  // ReliabilityStats::rtos but blames no path.
   uint64_t timeouts = 0;
-  uint64_t penalties = 0;
-  uint64_t recycles = 0;
+  uint64_t penalties = 0;  // times the path was penalised
+  uint64_t recycles = 0;   // times its entropy was replaced by a fresh one
   DurationNs srtt;
   DurationNs min_rtt;
 };
@@ -39,7 +49,10 @@ struct ReliabilityStats {
   uint64_t retransmits_tail_probe = 0;
   uint64_t retransmits_nak = 0;  // go-back-N NAK
   uint64_t rtos = 0;
-  uint64_t spurious_retransmits = 0;  // original turned out delivered
+  // Re-sends proven unnecessary: the receiver echoed the original (or
+  // reported the re-send as a duplicate) after it was declared lost. Only
+  // provable cases: the receiver's duplicates_dropped can be higher.
+  uint64_t spurious_retransmits = 0;
   // Time-rule loss declarations proven wrong (the copy arrived); each can
   // widen the sender's reorder window.
   uint64_t spurious_losses = 0;

@@ -103,9 +103,11 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
   }
   Peer* peer = FindOrCreatePeer(now, to);
   if (peer == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "peer table full: ", peers_.size(),
-        " peers, none idle (max_peers); retry when sends complete"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("peer table full: ", peers_.size(),
+                     " peers (max_peers), none idle for peer_timeout (",
+                     cfg_.proto.peer_timeout.ns() / 1000000,
+                     " ms); retry once a peer has been idle that long"));
   }
   ++pending_sends_;
   peer->Enqueue(std::move(m), now);

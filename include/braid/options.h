@@ -58,8 +58,11 @@ struct ProtocolOptions {
   // (partial and order-held messages). Advertised to the peer as credit.
   uint64_t receive_budget_bytes = 64ull << 20;
   // Undelivered completed messages the application has not polled, over all
-  // peers; while above it, no new credit is granted (a slow reader is never
-  // overrun, the senders wait).
+  // peers. No peer is credited more than the room left below it, and none
+  // at all while above it (a slow reader is never overrun, the senders
+  // wait). What a reader that stops polling ends up holding: about this,
+  // plus per sending peer at most the credit it held when the room ran out
+  // (never less than a session's initial 256 datagrams), plus a message.
   uint64_t receive_queue_bytes = 256ull << 20;
   // A peer that answers nothing for this long — or leaves one packet
   // unacknowledged for this long while acking others (it keeps refusing it)

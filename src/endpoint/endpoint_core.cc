@@ -275,6 +275,9 @@ void EndpointCore::Touch(Peer* p) {
 
 void EndpointCore::Forget(Peer* p) {
   wakes_.Remove(p);
+  if (p->credit_squeezed) {
+    squeezed_.erase(std::find(squeezed_.begin(), squeezed_.end(), p));
+  }
   if (p->tx_listed) {
     p->tx_listed = false;
     for (size_t i = 0; i < ready_.size(); ++i) {
@@ -407,8 +410,13 @@ bool EndpointCore::ReceiveQueueFull() const {
   return unpolled_bytes_ >= cfg_.proto.receive_queue_bytes;
 }
 
+uint64_t EndpointCore::ReceiveQueueRoom() const {
+  return ReceiveQueueFull() ? 0
+                            : cfg_.proto.receive_queue_bytes - unpolled_bytes_;
+}
+
 size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
-  const bool full_before = ReceiveQueueFull();
+  const uint64_t unpolled_before = unpolled_bytes_;
   size_t n = 0;
   while (n < max && !completions_.empty()) {
     Completion& c = completions_.front();
@@ -420,11 +428,14 @@ size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
     completions_.pop_front();
     ++n;
   }
-  if (full_before && !ReceiveQueueFull()) {
-    for (const auto& p : peers_.all()) {
+  if (unpolled_bytes_ < unpolled_before && !squeezed_.empty()) {
+    // Only the peers whose credit the queue held down (a full queue holds
+    // down every peer that acks meanwhile): their next ack grants more.
+    for (Peer* p : squeezed_) {
       p->OnReceiveSpaceFreed();
-      Touch(p.get());
+      Touch(p);
     }
+    squeezed_.clear();
   }
   return n;
 }

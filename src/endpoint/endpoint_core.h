@@ -131,6 +131,8 @@ class EndpointCore final : public PeerHost {
   // PeerHost
   void Complete(Completion&& c) override;
   bool ReceiveQueueFull() const override;
+  uint64_t ReceiveQueueRoom() const override;
+  void OnCreditSqueezed(Peer* peer) override { squeezed_.push_back(peer); }
   reorder::BufferPool* buffer_pool() override { return &pool_; }
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,
@@ -178,6 +180,9 @@ class EndpointCore final : public PeerHost {
   // leaves the list when a turn ends with nothing left to send) and every
   // peer's next wake time.
   std::vector<Peer*> ready_;
+  // Peers whose last credit the receive queue's room held down
+  // (OnCreditSqueezed); told when the application polls.
+  std::vector<Peer*> squeezed_;
   WakeHeap<Peer> wakes_;
   std::vector<Peer*> due_;  // scratch for OnTimer
   uint64_t tx_peer_visits_ = 0;

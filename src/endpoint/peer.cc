@@ -299,7 +299,10 @@ bool Peer::Idle() const {
          ordered_.held_messages() == 0 && !acks_.pending();
 }
 
-void Peer::OnReceiveSpaceFreed() { window_update_ = true; }
+void Peer::OnReceiveSpaceFreed() {
+  credit_squeezed = false;
+  window_update_ = true;
+}
 
 void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->addr = addr_;

@@ -39,6 +39,8 @@
 
 namespace braid::endpoint {
 
+class Peer;
+
 // Where a peer reports completions and asks for endpoint-level services.
 class PeerHost {
  public:
@@ -47,6 +49,13 @@ class PeerHost {
   virtual void Complete(Completion&& c) = 0;
   // Undelivered received bytes held for the application, over all peers.
   virtual bool ReceiveQueueFull() const = 0;
+  // Bytes the application's receive queue can still take before it is
+  // full (receive_queue_bytes minus what waits to be polled).
+  virtual uint64_t ReceiveQueueRoom() const = 0;
+  // `peer` granted less credit than its receive budget because the queue
+  // was short of room: call its OnReceiveSpaceFreed once the application
+  // polls, so the credit grows again without waiting for data to arrive.
+  virtual void OnCreditSqueezed(Peer* peer) = 0;
   virtual reorder::BufferPool* buffer_pool() = 0;
   // Where the placed part of a message from `peer` goes (the endpoint's
   // placement handler); false = refused.
@@ -160,6 +169,9 @@ class Peer : private retransmit::SenderEvents {
   // --- Hooks of the owning EndpointCore's scheduling (not peer state) -----
   size_t heap_pos = kNotInHeap;  // position in its WakeHeap
   bool tx_listed = false;        // on its list of peers that may send
+  // On its list of peers whose credit the receive queue held down
+  // (PeerHost::OnCreditSqueezed); cleared by OnReceiveSpaceFreed.
+  bool credit_squeezed = false;
 
  private:
   // retransmit::SenderEvents

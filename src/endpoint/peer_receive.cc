@@ -129,7 +129,13 @@ void Peer::Deliver(reorder::CompletedMessage&& m) {
 wire::Psn Peer::CreditLimit() const {
   if (host_->ReceiveQueueFull()) return granted_;
   const uint64_t held = reassembler_.bytes_buffered() + ordered_.held_bytes();
-  const uint64_t budget = cfg_.proto.receive_budget_bytes;
+  // What this peer may have outstanding: its receive budget, but never more
+  // than the application's queue still has room for (every byte credited
+  // ends there once its message completes). Without the second term a
+  // slow reader held receive_queue_bytes plus a whole receive budget per
+  // peer (64 MiB each by default) instead of about receive_queue_bytes.
+  const uint64_t budget =
+      std::min(cfg_.proto.receive_budget_bytes, host_->ReceiveQueueRoom());
   const uint64_t avail = budget > held ? (budget - held) / cfg_.mss : 0;
   // Never less than a session's initial credit beyond cum: a message that
   // alone exceeds the budget still completes (at that window), and the
@@ -169,6 +175,11 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
       std::clamp<int64_t>(echo.ack_delay.ns(), 0, 0xffffffffLL));
   granted_ = CreditLimit();
   h.credit_psn = granted_;
+  if (!credit_squeezed &&
+      host_->ReceiveQueueRoom() < cfg_.proto.receive_budget_bytes) {
+    credit_squeezed = true;
+    host_->OnCreditSqueezed(this);
+  }
   h.ce_count = echo.ce_count;
   h.session = rx_session_;
   const size_t size = wire::WriteAck(h, absl::MakeConstSpan(words, n), out);

@@ -531,6 +531,53 @@ TEST(EndpointCoreScenarioTest,
 // kPeerUnreachable although the receiver had acked everything and was only
 // slow to poll. The receiver here stalls for 3x peer_timeout.
 
+// The queue limit holds even with the default, much larger receive budget:
+// credit never reaches past the room left in the application's queue (it
+// did: a reader that stopped polling took a whole 64 MiB budget per peer).
+TEST(EndpointCoreScenarioTest, QueueLimitBoundsWhatASlowReaderHolds) {
+  ProtocolOptions o;
+  o.receive_queue_bytes = 1 << 20;  // the budget stays at 64 MiB
+  CorePair p(o);
+  constexpr int kMessages = 400;
+  constexpr size_t kSize = 16 << 10;
+  std::vector<std::vector<uint8_t>> sent;
+  for (int i = 0; i < kMessages; ++i) {
+    sent.push_back(Pattern(kSize, i));
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, Msg(sent.back(), i, /*stream=*/1)).ok());
+  }
+  std::vector<Completion> ra;
+  const TimeNs start = p.now;
+  while (p.now - start < DurationNs::Millis(50)) {
+    p.Run(100, DurationNs::Micros(50));
+    auto v = p.Drain(*p.a);
+    ra.insert(ra.end(), v.begin(), v.end());
+  }
+  const uint64_t held = p.b->stats().messages_received;
+  // The queue, plus at most a session's initial credit granted before it
+  // filled, plus the message that crossed the line.
+  EXPECT_LE(held * kSize, o.receive_queue_bytes +
+                              wire::kInitialCreditPackets * p.a->mss() + kSize);
+  EXPECT_GT(held * kSize, o.receive_queue_bytes / 2) << "barely moved";
+  // Then the reader catches up: everything arrives once, every send done.
+  std::vector<Completion> rb;
+  RunUntil(
+      p,
+      [&] {
+        auto vb = p.Drain(*p.b), va = p.Drain(*p.a);
+        rb.insert(rb.end(), vb.begin(), vb.end());
+        ra.insert(ra.end(), va.begin(), va.end());
+        return rb.size() >= kMessages && ra.size() >= kMessages;
+      },
+      500);
+  ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
+  for (int i = 0; i < kMessages; ++i) {
+    EXPECT_EQ(rb[i].data, sent[i]) << "message " << i;  // stream 1: in order
+  }
+  EXPECT_EQ(CountType(ra, CompletionType::kSendDone),
+            static_cast<size_t>(kMessages));
+}
+
 TEST(EndpointCoreScenarioTest,
      ReceiverThatDoesNotPollIsNeverOverrunAndGetsEverythingLater) {
   ProtocolOptions o;

@@ -112,6 +112,11 @@ class Backend {
   // A file descriptor that becomes readable when RxBurst has work, or -1.
   virtual int WaitFd() const { return -1; }
 
+  // When RxBurst must be called again although WaitFd may stay quiet
+  // (e.g. test impairments release held datagrams then), on the
+  // CLOCK_MONOTONIC scale of MonotonicNow; Infinite if never.
+  virtual TimeNs NextDeadline() const { return TimeNs::Infinite(); }
+
   // The CLOCK_MONOTONIC time the backend read right after taking the
   // datagrams of the last non-empty RxBurst from the kernel, so a caller
   // need not read the clock again; Infinite if the backend reads no clock.

@@ -190,7 +190,7 @@ class Endpoint::Impl {
   // earlier or the armed time has passed — not on every call, which cost two
   // timerfd_settime calls per ping-pong.
   void ArmTimer() {
-    const TimeNs wake = core_.NextWake();
+    const TimeNs wake = Min(core_.NextWake(), backend_->NextDeadline());
     if (wake == armed_) return;
     if (!armed_.IsInfinite() && wake > armed_ && armed_ > MonotonicNow()) {
       return;

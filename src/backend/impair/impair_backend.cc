@@ -36,6 +36,12 @@ size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
   return inner_->RxBurst(out);
 }
 
+TimeNs ImpairBackend::NextDeadline() const {
+  const TimeNs inner = inner_->NextDeadline();
+  if (held_.empty()) return inner;
+  return Min(inner, held_.front().since + max_hold_);
+}
+
 void ImpairBackend::Emit(const TxPacket& p) {
   out_.push_back(p);
   // Held datagrams count down as others pass them.

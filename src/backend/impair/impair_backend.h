@@ -46,6 +46,9 @@ class ImpairBackend final : public Backend {
   // Releases datagrams held for max_hold, then receives from `inner`.
   size_t RxBurst(absl::Span<RxPacket> out) override;
   int WaitFd() const override { return inner_->WaitFd(); }
+  // When the oldest held datagram is due (so an endpoint blocked in its
+  // fd still releases it then), else the inner backend's deadline.
+  TimeNs NextDeadline() const override;
   TimeNs LastRxTime() const override { return inner_->LastRxTime(); }
   void SetRxTimestamps(bool on) override { inner_->SetRxTimestamps(on); }
   // The inner backend's counters plus the impairments applied.

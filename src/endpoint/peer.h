@@ -256,7 +256,24 @@ class Peer : private retransmit::SenderEvents {
   // Per path: the transmission the RTO declared lost, and whether something
   // sent after it was known to have arrived then (see AttributeRtoToPaths).
   std::array<wire::PathSeq, 256> rto_seq_{};
+  std::array<wire::Psn, 256> rto_psn_{};
   std::bitset<256> rto_overtaken_;
+  // Transmissions given up on without blaming their path (a tail probe's
+  // original, an RTO with no evidence against its path): if the packet's
+  // re-send on another path is then acked while they never were, their
+  // path lost them after all (RememberUnblamed / BlameIfResentElsewhere).
+  // Without this a path that drops everything was never penalised when
+  // only one packet at a time is in flight (a ping-pong: 2 of 4 spines
+  // blackholed cost a re-send on half the round trips, for good).
+  struct Unblamed {
+    wire::Psn psn;
+    wire::PathId path = 0;
+    bool valid = false;
+  };
+  std::array<Unblamed, 8> unblamed_{};
+  size_t unblamed_next_ = 0;
+  void RememberUnblamed(wire::Psn psn, wire::PathId path);
+  void BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path);
 
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it

@@ -456,6 +456,9 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   if (tx.has_orphan && tx.orphan_path < paths_.size()) {
     paths_.OnDiscarded(tx.orphan_path, tx.orphan_seq);
   }
+  if (was_retransmitted && tx.was_outstanding) {
+    BlameIfResentElsewhere(psn, tx.path);
+  }
   pending_ack_event_.bytes_acked += bytes;
   ++pending_ack_event_.packets_acked;
   have_ack_event_ = true;
@@ -463,6 +466,26 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   if (m == nullptr || m->done) return;
   ++m->frags_acked;
   if (m->FullyAcked()) CompleteMessage(*m, event_now_);
+}
+
+void Peer::RememberUnblamed(wire::Psn psn, wire::PathId path) {
+  unblamed_[unblamed_next_] = Unblamed{psn, path, true};
+  unblamed_next_ = (unblamed_next_ + 1) % unblamed_.size();
+}
+
+void Peer::BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path) {
+  for (Unblamed& u : unblamed_) {
+    if (!u.valid || u.psn != psn) continue;
+    u.valid = false;
+    // The copy that arrived is a re-send still in flight (not a late
+    // original: that would be a spurious re-send), on another path; the
+    // original never arrived in all that time.
+    if (u.path == acked_path || u.path >= paths_.size()) continue;
+    if (paths_.OnLossFoundLate(u.path, event_now_) ==
+        multipath::PathEvent::kRecycled) {
+      sent_.OnPathRerouted(u.path);
+    }
+  }
 }
 
 void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
@@ -475,7 +498,10 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
     // for its path, no loss signal for congestion control. The copy being
     // probed will never get an outcome of its own (the re-send's stands
     // for the packet): release its slot now.
-    if (path < paths_.size()) paths_.OnDiscarded(path, seq);
+    if (path < paths_.size()) {
+      paths_.OnDiscarded(path, seq);
+      RememberUnblamed(psn, path);
+    }
     return;
   }
   if (cause == retransmit::LossCause::kRto) {
@@ -488,6 +514,7 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
       rto_paths_.set(path);
       ++rto_lost_[path];
       rto_seq_[path] = seq;
+      rto_psn_[path] = psn;
       rto_overtaken_.set(path, overtaken);
     }
   } else if (path < paths_.size()) {
@@ -537,6 +564,7 @@ void Peer::AttributeRtoToPaths(TimeNs now) {
     for (uint32_t i = 0; i < rto_lost_[p]; ++i) {
       if (!path_specific || !rto_overtaken_.test(p)) {
         paths_.OnDiscarded(id, rto_seq_[p]);
+        RememberUnblamed(rto_psn_[p], id);
       } else if (paths_.OnTimeout(id, rto_seq_[p], now) ==
                  multipath::PathEvent::kRecycled) {
         sent_.OnPathRerouted(id);

@@ -308,6 +308,14 @@ PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   return AfterLossOutcome(p, now);
 }
 
+PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
+  Path& path = At(p);
+  ++path.stats.packets_lost;
+  path.badness += opts_.loss_weight;
+  return AfterLossOutcome(p, now);
+}
+
 void PathSet::OnDiscarded(wire::PathId p) {
   if (p >= paths_.size()) return;
   OnDiscarded(p, NextFifoSeq(At(p)));

@@ -93,6 +93,11 @@ class PathSet {
   PathEvent OnLoss(wire::PathId p, TimeNs now);
   // The packet just passed to OnAcked on `p` carried a CE mark.
   PathEvent OnEcn(wire::PathId p, TimeNs now);
+  // A packet sent on `p` whose outcome was released undecided (OnDiscarded)
+  // proved lost after all: its re-send on another path arrived and it did
+  // not. Weighs like OnLoss (may penalise or recycle p); no in-flight slot
+  // is touched (the packet has none any more).
+  PathEvent OnLossFoundLate(wire::PathId p, TimeNs now);
   // A retransmit timeout fired for one packet sent on `p` (the packet
   // counts as lost; do not also call OnLoss for it).
   PathEvent OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now);

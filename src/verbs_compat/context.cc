@@ -59,6 +59,45 @@ bool PortInUse(const absl::Status& s) {
   return absl::StrContains(s.message(), " in use");
 }
 
+// The object an asynchronous event is about.
+enum class AsyncKind : uint8_t { kQp, kCq, kSrq, kOther };
+
+AsyncKind AsyncKindOf(ibv_event_type type) {
+  switch (type) {
+    case IBV_EVENT_CQ_ERR:
+      return AsyncKind::kCq;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      return AsyncKind::kSrq;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      return AsyncKind::kQp;
+    default:
+      return AsyncKind::kOther;
+  }
+}
+
+// The ibv_qp, ibv_cq or ibv_srq of `ev`, or nullptr (a port event).
+const void* AsyncElementOf(const ibv_async_event& ev) {
+  switch (AsyncKindOf(ev.event_type)) {
+    case AsyncKind::kQp:
+      return ev.element.qp;
+    case AsyncKind::kCq:
+      return ev.element.cq;
+    case AsyncKind::kSrq:
+      return ev.element.srq;
+    case AsyncKind::kOther:
+      break;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 TimeNs Context::Now() { return MonotonicNow(); }
@@ -396,7 +435,7 @@ void Context::FailOverrunCqs() {
         std::find(cqs.begin(), cqs.end(), qp->send_cq()) != cqs.end() ||
         std::find(cqs.begin(), cqs.end(), qp->recv_cq()) != cqs.end();
     if (uses && qp->state() != IBV_QPS_ERR && qp->state() != IBV_QPS_RESET) {
-      qp->EnterError();  // IBV_EVENT_QP_FATAL, WRs flushed
+      qp->EnterError(QpErrorEvent::kFatal);  // WRs flushed
     }
   }
 }
@@ -542,15 +581,16 @@ void Context::ThreadMain() {
   }
 }
 
+Context::WakeFd::WakeFd() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+Context::WakeFd::~WakeFd() {
+  if (fd >= 0) close(fd);
+}
+
 bool Context::WaitReadableDrivingProgress(int fd) {
-  pollfd fds[2];
-  fds[0].fd = fd;
-  fds[0].events = POLLIN;
-  fds[1].fd = ep_->wait_fd();
-  fds[1].events = POLLIN;
   // While this thread waits here, the progress thread naps: datagrams and
   // the protocol timer (armed in the endpoint's wait fd by Wait(Zero))
-  // wake this one, which then makes the progress step itself.
+  // wake a waiter, which then makes the progress step itself.
   app_waiters_.fetch_add(1);
   if (!napping_.load()) {
     // The thread may be in its own poll of the endpoint (ReqNotifyCq woke
@@ -562,6 +602,43 @@ bool Context::WaitReadableDrivingProgress(int fd) {
     std::atomic<int>& n;
     ~Leave() { n.fetch_sub(1); }
   } leave{app_waiters_};
+  // One waiter at a time drives the endpoint. The others sleep on their
+  // own fd and the hand-off fd: polling the endpoint's wait fd too, each
+  // of them woke for every datagram and, finding the lock taken, polled
+  // again at once while the fd stayed readable (4 threads blocked in
+  // ibv_get_cq_event spent most of their time in poll()).
+  pollfd fds[2];
+  fds[0].fd = fd;
+  fds[0].events = POLLIN;
+  fds[1].fd = driver_wake_.fd;
+  fds[1].events = POLLIN;
+  for (;;) {
+    // Consume a hand-off before claiming: a driver that leaves after a
+    // failed claim writes the fd again, so no hand-off is lost.
+    uint64_t v;
+    [[maybe_unused]] ssize_t r = read(driver_wake_.fd, &v, sizeof(v));
+    if (!driving_.exchange(true)) {
+      const bool ok = DriveProgressUntilReadable(fd);
+      driving_.store(false);
+      if (app_waiters_.load() > 1) {
+        const uint64_t one = 1;
+        r = write(driver_wake_.fd, &one, sizeof(one));
+      }
+      return ok;
+    }
+    // The poll timeout is a backstop only: the leaving driver wakes us.
+    const int n = poll(fds, 2, kIdlePollMs);
+    if (n < 0 && errno != EINTR) return false;
+    if (n > 0 && (fds[0].revents & (POLLIN | POLLERR | POLLHUP))) return true;
+  }
+}
+
+bool Context::DriveProgressUntilReadable(int fd) {
+  pollfd fds[2];
+  fds[0].fd = fd;
+  fds[0].events = POLLIN;
+  fds[1].fd = ep_->wait_fd();
+  fds[1].events = POLLIN;
   int timeout_ms;
   {
     std::unique_lock<std::mutex> lk(mu_);
@@ -580,8 +657,10 @@ bool Context::WaitReadableDrivingProgress(int fd) {
     // hung in 2 of 6 runs: the timer expiry that should re-send a lost
     // packet was consumed by a Wait(Zero) with no step after it.)
     if (n > 0 && !(fds[1].revents & POLLIN)) continue;
-    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
-    if (!lk.owns_lock()) continue;  // the progress thread is at it
+    // Blocks: the holder is an application call (a post, a poll, which
+    // drive progress themselves) and lets go soon; going back to poll()
+    // instead would spin while the wait fd stays readable.
+    std::unique_lock<std::mutex> lk(mu_);
     ++counters_.app_progress;
     StepLocked();
     timeout_ms = PollTimeoutMsLocked();
@@ -625,9 +704,83 @@ void Context::RaiseAsync(const ibv_async_event& ev) {
 
 bool Context::TakeAsync(ibv_async_event* ev) {
   if (async_.empty()) return false;
+  // The count is there: only this and ForgetAsync read it, lock held.
+  uint64_t v;
+  while (read(shell_.vctx.context.async_fd, &v, sizeof(v)) < 0 &&
+         errno == EINTR) {
+  }
   *ev = async_.front();
   async_.pop_front();
+  if (const void* e = AsyncElementOf(*ev)) ++async_reported_[e];
   return true;
+}
+
+uint32_t Context::ForgetAsync(const void* element) {
+  const size_t before = async_.size();
+  std::erase_if(async_, [element](const ibv_async_event& ev) {
+    return AsyncElementOf(ev) == element;
+  });
+  for (size_t i = async_.size(); i < before; ++i) {
+    uint64_t v;
+    while (read(shell_.vctx.context.async_fd, &v, sizeof(v)) < 0 &&
+           errno == EINTR) {
+    }
+  }
+  const auto it = async_reported_.find(element);
+  if (it == async_reported_.end()) return 0;
+  const uint32_t reported = it->second;
+  async_reported_.erase(it);
+  return reported;
+}
+
+const ibv_context* AsyncEventContext(const ibv_async_event& ev) {
+  switch (AsyncKindOf(ev.event_type)) {
+    case AsyncKind::kQp:
+      return ev.element.qp->context;
+    case AsyncKind::kCq:
+      return ev.element.cq->context;
+    case AsyncKind::kSrq:
+      return ev.element.srq->context;
+    case AsyncKind::kOther:
+      break;
+  }
+  return nullptr;
+}
+
+void AckAsyncEvent(const ibv_async_event& ev) {
+  pthread_mutex_t* mu = nullptr;
+  pthread_cond_t* cond = nullptr;
+  uint32_t* completed = nullptr;
+  switch (AsyncKindOf(ev.event_type)) {
+    case AsyncKind::kQp:
+      mu = &ev.element.qp->mutex;
+      cond = &ev.element.qp->cond;
+      completed = &ev.element.qp->events_completed;
+      break;
+    case AsyncKind::kCq:
+      mu = &ev.element.cq->mutex;
+      cond = &ev.element.cq->cond;
+      completed = &ev.element.cq->async_events_completed;
+      break;
+    case AsyncKind::kSrq:
+      mu = &ev.element.srq->mutex;
+      cond = &ev.element.srq->cond;
+      completed = &ev.element.srq->events_completed;
+      break;
+    case AsyncKind::kOther:
+      return;
+  }
+  pthread_mutex_lock(mu);
+  ++*completed;
+  pthread_cond_broadcast(cond);
+  pthread_mutex_unlock(mu);
+}
+
+void WaitAsyncAcks(pthread_mutex_t* mu, pthread_cond_t* cond,
+                   const uint32_t* completed, uint32_t reported) {
+  pthread_mutex_lock(mu);
+  while (*completed != reported) pthread_cond_wait(cond, mu);
+  pthread_mutex_unlock(mu);
 }
 
 void Context::FillStats(braid_verbs_stats* out) {

@@ -13,6 +13,7 @@
 #define BRAID_VERBS_COMPAT_CONTEXT_H_
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
@@ -142,11 +143,13 @@ class Context {
   void NoteAppBlocked();
   static TimeNs Now();
   // Blocks until `fd` (a completion channel's) is readable, driving
-  // progress from this thread meanwhile: it waits on the endpoint's fd as
-  // well and, when a datagram comes, makes the progress step itself if the
-  // lock is free. The event then costs one thread wake-up (this one)
-  // instead of two (the progress thread's, then this one's). Returns false
-  // if poll failed (errno set). Takes the lock only with try_lock.
+  // progress meanwhile: one waiting thread at a time (the driver) waits on
+  // the endpoint's fd as well and, when a datagram comes, makes the
+  // progress step itself. The event then costs one thread wake-up instead
+  // of two (the progress thread's, then the waiter's). Other waiters sleep
+  // on their own fd until it is readable or the driver leaves (then one of
+  // them takes over). Returns false if poll failed (errno set). Call
+  // without the lock.
   bool WaitReadableDrivingProgress(int fd);
   // Starts the background progress thread if not yet running.
   void EnsureThread();
@@ -163,9 +166,22 @@ class Context {
   // Forgets a CQ being destroyed. Context lock held.
   void ForgetCq(Cq* cq) { std::erase(overrun_cqs_, cq); }
 
-  // Asynchronous events (ibv_get_async_event). Context lock held to raise.
+  // Asynchronous events (ibv_get_async_event), kept as libibverbs and the
+  // kernel keep them. async_fd (an eventfd in semaphore mode) counts the
+  // queued events; its counts are read only with the lock held and only
+  // for a queued event, so a read never blocks.
+  // Queues `ev` and makes async_fd readable. Context lock held.
   void RaiseAsync(const ibv_async_event& ev);
+  // Takes the oldest event and its async_fd count, and counts it as
+  // reported for its QP, CQ or SRQ. False if none is queued. Context lock
+  // held.
   bool TakeAsync(ibv_async_event* ev);
+  // Before `element` (an ibv_qp, ibv_cq or ibv_srq) is destroyed: drops
+  // its events not yet taken, with their async_fd counts. Returns how many
+  // TakeAsync reported for it: the destroy waits for as many
+  // ibv_ack_async_event (WaitAsyncAcks) before freeing it, as libibverbs
+  // does. Context lock held.
+  uint32_t ForgetAsync(const void* element);
 
   ContextCounters& counters() { return counters_; }
   // Endpoint counters plus the live QPs' counters (braid_verbs_query_stats).
@@ -181,6 +197,10 @@ class Context {
   Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt,
           DurationNs min_ack_timeout, DurationNs progress_spin);
   void ThreadMain();
+  // WaitReadableDrivingProgress's driver: polls `fd` and the endpoint's
+  // wait fd, stepping (lock taken) when the endpoint has work or a timer is
+  // due, until `fd` is readable. False if poll failed.
+  bool DriveProgressUntilReadable(int fd);
   // Consumes pending wake-ups of stop_fd_ (non-blocking).
   void DrainWake();
   // With mu() held, by whoever drives progress: how long it may block
@@ -229,6 +249,8 @@ class Context {
   std::vector<std::vector<uint8_t>> free_bufs_;
   uint64_t next_token_ = 0;
   std::deque<ibv_async_event> async_;
+  // Events TakeAsync returned, by object (until ForgetAsync).
+  absl::flat_hash_map<const void*, uint32_t> async_reported_;
   ContextCounters counters_;
 
   std::thread thread_;
@@ -240,8 +262,34 @@ class Context {
   // protocol timer, armed in the endpoint's wait fd), so the progress
   // thread naps instead of racing them for each datagram and the lock.
   std::atomic<int> app_waiters_{0};
+  // An eventfd (non-blocking) closed with the context.
+  struct WakeFd {
+    WakeFd();
+    ~WakeFd();
+    int fd;
+  };
+  // Set while a waiter drives the endpoint; the others leave it alone.
+  std::atomic<bool> driving_{false};
+  // Written by a leaving driver while others wait: one of them takes over.
+  WakeFd driver_wake_;
   int stop_fd_ = -1;  // eventfd: wakes the thread (to stop, or from a nap)
 };
+
+// The context of the QP, CQ or SRQ an asynchronous event is about, or
+// nullptr (a port or device event).
+const ibv_context* AsyncEventContext(const ibv_async_event& ev);
+
+// ibv_ack_async_event of a braid0 event: counts the ack in its object's
+// events_completed (a CQ's async_events_completed) under the object's
+// mutex and wakes a destroy waiting in WaitAsyncAcks. Takes no context
+// lock.
+void AckAsyncEvent(const ibv_async_event& ev);
+
+// Blocks until `*completed` (guarded by `mu`, signalled on `cond`: the
+// fields of an ibv_qp, ibv_cq or ibv_srq) reaches `reported`. Call without
+// the context lock: the application may make verbs calls before it acks.
+void WaitAsyncAcks(pthread_mutex_t* mu, pthread_cond_t* cond,
+                   const uint32_t* completed, uint32_t reported);
 
 }  // namespace braid::verbs_compat
 

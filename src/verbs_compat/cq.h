@@ -86,7 +86,11 @@ class Cq {
   uint64_t overruns() const { return overruns_; }
   int users = 0;  // QPs using this CQ (destroy fails with EBUSY)
 
-  // State of an extended-CQ poll (ibv_start_poll..ibv_end_poll).
+  // The completion an extended-CQ poll is on: ibv_start_poll and
+  // ibv_next_poll pop it (context lock held, then released, so the batch
+  // may post); the ibv_wc_read_* accessors read it without the lock. Only
+  // the thread polling the CQ touches it (verbs serialises polling of a
+  // CQ); entries not yet reached stay in the ring for the next poll.
   ibv_wc current{};
 
  private:

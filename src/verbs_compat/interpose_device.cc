@@ -2,7 +2,9 @@
 // appended to the device list; calls on braid0 objects are served here and
 // every other call goes to the real libibverbs.
 #include <endian.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -145,40 +147,35 @@ int ibv_close_device(ibv_context* context) {
 
 int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
   if (IsBraidContext(context)) {
-    uint64_t v;
-    if (read(context->async_fd, &v, sizeof(v)) != sizeof(v)) return -1;
     Context* ctx = Context::From(context);
-    std::lock_guard<std::mutex> lk(ctx->mu());
-    return ctx->TakeAsync(event) ? 0 : -1;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lk(ctx->mu());
+        if (ctx->TakeAsync(event)) return 0;
+      }
+      // None queued: a non-blocking async_fd fails as read(2) would, a
+      // blocking one waits for the next event (TakeAsync alone reads the
+      // fd, with the lock held, so a destroy can drop queued events).
+      const int fl = fcntl(context->async_fd, F_GETFL);
+      if (fl < 0) return -1;
+      if (fl & O_NONBLOCK) {
+        errno = EAGAIN;
+        return -1;
+      }
+      pollfd pfd{context->async_fd, POLLIN, 0};
+      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) return -1;
+    }
   }
   BRAID_REAL(ibv_get_async_event, "IBVERBS_1.1");
   return real ? real(context, event) : -1;
 }
 
 void ibv_ack_async_event(ibv_async_event* event) {
-  const ibv_context* c = nullptr;
-  switch (event->event_type) {
-    case IBV_EVENT_CQ_ERR:
-      c = event->element.cq->context;
-      break;
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-      c = event->element.srq->context;
-      break;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-      c = event->element.qp->context;
-      break;
-    default:
-      break;
+  const ibv_context* c = braid::verbs_compat::AsyncEventContext(*event);
+  if (c != nullptr && IsBraidContext(c)) {
+    braid::verbs_compat::AckAsyncEvent(*event);
+    return;
   }
-  if (c != nullptr && IsBraidContext(c)) return;
   BRAID_REAL(ibv_ack_async_event, "IBVERBS_1.1");
   if (real) real(event);
 }

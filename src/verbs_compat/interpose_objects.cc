@@ -261,7 +261,7 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
 int ibv_destroy_cq(ibv_cq* cq) {
   if (IsBraidContext(cq->context)) {
     Context* ctx = Context::From(cq->context);
-    std::lock_guard<std::mutex> lk(ctx->mu());
+    std::unique_lock<std::mutex> lk(ctx->mu());
     Cq* c = Cq::From(cq);
     if (c->users != 0) return EBUSY;
     if (c->channel() != nullptr) {
@@ -269,6 +269,14 @@ int ibv_destroy_cq(ibv_cq* cq) {
       --c->channel()->cqs;
     }
     ctx->ForgetCq(c);
+    // Its events the application took must be acked first (libibverbs).
+    const uint32_t reported = ctx->ForgetAsync(cq);
+    if (reported != 0) {
+      lk.unlock();
+      bvc::WaitAsyncAcks(&cq->mutex, &cq->cond, &cq->async_events_completed,
+                         reported);
+      lk.lock();
+    }
     delete c;
     return 0;
   }
@@ -376,9 +384,17 @@ int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
 int ibv_destroy_srq(ibv_srq* srq) {
   if (IsBraidContext(srq->context)) {
     Context* ctx = Context::From(srq->context);
-    std::lock_guard<std::mutex> lk(ctx->mu());
+    std::unique_lock<std::mutex> lk(ctx->mu());
     Srq* s = Srq::From(srq);
     if (s->users != 0) return EBUSY;
+    // Its events the application took must be acked first (libibverbs).
+    const uint32_t reported = ctx->ForgetAsync(srq);
+    if (reported != 0) {
+      lk.unlock();
+      bvc::WaitAsyncAcks(&srq->mutex, &srq->cond, &srq->events_completed,
+                         reported);
+      lk.lock();
+    }
     --s->pd()->users;
     delete s;
     return 0;
@@ -437,7 +453,15 @@ int ibv_destroy_qp(ibv_qp* qp) {
         lk, braid::verbs_compat::kZeroCopyDrainLimit);  // as in ibv_dereg_mr
     Qp* q = Qp::From(qp);
     q->FlushAck();
-    ctx->UnregisterQp(q);
+    ctx->UnregisterQp(q);  // no message reaches it (nor raises events) now
+    // Its events the application took must be acked first (libibverbs).
+    const uint32_t reported = ctx->ForgetAsync(qp);
+    if (reported != 0) {
+      lk.unlock();
+      bvc::WaitAsyncAcks(&qp->mutex, &qp->cond, &qp->events_completed,
+                         reported);
+      lk.lock();
+    }
     delete q;
     return 0;
   }

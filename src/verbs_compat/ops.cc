@@ -92,11 +92,15 @@ ibv_qp* CreateQpEx(ibv_context* ibctx, ibv_qp_init_attr_ex* attr) {
   return CreateQp(ibctx, attr);
 }
 
-// Extended CQ polling: start_poll/next_poll read one completion into
-// Cq::current; the read_* accessors report its fields.
+// Extended CQ polling: start_poll/next_poll pop one completion into
+// Cq::current under the context lock and release it, so the application
+// may post (or call any other verb of the context) between ibv_start_poll
+// and ibv_end_poll, as ibv_rc_pingpong -t does. The read_* accessors
+// report Cq::current, which only the (single) polling thread writes.
 Cq* CqOf(ibv_cq_ex* cqx) { return Cq::From(ibv_cq_ex_to_cq(cqx)); }
 
-int NextOne(ibv_cq_ex* cqx) {
+// Pops the next completion into Cq::current. Context lock held.
+int NextOneLocked(ibv_cq_ex* cqx) {
   Cq* cq = CqOf(cqx);
   if (cq->Pop(1, &cq->current) == 0) return ENOENT;
   cqx->wr_id = cq->current.wr_id;
@@ -108,18 +112,20 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
   Cq* cq = CqOf(cqx);
   Context* ctx = cq->context();
-  ctx->mu().lock();  // held until end_poll, as libibverbs specifies
+  std::lock_guard<std::mutex> lk(ctx->mu());
   ctx->NoteAppActivity();
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
-  const int r = NextOne(cqx);
-  if (r != 0) {
-    ctx->FlushAcks();
-    ctx->mu().unlock();
-  }
+  const int r = NextOneLocked(cqx);
+  if (r != 0) ctx->FlushAcks();
   return r;
 }
-int NextPoll(ibv_cq_ex* cqx) { return NextOne(cqx); }
-void EndPoll(ibv_cq_ex* cqx) { CqOf(cqx)->context()->mu().unlock(); }
+int NextPoll(ibv_cq_ex* cqx) {
+  Context* ctx = CqOf(cqx)->context();
+  std::lock_guard<std::mutex> lk(ctx->mu());
+  return NextOneLocked(cqx);
+}
+// Nothing is held between start_poll and end_poll.
+void EndPoll(ibv_cq_ex* /*cqx*/) {}
 enum ibv_wc_opcode ReadOpcode(ibv_cq_ex* cqx) {
   return CqOf(cqx)->current.opcode;
 }

@@ -85,6 +85,23 @@ struct Arrival {
   uint32_t placed_len = 0;  // payload bytes placed (or refused), not in msg
 };
 
+// The affiliated asynchronous event a QP that enters ERR raises (IB spec
+// 11.6.3.1), as real devices (mlx5, rxe) raise them: an error a
+// completion reports raises none.
+enum class QpErrorEvent : uint8_t {
+  // A completion reports it: requester errors (remote NAKs, retries or RNR
+  // retries exceeded, local protection / length errors), a responder error
+  // on a receive WR, or ibv_modify_qp to ERR.
+  kNone,
+  // IBV_EVENT_QP_FATAL: no WR reports it (its CQ overran, or braid's
+  // transport failed a response, with no WR outstanding).
+  kFatal,
+  kReqErr,  // IBV_EVENT_QP_REQ_ERR: responder, an invalid request
+  // IBV_EVENT_QP_ACCESS_ERR: responder, a remote access violation (rkey,
+  // bounds, access flags) of an RDMA WRITE / READ or atomic.
+  kAccessErr,
+};
+
 // Counters of one QP (printed by BRAID_VERBS_STATS=1 at close).
 struct QpCounters {
   uint64_t requests_sent = 0;
@@ -140,7 +157,8 @@ class Qp {
   int Query(ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) const;
 
   // ibv_post_send / ibv_post_recv (qp_post.cc). Return 0 or an errno and
-  // set *bad to the first WR not queued.
+  // set *bad to the first WR not queued; the WRs before it are queued and
+  // executed (sent, or flushed in ERR) as if posted alone.
   int PostSend(ibv_send_wr* wr, ibv_send_wr** bad);
   int PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad);
 
@@ -154,8 +172,11 @@ class Qp {
   bool PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest);
   // The transport gave up on a message this QP sent (cookie's psn).
   void OnTransportFailure(uint32_t psn, bool was_response);
-  // Transmits queued WRs whose turn has come. Returns true if work remains
-  // (transport backpressure or a running RNR timer).
+  // Transmits queued WRs whose turn has come. A WR posted with
+  // IBV_SEND_FENCE, and every WR after it, waits until each earlier READ /
+  // atomic has its response (ResumeFenced pumps again). Returns true if
+  // work remains (transport backpressure or a running RNR timer); a fence
+  // wait is not such work.
   bool Pump(TimeNs now);
   // Sends a standalone ACK if the responder completed requests that no
   // message has acknowledged yet.
@@ -183,10 +204,15 @@ class Qp {
     return PsnDiff(PsnAdd(expected_psn_, kPsnMask), last_ack_sent_) > 0;
   }
 
-  // Moves to ERR and flushes every outstanding WR (qp_state.cc). An error
-  // the QP ran into (fatal) is also reported as IBV_EVENT_QP_FATAL; a
-  // modify to ERR by the application is not.
-  void EnterError(bool fatal = true);
+  // Moves to ERR and flushes every outstanding WR (qp_state.cc), and
+  // raises `event` (none if kNone) when the QP was not in ERR yet. A QP
+  // attached to an SRQ also raises IBV_EVENT_QP_LAST_WQE_REACHED then (IB
+  // spec; MPI and UCX wait for it before destroying such a QP).
+  void EnterError(QpErrorEvent event);
+  // EnterError for a failure of braid's transport (OnTransportFailure):
+  // kNone if a WR already carries the error (IBV_WC_RETRY_EXC_ERR, which
+  // reports it, as a device reports retries exceeded), else kFatal.
+  void EnterError();
 
   // Flags used by the context's work lists.
   bool in_pump_list = false;
@@ -223,9 +249,10 @@ class Qp {
   void RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome, uint32_t imm,
                       absl::Span<const uint8_t> data, uint64_t orig,
                       bool place = false);
-  // A request the responder refuses: RC sends a NAK and enters ERR; UC
-  // drops it (UcDrop).
-  void RcResponderError(NakCode code, uint32_t psn);
+  // A request the responder refuses: RC sends a NAK and enters ERR,
+  // raising `event` (kAccessErr, kReqErr, or kNone when a receive WR's
+  // completion reports the error); UC drops it (UcDrop).
+  void RcResponderError(NakCode code, uint32_t psn, QpErrorEvent event);
   // A SEND or WRITE_IMM found no receive posted: RC sends an RNR NAK (the
   // requester retries), UC drops it.
   void RcNoReceive(uint32_t psn);
@@ -243,6 +270,11 @@ class Qp {
                    const std::optional<PlacementDescriptor>& placement = {});
   // Sends queued responses; true if all went.
   bool DrainPending();
+  // True if a READ / atomic request is still waiting for its response.
+  bool ResponsePending();
+  // A READ / atomic response arrived: if a fenced WR is next to transmit,
+  // asks the context to pump this QP.
+  void ResumeFenced();
   void CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
                     uint32_t byte_len, bool with_imm, uint32_t imm,
                     uint32_t src_qp, uint16_t slid, bool grh, bool solicited);

@@ -55,6 +55,7 @@ bool IsAtomic(ibv_wr_opcode op) {
 
 int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
   const bool rc = type_ != IBV_QPT_UD;  // connected: RC or UC
+  int first_err = 0;
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
     uint64_t total = 0;
@@ -83,8 +84,11 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
       err = EINVAL;
     }
     if (err != 0) {
+      // The WRs before this one stay posted and go out below, as on a
+      // real device.
       *bad = wr;
-      return err;
+      first_err = err;
+      break;
     }
     SendWqe& w = Wqe(sq_tail_);
     w.wr_id = wr->wr_id;
@@ -141,10 +145,11 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
   } else if (state_ == IBV_QPS_RTS) {
     if (Pump(Context::Now())) ctx_->NeedPump(this);
   }
-  return 0;
+  return first_err;
 }
 
 int Qp::PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  int first_err = 0;
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
     if (srq_ != nullptr || state_ == IBV_QPS_RESET) {
@@ -153,8 +158,9 @@ int Qp::PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad) {
       err = rq_.Post(*wr);
     }
     if (err != 0) {
-      *bad = wr;
-      return err;
+      *bad = wr;  // the WRs before it stay posted (flushed below in ERR)
+      first_err = err;
+      break;
     }
   }
   if (state_ == IBV_QPS_ERR) {
@@ -164,7 +170,7 @@ int Qp::PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad) {
       rq_.pop();
     }
   }
-  return 0;
+  return first_err;
 }
 
 bool Qp::Pump(TimeNs now) {
@@ -173,6 +179,9 @@ bool Qp::Pump(TimeNs now) {
   if (type_ == IBV_QPT_RC && now < rnr_until_) return true;
   while (sq_send_ < sq_tail_) {
     SendWqe& w = Wqe(sq_send_);
+    // IBV_SEND_FENCE: the WR (and every later one) waits until each earlier
+    // READ / atomic has its response; RcOnResponse pumps again then.
+    if ((w.send_flags & IBV_SEND_FENCE) && ResponsePending()) break;
     const TxResult r = type_ == IBV_QPT_UD ? UdTransmit(w) : RcTransmit(w);
     if (r == TxResult::kRetry) return true;
     if (r == TxResult::kError) return false;  // the QP went to ERR
@@ -182,6 +191,26 @@ bool Qp::Pump(TimeNs now) {
   }
   CompleteSendHead();
   return false;
+}
+
+bool Qp::ResponsePending() {
+  // A READ / atomic is acknowledged only with its response (RcAckUpTo), so
+  // the ones still waiting are between sq_ack_ and sq_send_. Only RC has
+  // them.
+  if (type_ != IBV_QPT_RC) return false;
+  for (uint64_t i = sq_ack_; i < sq_send_; ++i) {
+    const SendWqe& w = Wqe(i);
+    if ((w.opcode == IBV_WR_RDMA_READ || IsAtomic(w.opcode)) && !w.done) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Qp::ResumeFenced() {
+  if (sq_send_ < sq_tail_ && (Wqe(sq_send_).send_flags & IBV_SEND_FENCE)) {
+    ctx_->NeedPump(this);
+  }
 }
 
 void Qp::SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie,

@@ -48,7 +48,7 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   h.swap = w.swap;
   if (w.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
     FailWqe(w, IBV_WC_LOC_LEN_ERR);
-    EnterError();
+    EnterError(QpErrorEvent::kNone);
     return TxResult::kError;
   }
   std::vector<uint8_t>& buf = ctx_->scratch();
@@ -68,7 +68,7 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
     if (ctx_->mrs().CheckLocal(w.sge[0], pd_, /*write=*/false, &src) !=
         AccessResult::kOk) {
       FailWqe(w, IBV_WC_LOC_PROT_ERR);
-      EnterError();
+      EnterError(QpErrorEvent::kNone);
       return TxResult::kError;
     }
     body = absl::MakeConstSpan(src, w.sge[0].length);
@@ -77,7 +77,7 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
     const ibv_wc_status st = Gather(w, hdr, &buf);
     if (st != IBV_WC_SUCCESS) {
       FailWqe(w, st);
-      EnterError();
+      EnterError(QpErrorEvent::kNone);
       return TxResult::kError;
     }
   }
@@ -102,7 +102,7 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   if (r == Context::SendResult::kRetry) return TxResult::kRetry;
   if (r == Context::SendResult::kFailed) {
     FailWqe(w, IBV_WC_RETRY_EXC_ERR);
-    EnterError();
+    EnterError(QpErrorEvent::kNone);
     return TxResult::kError;
   }
   last_ack_sent_ = h.ack_psn;
@@ -166,7 +166,7 @@ void Qp::ResolveRetry(TimeNs now, uint64_t peer_packets) {
   }
   ++counters_.retry_timeouts;
   FailWqe(w, IBV_WC_RETRY_EXC_ERR);
-  EnterError();
+  EnterError(QpErrorEvent::kNone);
 }
 
 void Qp::ReleaseZeroCopy(uint32_t psn) {
@@ -226,12 +226,13 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         if (arrival.placement == PlacementStatus::kRefused) {
           FailWqe(w, IBV_WC_LOC_PROT_ERR);
           RcAckUpTo(PsnAdd(h.psn, kPsnMask));
-          EnterError();
+          EnterError(QpErrorEvent::kNone);
           return;
         }
         ctx_->counters().bytes_placed += arrival.placed_len;
         w.done = true;
         RcAckUpTo(h.psn);
+        ResumeFenced();
         return;
       }
       uint8_t orig[8];
@@ -245,12 +246,13 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
       if (st != IBV_WC_SUCCESS) {
         FailWqe(w, IBV_WC_LOC_PROT_ERR);
         RcAckUpTo(PsnAdd(h.psn, kPsnMask));
-        EnterError();
+        EnterError(QpErrorEvent::kNone);
         return;
       }
       ctx_->counters().bytes_copied += read ? payload.size() : 8;
       w.done = true;
       RcAckUpTo(h.psn);
+      ResumeFenced();
       return;
     }
     case VerbsOp::kNak: {
@@ -266,7 +268,7 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           ++counters_.rnr_naks_received;
           if (attr_.rnr_retry != 7 && w.rnr_left == 0) {
             FailWqe(w, IBV_WC_RNR_RETRY_EXC_ERR);
-            EnterError();
+            EnterError(QpErrorEvent::kNone);
             return;
           }
           if (attr_.rnr_retry != 7) --w.rnr_left;
@@ -289,7 +291,8 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           FailWqe(w, IBV_WC_REM_OP_ERR);
           break;
       }
-      EnterError();
+      // The WR's completion reports it; devices raise no event.
+      EnterError(QpErrorEvent::kNone);
       return;
     }
     default:
@@ -326,14 +329,14 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
   SendOrQueue(buf, MakeCookie(qpn_, true, psn), placement);
 }
 
-void Qp::RcResponderError(NakCode code, uint32_t psn) {
+void Qp::RcResponderError(NakCode code, uint32_t psn, QpErrorEvent event) {
   if (code == NakCode::kRemoteAccess) ++counters_.access_errors;
   if (type_ == IBV_QPT_UC) {
     UcDrop(psn);
     return;
   }
   RcSendResponse(VerbsOp::kNak, psn, static_cast<uint8_t>(code), 0, {}, 0);
-  EnterError();
+  EnterError(event);
 }
 
 void Qp::RcNoReceive(uint32_t psn) {
@@ -394,9 +397,10 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         CompleteRecv(*r, st, IBV_WC_RECV, 0, false, 0, h.src_qpn, remote_.port,
                      false, false);
         PopRecv();
+        // The receive's completion reports the error.
         RcResponderError(st == IBV_WC_LOC_LEN_ERR ? NakCode::kInvalidRequest
                                                   : NakCode::kRemoteOp,
-                         h.psn);
+                         h.psn, QpErrorEvent::kNone);
         return;
       }
       ctx_->counters().bytes_copied += payload.size();
@@ -413,7 +417,8 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
       break;
     case VerbsOp::kReadReq: {
       if (type_ == IBV_QPT_UC) {  // not a UC operation
-        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        RcResponderError(NakCode::kInvalidRequest, h.psn,
+                         QpErrorEvent::kReqErr);
         return;
       }
       uint8_t* src = nullptr;
@@ -421,11 +426,13 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
                            mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
                                            IBV_ACCESS_REMOTE_READ,
                                            &src) != AccessResult::kOk)) {
-        RcResponderError(NakCode::kRemoteAccess, h.psn);
+        RcResponderError(NakCode::kRemoteAccess, h.psn,
+                         QpErrorEvent::kAccessErr);
         return;
       }
       if (h.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
-        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        RcResponderError(NakCode::kInvalidRequest, h.psn,
+                         QpErrorEvent::kReqErr);
         return;
       }
       expected_psn_ = PsnAdd(expected_psn_, 1);
@@ -437,14 +444,16 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     case VerbsOp::kCmpSwap:
     case VerbsOp::kFetchAdd: {
       if (type_ == IBV_QPT_UC || h.remote_addr % 8 != 0) {
-        RcResponderError(NakCode::kInvalidRequest, h.psn);
+        RcResponderError(NakCode::kInvalidRequest, h.psn,
+                         QpErrorEvent::kReqErr);
         return;
       }
       uint8_t* p = nullptr;
       if (!(qp_access & IBV_ACCESS_REMOTE_ATOMIC) ||
           mrs.CheckRemote(h.rkey, pd_, h.remote_addr, 8,
                           IBV_ACCESS_REMOTE_ATOMIC, &p) != AccessResult::kOk) {
-        RcResponderError(NakCode::kRemoteAccess, h.psn);
+        RcResponderError(NakCode::kRemoteAccess, h.psn,
+                         QpErrorEvent::kAccessErr);
         return;
       }
       auto* target = reinterpret_cast<uint64_t*>(p);
@@ -475,7 +484,7 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         ctx_->mrs().CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
                                 IBV_ACCESS_REMOTE_WRITE,
                                 &dst) != AccessResult::kOk) {
-      RcResponderError(NakCode::kRemoteAccess, h.psn);
+      RcResponderError(NakCode::kRemoteAccess, h.psn, QpErrorEvent::kAccessErr);
       return false;
     }
   }
@@ -487,7 +496,7 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     if (arrival.placement == PlacementStatus::kRefused ||
         arrival.descriptor.key != PlaceKey(PlaceKind::kWrite, qpn_, h.rkey) ||
         arrival.descriptor.offset != h.remote_addr) {
-      RcResponderError(NakCode::kRemoteAccess, h.psn);
+      RcResponderError(NakCode::kRemoteAccess, h.psn, QpErrorEvent::kAccessErr);
       return false;
     }
   }

@@ -183,7 +183,7 @@ int Qp::Modify(const ibv_qp_attr& a, int mask) {
 
   const ibv_qp_state prev = state_;
   if (next == IBV_QPS_ERR && prev != IBV_QPS_ERR) {
-    EnterError(/*fatal=*/false);
+    EnterError(QpErrorEvent::kNone);
   } else if (next == IBV_QPS_RESET) {
     state_ = IBV_QPS_RESET;
     ResetQueues();
@@ -235,7 +235,16 @@ void Qp::FailWqe(SendWqe& w, ibv_wc_status st) {
   w.status = st;
 }
 
-void Qp::EnterError(bool fatal) {
+void Qp::EnterError() {
+  bool reported = false;
+  for (uint64_t i = sq_head_; i < sq_send_ && !reported; ++i) {
+    const SendWqe& w = Wqe(i);
+    reported = w.done && w.status != IBV_WC_SUCCESS;
+  }
+  EnterError(reported ? QpErrorEvent::kNone : QpErrorEvent::kFatal);
+}
+
+void Qp::EnterError(QpErrorEvent event) {
   const bool was_error = state_ == IBV_QPS_ERR;
   state_ = IBV_QPS_ERR;
   shell_.ibv.qp_base.state = IBV_QPS_ERR;
@@ -254,10 +263,29 @@ void Qp::EnterError(bool fatal) {
       rq_.pop();
     }
   }
-  if (!was_error && fatal) {
-    ibv_async_event ev{};
-    ev.element.qp = ibv();
-    ev.event_type = IBV_EVENT_QP_FATAL;
+  if (was_error) return;
+  ibv_async_event ev{};
+  ev.element.qp = ibv();
+  switch (event) {
+    case QpErrorEvent::kNone:
+      break;
+    case QpErrorEvent::kFatal:
+      ev.event_type = IBV_EVENT_QP_FATAL;
+      ctx_->RaiseAsync(ev);
+      break;
+    case QpErrorEvent::kReqErr:
+      ev.event_type = IBV_EVENT_QP_REQ_ERR;
+      ctx_->RaiseAsync(ev);
+      break;
+    case QpErrorEvent::kAccessErr:
+      ev.event_type = IBV_EVENT_QP_ACCESS_ERR;
+      ctx_->RaiseAsync(ev);
+      break;
+  }
+  // With an SRQ the QP consumes no more receive WRs from here on: the
+  // application may now destroy it without losing one.
+  if (srq_ != nullptr) {
+    ev.event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
     ctx_->RaiseAsync(ev);
   }
 }

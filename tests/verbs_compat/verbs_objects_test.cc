@@ -3,8 +3,14 @@
 // fd, the extended (ibv_wr_*) API, and resource ownership rules.
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <time.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/verbs_compat/verbs_test_util.h"
@@ -335,6 +341,117 @@ TEST(CompChannelTest, FdBecomesReadableAndDeliversTheArmedCq) {
   EXPECT_EQ(poll(&pfd, 1, 20), 0);
 }
 
+// Thread CPU time, in seconds.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Threads blocked in ibv_get_cq_event on one context, each on its own
+// channel (as in a server with a thread per connection), while traffic
+// flows into the context: one of them drives progress, the others sleep.
+// They used to poll the endpoint's fd too and, finding the lock taken,
+// spin on it while it stayed readable.
+TEST(CompChannelTest, WaitersBesidesTheOneDrivingProgressDoNotSpin) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  constexpr int kWaiters = 3;
+  struct Waiter {
+    ibv_comp_channel* channel = nullptr;
+    ibv_cq* cq = nullptr;
+    ibv_qp* qp = nullptr;
+    double cpu_s = 0;
+    int rc = -1;
+  };
+  Waiter w[kWaiters];
+  for (Waiter& x : w) {
+    x.channel = ibv_create_comp_channel(p.b.ctx);
+    ASSERT_NE(x.channel, nullptr);
+    x.cq = ibv_create_cq(p.b.ctx, 8, nullptr, x.channel, 0);
+    ASSERT_NE(x.cq, nullptr);
+    ibv_qp_init_attr qa{};
+    qa.send_cq = x.cq;
+    qa.recv_cq = x.cq;
+    qa.qp_type = IBV_QPT_RC;
+    qa.cap.max_send_wr = 1;
+    qa.cap.max_recv_wr = 1;
+    qa.cap.max_send_sge = 1;
+    qa.cap.max_recv_sge = 1;
+    x.qp = ibv_create_qp(p.b.pd, &qa);
+    ASSERT_NE(x.qp, nullptr);
+    ibv_qp_attr at{};
+    at.qp_state = IBV_QPS_INIT;
+    at.port_num = 1;
+    ASSERT_EQ(ibv_modify_qp(x.qp, &at,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                IBV_QP_ACCESS_FLAGS),
+              0);
+    // Its flush (the QP moved to ERR below) ends the wait.
+    ibv_sge sge = p.b.Sge(0, 64);
+    ibv_recv_wr rwr{};
+    rwr.sg_list = &sge;
+    rwr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_recv(x.qp, &rwr, &bad), 0);
+    ASSERT_EQ(ibv_req_notify_cq(x.cq, 0), 0);
+  }
+  Watchdog dog(std::chrono::seconds(60), "a waiter never got its event");
+  std::vector<std::thread> threads;
+  for (Waiter& x : w) {
+    threads.emplace_back([&x] {
+      const double t0 = ThreadCpuSeconds();
+      ibv_cq* cq = nullptr;
+      void* cq_ctx = nullptr;
+      x.rc = ibv_get_cq_event(x.channel, &cq, &cq_ctx);
+      x.cpu_s = ThreadCpuSeconds() - t0;
+      if (x.rc == 0) ibv_ack_cq_events(cq, 1);
+    });
+  }
+  // RDMA WRITEs into b (a passive target: the waiters drive its endpoint).
+  const auto start = std::chrono::steady_clock::now();
+  int writes = 0;
+  while (std::chrono::steady_clock::now() - start <
+         std::chrono::milliseconds(500)) {
+    ASSERT_EQ(PostSend(p.a, writes, IBV_WR_RDMA_WRITE, 0, 4096, p.b.addr(8192),
+                       p.b.mr->rkey),
+              0);
+    ibv_wc wc;
+    ASSERT_TRUE(PollOne(p.a.scq, &wc));
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    ++writes;
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  for (Waiter& x : w) {
+    ibv_qp_attr at{};
+    at.qp_state = IBV_QPS_ERR;
+    ASSERT_EQ(ibv_modify_qp(x.qp, &at, IBV_QP_STATE), 0);
+  }
+  for (std::thread& t : threads) t.join();
+  double total = 0;
+  double most = 0;
+  for (Waiter& x : w) {
+    EXPECT_EQ(x.rc, 0);
+    total += x.cpu_s;
+    most = std::max(most, x.cpu_s);
+  }
+  // The driver's CPU is the progress work; the others' should be ~0 (a
+  // backstop wake-up every few ms). Spinning, they took ~1/3 each.
+  const double idle_waiters_cpu = total - most;
+  std::printf(
+      "%d writes in %.3f s; waiters' CPU: driver %.3f s, others %.3f s\n",
+      writes, wall_s, most, idle_waiters_cpu);
+  EXPECT_GT(writes, 0);
+  EXPECT_LT(idle_waiters_cpu, 0.05 * wall_s);
+  for (Waiter& x : w) {
+    ibv_destroy_qp(x.qp);
+    ibv_destroy_cq(x.cq);
+    ibv_destroy_comp_channel(x.channel);
+  }
+}
+
 TEST(QpExTest, WrApiPostsASendAndAWrite) {
   Pair p;
   ASSERT_TRUE(p.ok());
@@ -386,6 +503,61 @@ TEST(QpExTest, CreateQpExWithSendOpsFlags) {
   ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
   ibv_dealloc_pd(pd);
   ibv_close_device(ctx);
+}
+
+// ibv_rc_pingpong -t posts its next receive and send from inside the
+// ibv_start_poll..ibv_end_poll batch; the man page allows any verb there.
+TEST(CqExTest, PostingBetweenStartPollAndEndPollNeitherBlocksNorMovesTheEntry) {
+  PairOptions o;
+  o.cq_ex = true;
+  Pair p(o);
+  ASSERT_TRUE(p.ok());
+  // A post that blocks on the context lock never returns: end the test.
+  Watchdog dog(std::chrono::seconds(20),
+               "a post between ibv_start_poll and ibv_end_poll deadlocked");
+  for (uint64_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(PostRecv(p.a, 100 + i, 4096 * (i + 1), 256), 0);
+    ASSERT_EQ(PostRecv(p.b, i, 4096 * (i + 1), 256), 0);
+  }
+  ASSERT_EQ(PostSend(p.a, 10, IBV_WR_SEND, 0, 40), 0);
+  ASSERT_EQ(PostSend(p.a, 11, IBV_WR_SEND, 0, 60), 0);
+  ibv_cq_ex* cqx = p.b.rcqx;
+  std::vector<uint64_t> ids;
+  std::vector<uint32_t> lens;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ids.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    ibv_poll_cq_attr pa{};
+    if (ibv_start_poll(cqx, &pa) != 0) continue;
+    do {
+      ASSERT_EQ(cqx->status, IBV_WC_SUCCESS);
+      const uint32_t len = ibv_wc_read_byte_len(cqx);
+      ids.push_back(cqx->wr_id);
+      lens.push_back(len);
+      // The reply, from inside the batch, as rc_pingpong -t does.
+      const uint64_t n = ids.size();
+      ASSERT_EQ(PostRecv(p.b, 10 + n, 4096 * (n + 4), 256), 0);
+      ASSERT_EQ(PostSend(p.b, 20 + n, IBV_WR_SEND, 0, 30 + n), 0);
+      // The accessors still report the entry the batch is on.
+      EXPECT_EQ(ibv_wc_read_byte_len(cqx), len);
+      EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+      EXPECT_EQ(ibv_wc_read_qp_num(cqx), p.b.qp->qp_num);
+    } while (ids.size() < 2 && ibv_next_poll(cqx) == 0);
+    ibv_end_poll(cqx);
+  }
+  ASSERT_EQ(ids, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(lens, (std::vector<uint32_t>{40, 60}));
+  // The replies posted in the batch arrive.
+  const std::vector<ibv_wc> replies = PollMany(p.a.rcq, 2);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].byte_len, 31u);
+  EXPECT_EQ(replies[1].byte_len, 32u);
+  // The same CQ through ibv_poll_cq after the batch (polls serialised).
+  ASSERT_EQ(PostSend(p.a, 12, IBV_WR_SEND, 0, 70), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.b.rcq, &wc));
+  EXPECT_EQ(wc.wr_id, 11u);
+  EXPECT_EQ(wc.byte_len, 70u);
 }
 
 }  // namespace

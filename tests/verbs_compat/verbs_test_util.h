@@ -9,9 +9,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "braid/verbs.h"
@@ -77,6 +82,34 @@ inline bool StaysEmpty(ibv_cq* cq, int ms = 50) {
   return true;
 }
 
+// Ends the test process (exit status 1, `what` on stderr) unless destroyed
+// within `limit`: bounds a test whose failure mode is a deadlock.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::milliseconds limit, const char* what)
+      : thread_([this, limit, what] {
+          std::unique_lock<std::mutex> lk(mu_);
+          if (!cv_.wait_for(lk, limit, [this] { return done_; })) {
+            std::fprintf(stderr, "watchdog: %s\n", what);
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
 // One side of a connection: context, PD, CQs, a QP and a registered
 // buffer.
 struct Side {
@@ -85,6 +118,7 @@ struct Side {
   ibv_comp_channel* channel = nullptr;
   ibv_cq* scq = nullptr;
   ibv_cq* rcq = nullptr;
+  ibv_cq_ex* rcqx = nullptr;  // rcq as an extended CQ (PairOptions::cq_ex)
   ibv_srq* srq = nullptr;
   ibv_qp* qp = nullptr;
   std::vector<uint8_t> buf;
@@ -117,6 +151,8 @@ struct PairOptions {
   uint8_t timeout = 14;  // local ACK timeout: 4.096 us x 2^timeout
   uint8_t retry_cnt = 7;
   int cq_depth = 256;
+  // Create the CQs with ibv_create_cq_ex (polled with ibv_start_poll...).
+  bool cq_ex = false;
 };
 
 // Two connected QPs on two braid0 contexts of this process.
@@ -157,8 +193,19 @@ class Pair {
     }
     s.pd = ibv_alloc_pd(s.ctx);
     if (o_.with_channel) s.channel = ibv_create_comp_channel(s.ctx);
-    s.scq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
-    s.rcq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
+    if (o_.cq_ex) {
+      ibv_cq_init_attr_ex ca{};
+      ca.cqe = o_.cq_depth;
+      ca.channel = s.channel;
+      ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM;
+      ibv_cq_ex* scqx = ibv_create_cq_ex(s.ctx, &ca);
+      s.rcqx = ibv_create_cq_ex(s.ctx, &ca);
+      s.scq = scqx ? ibv_cq_ex_to_cq(scqx) : nullptr;
+      s.rcq = s.rcqx ? ibv_cq_ex_to_cq(s.rcqx) : nullptr;
+    } else {
+      s.scq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
+      s.rcq = ibv_create_cq(s.ctx, o_.cq_depth, nullptr, s.channel, 0);
+    }
     if (o_.use_srq) {
       ibv_srq_init_attr sa{};
       sa.attr.max_wr = 128;

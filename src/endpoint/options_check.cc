@@ -64,8 +64,25 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
   if (p.peer_timeout <= DurationNs::Zero()) {
     return Bad("peer_timeout", "must be positive");
   }
-  if (p.min_rto <= DurationNs::Zero() || p.max_rto < p.min_rto) {
-    return Bad("min_rto/max_rto", "need 0 < min_rto <= max_rto");
+  if (p.receive_queue_bytes < 65536) {
+    return Bad("receive_queue_bytes", "must be at least 64 KiB");
+  }
+  if (p.min_rto <= DurationNs::Zero() || p.max_rto < p.min_rto ||
+      p.max_rto.IsInfinite()) {
+    return Bad("min_rto/max_rto", "need 0 < min_rto <= max_rto, finite");
+  }
+  if (p.min_rto > p.peer_timeout) {
+    return Bad("min_rto", "must not exceed peer_timeout (no RTO would fire)");
+  }
+  if (p.initial_rtt <= DurationNs::Zero() || p.initial_rtt.IsInfinite()) {
+    return Bad("initial_rtt", "must be positive and finite");
+  }
+  if (p.ack_delay < DurationNs::Zero() || p.ack_delay.IsInfinite()) {
+    return Bad("ack_delay", "must be >= 0 and finite");
+  }
+  if (p.cc_target_delay < DurationNs::Zero() ||
+      p.cc_target_delay.IsInfinite()) {
+    return Bad("cc_target_delay", "must be >= 0 (0: the default) and finite");
   }
   if (p.ack_every_packets < 1)
     return Bad("ack_every_packets", "must be at least 1");

@@ -1,0 +1,81 @@
+// CheckProtocolOptions / CheckEndpointOptions: every bad setting is refused
+// with InvalidArgument naming its field; the defaults pass.
+#include "endpoint/options_check.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace braid::endpoint {
+namespace {
+
+TEST(OptionsCheckTest, DefaultsPass) {
+  EXPECT_TRUE(CheckProtocolOptions(ProtocolOptions{}).ok());
+  EXPECT_TRUE(CheckEndpointOptions(EndpointOptions{}).ok());
+}
+
+TEST(OptionsCheckTest, EachBadProtocolSettingNamesItsField) {
+  struct Case {
+    std::string field;
+    std::function<void(ProtocolOptions&)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {"paths", [](ProtocolOptions& p) { p.paths = 0; }},
+      {"paths", [](ProtocolOptions& p) { p.paths = 257; }},
+      {"spray_run", [](ProtocolOptions& p) { p.spray_run = 1025; }},
+      {"max_message_bytes",
+       [](ProtocolOptions& p) { p.max_message_bytes = (1u << 30) + 1; }},
+      {"max_peers", [](ProtocolOptions& p) { p.max_peers = 0; }},
+      {"max_pending_sends",
+       [](ProtocolOptions& p) { p.max_pending_sends = 0; }},
+      {"receive_budget_bytes",
+       [](ProtocolOptions& p) { p.receive_budget_bytes = 1000; }},
+      {"receive_queue_bytes",
+       [](ProtocolOptions& p) { p.receive_queue_bytes = 0; }},
+      {"peer_timeout",
+       [](ProtocolOptions& p) { p.peer_timeout = DurationNs::Zero(); }},
+      {"min_rto", [](ProtocolOptions& p) { p.min_rto = DurationNs::Zero(); }},
+      {"max_rto",
+       [](ProtocolOptions& p) { p.max_rto = DurationNs::Infinite(); }},
+      {"min_rto",
+       [](ProtocolOptions& p) {
+         p.peer_timeout = DurationNs::Millis(5);
+         p.min_rto = p.max_rto = DurationNs::Millis(10);
+       }},
+      {"initial_rtt",
+       [](ProtocolOptions& p) { p.initial_rtt = DurationNs::Zero(); }},
+      {"ack_delay",
+       [](ProtocolOptions& p) { p.ack_delay = DurationNs::Micros(-1); }},
+      {"cc_target_delay",
+       [](ProtocolOptions& p) { p.cc_target_delay = DurationNs::Micros(-5); }},
+      {"ack_every_packets",
+       [](ProtocolOptions& p) { p.ack_every_packets = 0; }},
+      {"initial_cwnd_bytes",
+       [](ProtocolOptions& p) { p.initial_cwnd_bytes = 0; }},
+  };
+  for (const Case& c : cases) {
+    ProtocolOptions p;
+    c.spoil(p);
+    const absl::Status s = CheckProtocolOptions(p);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << c.field << ": " << s;
+    EXPECT_NE(s.message().find(c.field), std::string::npos)
+        << c.field << ": " << s;
+  }
+}
+
+TEST(OptionsCheckTest, EndpointSettingsAreCheckedToo) {
+  EndpointOptions o;
+  o.mtu = 500;
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
+  o = {};
+  o.impair.drop = 1.5;
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
+  o = {};
+  o.protocol.ack_delay = DurationNs::Micros(-1);  // the protocol part too
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
+}
+
+}  // namespace
+}  // namespace braid::endpoint

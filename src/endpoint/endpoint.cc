@@ -286,6 +286,10 @@ class Endpoint::Impl {
   int wait_fd() const { return epfd_; }
   NetAddr local() const { return backend_->LocalAddress(); }
   std::vector<uint8_t> TakeBuffer(size_t n) { return core_.TakeBuffer(n); }
+  // A copy TakeBuffer gave out that no message kept, back to its pool.
+  void ReturnBuffer(std::vector<uint8_t>&& b) {
+    core_.RecycleBuffer(std::move(b));
+  }
   uint32_t max_message_bytes() const { return core_max_message_; }
   void set_max_message(uint32_t m) { core_max_message_ = m; }
 
@@ -487,8 +491,16 @@ absl::Status Endpoint::Send(const NetAddr& peer,
       impl_->TakeBuffer(opts.prefix.size() + message.size());
   absl::StatusOr<endpoint::OutMessage> m =
       MakeMessage(message, opts, max_message_bytes(), &buf);
-  if (!m.ok()) return m.status();
-  return impl_->Send(peer, std::move(*m));
+  if (!m.ok()) {
+    impl_->ReturnBuffer(std::move(buf));
+    return m.status();
+  }
+  absl::Status s = impl_->Send(peer, std::move(*m));
+  // Refused (e.g. the queue is full, and the caller will retry): the copy
+  // goes back to the pool instead of being freed, so a retry allocates
+  // nothing. (Send moves the message only when it accepts it.)
+  if (!s.ok()) impl_->ReturnBuffer(std::move(m->owned));
+  return s;
 }
 
 absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,

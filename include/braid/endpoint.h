@@ -96,7 +96,9 @@ class Endpoint {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
-  // The address peers send to (the bound port resolved if 0 was asked).
+  // The bound address, the port resolved if 0 was asked. Bound to an
+  // any-address (0.0.0.0, [::]) it is that address: peers send to one of
+  // this host's addresses with this port.
   NetAddr local_address() const;
 
   // Sends a copy of `message`; the caller may reuse its buffer at once.
@@ -144,7 +146,12 @@ class Endpoint {
   void Recycle(std::vector<Completion>* completions);
 
   // A file descriptor (epoll) that becomes readable when Poll has work:
-  // inbound packets, or a protocol timer due. Never read from it.
+  // inbound packets, or a protocol timer due. Never read from it. Watch it
+  // level-triggered (poll, select, epoll without EPOLLET): it stays
+  // readable while work is left, and Poll takes at most `max` completions
+  // per call. const, but from the first call on the endpoint transmits
+  // every Send at once and holds no acks, so the caller may sleep after
+  // any call (wait_fd() below has no such switch).
   int fd() const;
 
   // The same descriptor as fd(), without fd()'s switch of the endpoint to

@@ -341,6 +341,20 @@ TEST(CompChannelTest, FdBecomesReadableAndDeliversTheArmedCq) {
   EXPECT_EQ(poll(&pfd, 1, 20), 0);
 }
 
+// A CQ without a channel may be armed (devices accept it; nothing is ever
+// delivered) and keeps working.
+TEST(CompChannelTest, ArmingACqWithoutAChannelSucceeds) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(ibv_req_notify_cq(p.b.rcq, 0), 0);
+  EXPECT_EQ(ibv_req_notify_cq(p.b.rcq, 1), 0);
+  ASSERT_EQ(PostRecv(p.b, 1, 0, 64), 0);
+  ASSERT_EQ(PostSend(p.a, 2, IBV_WR_SEND, 0, 64), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.b.rcq, &wc));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
 // Thread CPU time, in seconds.
 double ThreadCpuSeconds() {
   timespec ts;

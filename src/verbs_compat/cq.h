@@ -36,8 +36,9 @@ class CompChannel {
 
   // Queues an event for `cq` and makes the fd readable. Context lock held.
   void Raise(Cq* cq);
-  // Takes the oldest queued event (after a successful read of the fd).
-  // Context lock held. nullptr if none (should not happen).
+  // Takes the oldest queued event and its count on the fd (one per queued
+  // event, so the read never blocks). Context lock held. nullptr if none
+  // is queued (another thread took it).
   Cq* Take();
   // Drops queued events of a CQ being destroyed. Context lock held.
   void Forget(Cq* cq);

@@ -287,27 +287,33 @@ int ibv_destroy_cq(ibv_cq* cq) {
 int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
                      void** cq_context) {
   if (IsBraidContext(channel->context)) {
-    uint64_t v;
     Context* ctx = Context::From(channel->context);
     ctx->NoteAppBlocked();
     // A blocking channel: wait here, driving progress (one wake-up per
     // event instead of the progress thread's and then this one's). A
-    // non-blocking one: read fails with EAGAIN if no event is raised yet.
+    // non-blocking one: EAGAIN if no event is raised yet. The fd's count
+    // is read only under the lock and only for a queued event (Take), so
+    // an ibv_destroy_cq consuming its CQ's counts meanwhile cannot leave
+    // this read, or its own, blocked on an empty count.
     const int fl = fcntl(channel->fd, F_GETFL);
-    if (fl >= 0 && !(fl & O_NONBLOCK) &&
-        !ctx->WaitReadableDrivingProgress(channel->fd)) {
-      return -1;
+    const bool blocking = fl >= 0 && !(fl & O_NONBLOCK);
+    for (;;) {
+      if (blocking && !ctx->WaitReadableDrivingProgress(channel->fd)) {
+        return -1;
+      }
+      std::lock_guard<std::mutex> lk(ctx->mu());
+      Cq* c = CompChannel::From(channel)->Take();
+      if (c != nullptr) {
+        *cq = c->ibv();
+        *cq_context = c->ibv()->cq_context;
+        return 0;
+      }
+      if (!blocking) {
+        errno = EAGAIN;
+        return -1;
+      }
+      // Another thread took it (or its CQ was destroyed): wait again.
     }
-    if (read(channel->fd, &v, sizeof(v)) != sizeof(v)) return -1;
-    std::lock_guard<std::mutex> lk(ctx->mu());
-    Cq* c = CompChannel::From(channel)->Take();
-    if (c == nullptr) {
-      errno = EAGAIN;
-      return -1;
-    }
-    *cq = c->ibv();
-    *cq_context = c->ibv()->cq_context;
-    return 0;
   }
   BRAID_REAL(ibv_get_cq_event, "IBVERBS_1.1");
   return real ? real(channel, cq, cq_context) : -1;

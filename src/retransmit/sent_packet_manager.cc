@@ -149,6 +149,7 @@ void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
   if (opts_.tail_probe) {
     tlp_base_ = now;
     tlp_armed_ = true;
+    tlp_path_ = path;
   }
 }
 
@@ -548,7 +549,7 @@ TimeNs SentPacketManager::NextTimerTime() const {
   if (packets_in_flight_ == 0) return TimeNs::Infinite();
   TimeNs t = Min(path_timers_.NextTime(), rto_deadline_);
   if (opts_.tail_probe && tlp_armed_ && lost_pending_ == 0) {
-    t = Min(t, tlp_base_ + Pto());
+    t = Min(t, tlp_base_ + ProbeTimeout());
   }
   return t;
 }

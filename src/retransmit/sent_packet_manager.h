@@ -288,6 +288,9 @@ class SentPacketManager {
   void ProcessNak(wire::Psn cum, SenderEvents& ev);
   void MaybeScheduleProbe(TimeNs now, SenderEvents& ev);
   DurationNs Pto() const;
+  // Pto(), but at least the newest first send's path srtt + 4 rttvar (+ ack
+  // delay) once that path has samples.
+  DurationNs ProbeTimeout() const;
   void PushRetransmit(wire::Psn psn);
   // The last RTO was premature: reset the backoff, count, report.
   void UndoRto(SenderEvents& ev);
@@ -366,6 +369,7 @@ class SentPacketManager {
   TimeNs rto_memo_sent_ = TimeNs::Infinite();
   wire::PathId rto_memo_path_ = 0;
   TimeNs tlp_base_ = TimeNs::Infinite();  // last new send / ack progress
+  wire::PathId tlp_path_ = 0;             // path of the newest first send
   bool tlp_armed_ = false;
   bool nak_active_ = false;  // last NAK's cum and the send index then
   wire::Psn nak_cum_;

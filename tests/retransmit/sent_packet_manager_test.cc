@@ -855,6 +855,38 @@ TEST_F(SentPacketManagerTest, ProbeTimeoutCoversTheSpreadOfTheAnswers) {
   EXPECT_GE(m_->pto(), m_->srtt() + m_->rttvar() * 4 + ack_delay);
 }
 
+// Paths of very different delay: most answers come over fast paths, so the
+// peer-wide probe timeout is theirs; a packet on the slow path gets its
+// path's own round trip before it is probed.
+TEST_F(SentPacketManagerTest, ProbeWaitsForTheNewestPacketsOwnPath) {
+  // Path 1 answered once in 300 us, path 0 many times in 20 us since.
+  auto settle = [&](TimeNs* t) {
+    for (int i = 0; i < 60; ++i) {
+      const Psn p = Send(i == 0 ? 1 : 0, *t);
+      ASSERT_TRUE(Ack(p.value() + 1, {}, p, *t + Us(i == 0 ? 300 : 20)));
+      *t = *t + Us(400);
+    }
+  };
+  Make(RetransmitOptions{});
+  TimeNs t = T(0);
+  ASSERT_NO_FATAL_FAILURE(settle(&t));
+  const DurationNs pto = m_->pto();
+  ASSERT_LT(pto, Us(250)) << "the peer-wide timeout is the fast paths'";
+  Send(1, t);
+  m_->OnTimer(t + pto + Us(1), ev_);
+  EXPECT_TRUE(ev_.lost.empty()) << "probed before its path could answer";
+  m_->OnTimer(t + Us(300), ev_);
+  EXPECT_TRUE(ev_.lost.empty()) << "probed before its path could answer";
+  // On a fast path the peer-wide timeout applies, as before.
+  Make(RetransmitOptions{});
+  t = T(0);
+  ASSERT_NO_FATAL_FAILURE(settle(&t));
+  Send(0, t);
+  m_->OnTimer(t + m_->pto() + Us(1), ev_);
+  ASSERT_EQ(ev_.lost.size(), 1u);
+  EXPECT_EQ(ev_.lost[0].cause, LossCause::kTailProbe);
+}
+
 TEST_F(SentPacketManagerTest,
        ByDefaultASpuriousTailProbeLeavesTheTimeoutAlone) {
   Make(RetransmitOptions{});

@@ -142,8 +142,13 @@ TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
 // before its first answer was timed, and not after a slow one, so a peer's
 // tail-probe timer is not left waiting on the application's work.
 TEST(EndpointLoopbackTest, AcksWaitForTheAnswerOnlyWhileAnswersAreQuick) {
+  // "Quick" is within B's ack delay. 1 ms instead of the default 10 us, so
+  // the immediate answers below count as quick also in a sanitizer build on
+  // a loaded machine (with 10 us they failed there in up to 9 of 10 runs).
+  EndpointOptions ob;
+  ob.protocol.ack_delay = DurationNs::Millis(1);
   auto a = OpenOrDie();
-  auto b = OpenOrDie();
+  auto b = OpenOrDie(ob);
   ASSERT_TRUE(a && b);
   const std::vector<uint8_t> msg(64, 0x42);
   std::vector<Completion> ca, cb;
@@ -182,8 +187,8 @@ TEST(EndpointLoopbackTest, AcksWaitForTheAnswerOnlyWhileAnswersAreQuick) {
   EXPECT_EQ(deliver(), 1) << "no answer timed yet: the ack goes at once";
   answer();  // at once
   EXPECT_EQ(deliver(), 0) << "quick answers: the ack waits for the answer";
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  answer();  // 2 ms later, far past the 10 us ack delay
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  answer();  // 20 ms later, far past the 1 ms ack delay
   EXPECT_EQ(deliver(), 1) << "after a slow answer the ack goes at once";
   answer();
 }

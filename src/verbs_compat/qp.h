@@ -209,10 +209,6 @@ class Qp {
   // attached to an SRQ also raises IBV_EVENT_QP_LAST_WQE_REACHED then (IB
   // spec; MPI and UCX wait for it before destroying such a QP).
   void EnterError(QpErrorEvent event);
-  // EnterError for a failure of braid's transport (OnTransportFailure):
-  // kNone if a WR already carries the error (IBV_WC_RETRY_EXC_ERR, which
-  // reports it, as a device reports retries exceeded), else kFatal.
-  void EnterError();
 
   // Flags used by the context's work lists.
   bool in_pump_list = false;

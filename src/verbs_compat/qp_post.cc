@@ -389,11 +389,13 @@ void Qp::OnTransportFailure(uint32_t psn, bool was_response) {
   if (type_ == IBV_QPT_UD || state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     return;
   }
-  if (!was_response && sq_ack_ < sq_send_) {
-    FailWqe(Wqe(sq_ack_), IBV_WC_RETRY_EXC_ERR);
-  }
+  // The oldest WR's IBV_WC_RETRY_EXC_ERR reports a request that failed, as
+  // a device reports retries exceeded (no event); a failed response has no
+  // WR to carry it: QP_FATAL.
+  const bool wr_reports = !was_response && sq_ack_ < sq_send_;
+  if (wr_reports) FailWqe(Wqe(sq_ack_), IBV_WC_RETRY_EXC_ERR);
   (void)psn;
-  EnterError();
+  EnterError(wr_reports ? QpErrorEvent::kNone : QpErrorEvent::kFatal);
 }
 
 }  // namespace braid::verbs_compat

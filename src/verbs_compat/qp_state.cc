@@ -235,15 +235,6 @@ void Qp::FailWqe(SendWqe& w, ibv_wc_status st) {
   w.status = st;
 }
 
-void Qp::EnterError() {
-  bool reported = false;
-  for (uint64_t i = sq_head_; i < sq_send_ && !reported; ++i) {
-    const SendWqe& w = Wqe(i);
-    reported = w.done && w.status != IBV_WC_SUCCESS;
-  }
-  EnterError(reported ? QpErrorEvent::kNone : QpErrorEvent::kFatal);
-}
-
 void Qp::EnterError(QpErrorEvent event) {
   const bool was_error = state_ == IBV_QPS_ERR;
   state_ = IBV_QPS_ERR;

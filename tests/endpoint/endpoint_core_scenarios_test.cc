@@ -594,6 +594,31 @@ TEST(EndpointCoreScenarioTest,
 // kPeerUnreachable although the receiver had acked everything and was only
 // slow to poll. The receiver here stalls for 3x peer_timeout.
 
+// A reader that stalled polls again: runs until B has every message of
+// `sent` (sent on stream 1, so in order, once) and A a completion for each
+// (appended to `ra`); every send must be done.
+void ExpectReaderCatchesUp(CorePair& p,
+                           const std::vector<std::vector<uint8_t>>& sent,
+                           std::vector<Completion>* ra) {
+  const size_t n = sent.size();
+  std::vector<Completion> rb;
+  RunUntil(
+      p,
+      [&] {
+        auto vb = p.Drain(*p.b), va = p.Drain(*p.a);
+        rb.insert(rb.end(), vb.begin(), vb.end());
+        ra->insert(ra->end(), va.begin(), va.end());
+        return rb.size() >= n && ra->size() >= n;
+      },
+      500);
+  ASSERT_EQ(rb.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(rb[i].data, sent[i]) << "message " << i;
+  }
+  ASSERT_EQ(ra->size(), n);
+  EXPECT_EQ(CountType(*ra, CompletionType::kSendDone), n);
+}
+
 // The queue limit holds even with the default, much larger receive budget:
 // credit never reaches past the room left in the application's queue (it
 // did: a reader that stopped polling took a whole 64 MiB budget per peer).
@@ -623,22 +648,7 @@ TEST(EndpointCoreScenarioTest, QueueLimitBoundsWhatASlowReaderHolds) {
                               wire::kInitialCreditPackets * p.a->mss() + kSize);
   EXPECT_GT(held * kSize, o.receive_queue_bytes / 2) << "barely moved";
   // Then the reader catches up: everything arrives once, every send done.
-  std::vector<Completion> rb;
-  RunUntil(
-      p,
-      [&] {
-        auto vb = p.Drain(*p.b), va = p.Drain(*p.a);
-        rb.insert(rb.end(), vb.begin(), vb.end());
-        ra.insert(ra.end(), va.begin(), va.end());
-        return rb.size() >= kMessages && ra.size() >= kMessages;
-      },
-      500);
-  ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
-  for (int i = 0; i < kMessages; ++i) {
-    EXPECT_EQ(rb[i].data, sent[i]) << "message " << i;  // stream 1: in order
-  }
-  EXPECT_EQ(CountType(ra, CompletionType::kSendDone),
-            static_cast<size_t>(kMessages));
+  ExpectReaderCatchesUp(p, sent, &ra);
 }
 
 TEST(EndpointCoreScenarioTest,
@@ -688,23 +698,7 @@ TEST(EndpointCoreScenarioTest,
   EXPECT_GT(p.a->peer_stats(false)[0].credit_blocked, 0u);
 
   // Now B polls: everything arrives, in order (stream 1), once.
-  std::vector<Completion> rb;
-  RunUntil(
-      p,
-      [&] {
-        auto vb = p.Drain(*p.b), va = p.Drain(*p.a);
-        rb.insert(rb.end(), vb.begin(), vb.end());
-        ra.insert(ra.end(), va.begin(), va.end());
-        return rb.size() >= kMessages && ra.size() >= kMessages;
-      },
-      500);
-  ASSERT_EQ(rb.size(), static_cast<size_t>(kMessages));
-  for (int i = 0; i < kMessages; ++i) {
-    EXPECT_EQ(rb[i].data, sent[i]) << "message " << i;
-  }
-  ASSERT_EQ(ra.size(), static_cast<size_t>(kMessages));
-  EXPECT_EQ(CountType(ra, CompletionType::kSendDone),
-            static_cast<size_t>(kMessages));
+  ExpectReaderCatchesUp(p, sent, &ra);
   EXPECT_EQ(p.b->stats().drops.no_memory, 0u);
 }
 

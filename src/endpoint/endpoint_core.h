@@ -128,9 +128,11 @@ class EndpointCore final : public PeerHost {
   std::vector<PeerStats> peer_stats(bool with_paths) const;
   const DropStats& drops() const { return drops_; }
 
+  // Received bytes waiting to be polled reach receive_queue_bytes.
+  bool ReceiveQueueFull() const;
+
   // PeerHost
   void Complete(Completion&& c) override;
-  bool ReceiveQueueFull() const override;
   uint64_t ReceiveQueueRoom() const override;
   void OnCreditSqueezed(Peer* peer) override { squeezed_.push_back(peer); }
   reorder::BufferPool* buffer_pool() override { return &pool_; }

@@ -47,10 +47,9 @@ class PeerHost {
   virtual ~PeerHost() = default;
   // A send finished (done or failed) or a message arrived.
   virtual void Complete(Completion&& c) = 0;
-  // Undelivered received bytes held for the application, over all peers.
-  virtual bool ReceiveQueueFull() const = 0;
   // Bytes the application's receive queue can still take before it is
-  // full (receive_queue_bytes minus what waits to be polled).
+  // full (receive_queue_bytes minus the received bytes that wait to be
+  // polled, over all peers); 0 when full.
   virtual uint64_t ReceiveQueueRoom() const = 0;
   // `peer` granted less credit than its receive budget because the queue
   // was short of room: call its OnReceiveSpaceFreed once the application
@@ -233,7 +232,7 @@ class Peer : private retransmit::SenderEvents {
 
   // Receive-side helpers (peer_receive.cc).
   void ResetReceiveSide(uint32_t session, wire::Psn base);
-  wire::Psn CreditLimit() const;
+  wire::Psn CreditLimit(uint64_t queue_room) const;
   size_t WriteAck(TimeNs now, absl::Span<uint8_t> out);
   bool AckWanted(TimeNs now) const;
   void Deliver(reorder::CompletedMessage&& m);

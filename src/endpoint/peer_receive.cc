@@ -126,16 +126,15 @@ void Peer::Deliver(reorder::CompletedMessage&& m) {
   host_->Complete(std::move(c));
 }
 
-wire::Psn Peer::CreditLimit() const {
-  if (host_->ReceiveQueueFull()) return granted_;
+wire::Psn Peer::CreditLimit(uint64_t queue_room) const {
+  if (queue_room == 0) return granted_;  // the queue is full
   const uint64_t held = reassembler_.bytes_buffered() + ordered_.held_bytes();
   // What this peer may have outstanding: its receive budget, but never more
   // than the application's queue still has room for (every byte credited
   // ends there once its message completes). Without the second term a
   // slow reader held receive_queue_bytes plus a whole receive budget per
   // peer (64 MiB each by default) instead of about receive_queue_bytes.
-  const uint64_t budget =
-      std::min(cfg_.proto.receive_budget_bytes, host_->ReceiveQueueRoom());
+  const uint64_t budget = std::min(cfg_.proto.receive_budget_bytes, queue_room);
   const uint64_t avail = budget > held ? (budget - held) / cfg_.mss : 0;
   // Never less than a session's initial credit beyond cum: a message that
   // alone exceeds the budget still completes (at that window), and the
@@ -173,10 +172,10 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
   h.echo_path_seq = echo.seq;
   h.ack_delay_ns = static_cast<uint32_t>(
       std::clamp<int64_t>(echo.ack_delay.ns(), 0, 0xffffffffLL));
-  granted_ = CreditLimit();
+  const uint64_t queue_room = host_->ReceiveQueueRoom();
+  granted_ = CreditLimit(queue_room);
   h.credit_psn = granted_;
-  if (!credit_squeezed &&
-      host_->ReceiveQueueRoom() < cfg_.proto.receive_budget_bytes) {
+  if (!credit_squeezed && queue_room < cfg_.proto.receive_budget_bytes) {
     credit_squeezed = true;
     host_->OnCreditSqueezed(this);
   }

@@ -115,17 +115,19 @@ struct TestImpairments {
 // When the kernel-UDP backend asks for receive timestamps (SO_TIMESTAMPNS).
 // They let RTT samples and ack delays start when a datagram reached the host
 // rather than when the application read it, which matters when the
-// application sleeps (blocking waits) between reads; they cost every receive
-// ~0.1 us (measured, docs/performance.md).
+// application sleeps (blocking waits) between reads. They are not free: a
+// busy-polled 64 B ping-pong is ~0.1 us (one machine) to ~1 us (another)
+// slower per one-way trip with them on (docs/performance.md).
 enum class RxTimestamps : uint8_t {
   // Off while the application busy-polls (a datagram is then read within
-  // one Poll of its arrival, and the time of that read stands in); on from
-  // the first Endpoint::Wait or Endpoint::fd call, or from the first Poll
-  // that comes more than UdpBackendOptions::rx_timestamps_poll_gap after
-  // the one before (the thread was
-  // descheduled or busy elsewhere, so datagrams may have waited unread and
-  // would look like network delay to congestion control). Once on, they
-  // stay on. kAlways turns them on from the start.
+  // one Poll of its arrival, and the time of that read stands in); on for
+  // good from the first Endpoint::Wait or Endpoint::fd call. A Poll that
+  // comes more than UdpBackendOptions::rx_timestamps_poll_gap after the one
+  // before (the thread was descheduled or busy elsewhere, so datagrams may
+  // have waited unread and would look like network delay to congestion
+  // control) turns them on too, until the Polls have been prompt again for
+  // UdpBackendOptions::rx_timestamps_linger. kAlways turns them on from the
+  // start.
   kAuto,
   kAlways,
   kNever,
@@ -149,6 +151,10 @@ struct UdpBackendOptions {
   // unread datagram's wait can add to an RTT sample before then; a busy
   // poller's own gaps (a burst of receives and sends) stay well below it.
   DurationNs rx_timestamps_poll_gap = DurationNs::Micros(250);
+  // kAuto: after a late Poll turned timestamps on, they go off again once no
+  // Poll has been late for this long (a busy poller on a VM is descheduled
+  // now and then; each such gap used to leave them on for good).
+  DurationNs rx_timestamps_linger = DurationNs::Millis(10);
   // Connect each entropy socket to the first peer it sends to, so sends to
   // that peer skip the kernel's per-datagram route lookup (other peers are
   // still reached by address). Applies only when `bind` names a specific

@@ -167,6 +167,9 @@ struct EndpointStats {
   // Kernel receive timestamps read (UdpBackendOptions::rx_timestamps; one
   // per receive buffer, and a GRO buffer holds several datagrams).
   uint64_t rx_timestamps = 0;
+  // RxTimestamps::kAuto: times a late Poll turned them on, or prompt Polls
+  // (rx_timestamps_linger) off again; a Wait or fd() call is not counted.
+  uint64_t rx_timestamp_switches = 0;
   // Entropy sockets connected to a destination (UdpBackendOptions::
   // connect_sockets), and sends that found an ICMP error (port unreachable,
   // ...) queued on one for an earlier datagram and were offered again.

@@ -40,7 +40,7 @@ class Endpoint::Impl {
  public:
   Impl(std::unique_ptr<backend::Backend> be, const endpoint::CoreConfig& cfg,
        int epfd, int tfd, bool rx_timestamps_when_blocking,
-       DurationNs late_poll_gap)
+       DurationNs late_poll_gap, DurationNs rx_timestamps_linger)
       : backend_(std::move(be)),
         core_(cfg),
         tx_(kBurst, backend_->MaxDatagram()),
@@ -49,6 +49,7 @@ class Endpoint::Impl {
         timerfd_(tfd),
         rx_timestamps_pending_(rx_timestamps_when_blocking),
         late_poll_gap_(late_poll_gap),
+        rx_timestamps_linger_(rx_timestamps_linger),
         answers_(cfg.proto.ack_delay) {
     rx_.resize(kBurst);
   }
@@ -119,15 +120,7 @@ class Endpoint::Impl {
       // handled in well under a microsecond).
       if (received != 1) now = MonotonicNow();
       answers_.Returned(now);
-      if (rx_timestamps_pending_) {
-        // A busy poller that came back late (descheduled, or busy with
-        // other work) may have left datagrams waiting unread: from now on
-        // the kernel says when they came (RxTimestamps::kAuto).
-        if (!last_poll_.IsInfinite() && now - last_poll_ > late_poll_gap_) {
-          StartRxTimestamps();
-        }
-        last_poll_ = now;
-      }
+      if (rx_timestamps_pending_) UpdateAutoRxTimestamps(now);
       if (core_.NextWake() <= now) core_.OnTimer(now);
       // When this Poll hands the application received messages, an ack-only
       // datagram waits: the application may answer (Send), and the ack then
@@ -265,7 +258,30 @@ class Endpoint::Impl {
   // may wait in the socket while it sleeps; ask the kernel when each came.
   void StartRxTimestamps() {
     rx_timestamps_pending_ = false;
-    backend_->SetRxTimestamps(true);
+    if (!rx_timestamps_on_) backend_->SetRxTimestamps(true);
+    rx_timestamps_on_ = true;
+  }
+
+  // RxTimestamps::kAuto while the application only polls, once per Poll. A
+  // busy poller that came back late (descheduled, or busy with other work)
+  // may have left datagrams waiting unread: the kernel says when they came
+  // until the Polls have been prompt for rx_timestamps_linger_ (with them
+  // on, every receive costs more).
+  void UpdateAutoRxTimestamps(TimeNs now) {
+    if (!last_poll_.IsInfinite() && now - last_poll_ > late_poll_gap_) {
+      last_late_poll_ = now;
+      if (!rx_timestamps_on_) {
+        backend_->SetRxTimestamps(true);
+        rx_timestamps_on_ = true;
+        ++rx_timestamp_switches_;
+      }
+    } else if (rx_timestamps_on_ &&
+               now - last_late_poll_ > rx_timestamps_linger_) {
+      backend_->SetRxTimestamps(false);
+      rx_timestamps_on_ = false;
+      ++rx_timestamp_switches_;
+    }
+    last_poll_ = now;
   }
 
   void Close() {
@@ -304,6 +320,7 @@ class Endpoint::Impl {
     s.gso_sends = b.gso_sends;
     s.gso_segments = b.gso_segments;
     s.rx_timestamps = b.rx_timestamps;
+    s.rx_timestamp_switches = rx_timestamp_switches_;
     s.connected_sockets = b.connected_sockets;
     s.tx_icmp_errors = b.tx_icmp_errors;
     s.rx_backend_drops = b.rx_dropped;
@@ -338,11 +355,15 @@ class Endpoint::Impl {
   bool fd_exported_ = false;           // fd() was called
   bool rx_timestamps_pending_;         // kAuto, and no Wait/fd call yet
   TimeNs last_poll_ = TimeNs::Infinite();  // kAuto: the previous Poll's now
-  DurationNs late_poll_gap_;       // UdpBackendOptions::rx_timestamps_poll_gap
-  bool acks_held_ = false;         // the last Poll held ack-only datagrams
-  endpoint::AnswerClock answers_;  // may acks wait for the answer?
-  bool sent_since_poll_ = false;   // a Send transmitted since the last Poll
-  bool tx_deferred_ = false;       // Sends since then wait for Poll / Wait
+  TimeNs last_late_poll_ = TimeNs::Infinite();  // kAuto: the last late one
+  DurationNs late_poll_gap_;  // UdpBackendOptions::rx_timestamps_poll_gap
+  DurationNs rx_timestamps_linger_;  // UdpBackendOptions::rx_timestamps_linger
+  bool rx_timestamps_on_ = false;    // as last set on the backend
+  uint64_t rx_timestamp_switches_ = 0;  // kAuto: on/off changes by Poll gaps
+  bool acks_held_ = false;              // the last Poll held ack-only datagrams
+  endpoint::AnswerClock answers_;       // may acks wait for the answer?
+  bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
+  bool tx_deferred_ = false;      // Sends since then wait for Poll / Wait
   bool closed_io_ = false;
   uint64_t tx_backpressure_ = 0;
   size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
@@ -425,10 +446,10 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;
-  auto impl =
-      std::make_unique<Impl>(std::move(be), cfg, epfd, tfd,
-                             options.udp.rx_timestamps == RxTimestamps::kAuto,
-                             options.udp.rx_timestamps_poll_gap);
+  auto impl = std::make_unique<Impl>(
+      std::move(be), cfg, epfd, tfd,
+      options.udp.rx_timestamps == RxTimestamps::kAuto,
+      options.udp.rx_timestamps_poll_gap, options.udp.rx_timestamps_linger);
   impl->set_max_message(options.protocol.max_message_bytes);
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));
 }

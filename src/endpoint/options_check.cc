@@ -109,6 +109,9 @@ absl::Status CheckEndpointOptions(const EndpointOptions& o) {
   if (o.udp.rx_timestamps_poll_gap < DurationNs::Zero()) {
     return Bad("udp.rx_timestamps_poll_gap", "must not be negative");
   }
+  if (o.udp.rx_timestamps_linger < DurationNs::Zero()) {
+    return Bad("udp.rx_timestamps_linger", "must not be negative");
+  }
   return absl::OkStatus();
 }
 

@@ -89,6 +89,7 @@ Fields Flatten(const EndpointStats& s) {
       {"gso_sends", s.gso_sends},
       {"gso_segments", s.gso_segments},
       {"rx_timestamps", s.rx_timestamps},
+      {"rx_timestamp_switches", s.rx_timestamp_switches},
       {"connected_sockets", s.connected_sockets},
       {"tx_icmp_errors", s.tx_icmp_errors},
       {"rx_backend_drops", s.rx_backend_drops},

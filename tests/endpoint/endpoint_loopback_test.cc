@@ -208,6 +208,7 @@ TEST(EndpointLoopbackTest, AutoRxTimestampsStartWhenTheApplicationBlocks) {
 TEST(EndpointLoopbackTest, AutoRxTimestampsStartAfterALatePoll) {
   EndpointOptions o;
   o.udp.rx_timestamps_poll_gap = DurationNs::Millis(1);
+  o.udp.rx_timestamps_linger = DurationNs::Seconds(100);  // never off here
   auto a = OpenOrDie();
   auto b = OpenOrDie(o);
   ASSERT_TRUE(a && b);
@@ -218,6 +219,50 @@ TEST(EndpointLoopbackTest, AutoRxTimestampsStartAfterALatePoll) {
   b->Poll(&done);
   EXPECT_GT(TimestampsAfterExchange(*a, *b), 0u);
   EXPECT_TRUE(done.empty());
+  EXPECT_EQ(b->stats().rx_timestamp_switches, 1u);
+}
+
+// A busy poller that was late once goes back to reading without kernel
+// timestamps (they make every receive dearer) once its Polls have been
+// prompt for rx_timestamps_linger; a later late Poll turns them on again.
+TEST(EndpointLoopbackTest, AutoRxTimestampsStopWhenPollsArePromptAgain) {
+  EndpointOptions o;
+  // 50 ms between Polls of the loops below counts as prompt even on a
+  // loaded machine running sanitizer builds.
+  o.udp.rx_timestamps_poll_gap = DurationNs::Millis(50);
+  o.udp.rx_timestamps_linger = DurationNs::Millis(30);
+  auto a = OpenOrDie();
+  auto b = OpenOrDie(o);
+  ASSERT_TRUE(a && b);
+  std::vector<Completion> done;
+  auto late_poll = [&] {
+    b->Poll(&done);
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    b->Poll(&done);
+  };
+  // Polls b, never more than ~1 ms apart, until the linger has passed.
+  auto prompt_polls = [&] {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(90);
+    while (std::chrono::steady_clock::now() < until) {
+      b->Poll(&done);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  };
+  late_poll();
+  const uint64_t on = TimestampsAfterExchange(*a, *b);
+  EXPECT_GT(on, 0u) << "a late Poll turns them on";
+  prompt_polls();
+  EXPECT_EQ(TimestampsAfterExchange(*a, *b), on) << "prompt Polls: off again";
+  late_poll();
+  EXPECT_GT(TimestampsAfterExchange(*a, *b), on) << "late again: on again";
+  EXPECT_EQ(b->stats().rx_timestamp_switches, 3u);
+  // From a Wait on they stay on, however prompt the Polls.
+  b->Wait(DurationNs::Zero());
+  const uint64_t blocking = TimestampsAfterExchange(*a, *b);
+  prompt_polls();
+  EXPECT_GT(TimestampsAfterExchange(*a, *b), blocking);
+  EXPECT_EQ(b->stats().rx_timestamp_switches, 3u);
 }
 
 TEST(EndpointLoopbackTest, RxTimestampsAlwaysOrNeverWhateverTheWaiting) {

@@ -75,6 +75,11 @@ TEST(OptionsCheckTest, EndpointSettingsAreCheckedToo) {
   o = {};
   o.protocol.ack_delay = DurationNs::Micros(-1);  // the protocol part too
   EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
+  o = {};
+  o.udp.rx_timestamps_linger = DurationNs::Micros(-1);
+  const absl::Status s = CheckEndpointOptions(o);
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_NE(s.message().find("rx_timestamps_linger"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -50,6 +50,18 @@ uint32_t Link::QueueBytes() {
 
 void Link::Send(Packet* p) {
   ++counters_.offered_packets;
+  // A frame corrupted on an earlier link failed that link's frame check
+  // (Ethernet's CRC32 at every hop): the switch that received it dropped it.
+  // Only a host checks the UDP checksum itself. Without this, a frame
+  // corrupted on two links could pass the receiver's 16-bit checksum (two
+  // flips can cancel), which per-hop CRCs prevent in a real fabric. A frame
+  // whose checksum was re-stamped (Impairment::deliver_corrupted: corruption
+  // inside a switch, which no frame check sees) travels on.
+  if (p->corrupted && p->checksum_stamped && !ChecksumOk(*p)) {
+    ++counters_.drops_bad_frame;
+    sim_->pool().Free(p);
+    return;
+  }
   const Impairment& imp = impairment_;
   if (imp.blackhole) {
     ++counters_.drops_blackhole;

@@ -46,6 +46,9 @@ struct LinkCounters {
   uint64_t drops_random_loss = 0;
   uint64_t drops_burst_loss = 0;
   uint64_t drops_blackhole = 0;
+  // Frames an earlier link corrupted (their checksum no longer matches),
+  // discarded here as the switch in between would on its frame check.
+  uint64_t drops_bad_frame = 0;
   uint64_t duplicated = 0;
   uint64_t corrupted = 0;
   uint64_t ecn_marked = 0;
@@ -53,7 +56,7 @@ struct LinkCounters {
 
   uint64_t drops() const {
     return drops_queue_full + drops_random_loss + drops_burst_loss +
-           drops_blackhole;
+           drops_blackhole + drops_bad_frame;
   }
 };
 

@@ -226,6 +226,34 @@ TEST_F(LinkTest, DeliverCorruptedRestampsTheChecksum) {
   EXPECT_TRUE(rec_.arrivals[0].checksum_ok);
 }
 
+// A frame an earlier link corrupted is dropped by the next link (the switch
+// between them checked its frame), so it cannot be corrupted a second time
+// in a way that cancels in the 16-bit checksum. One whose checksum was
+// re-stamped (corruption no frame check sees) is forwarded.
+TEST_F(LinkTest, FrameCorruptedOnAnEarlierLinkIsDroppedAtTheNext) {
+  MakeLink(LinkOptions{
+      .rate_bps = 0, .delay = DurationNs::Nanos(10), .queue_bytes = 1u << 30});
+  auto corrupted_upstream = [&](uint64_t id, bool restamped) {
+    Packet* p = sim_.pool().Alloc();
+    p->id = id;
+    p->len = 64;
+    for (uint32_t i = 0; i < p->len; ++i) p->data[i] = 0x5a;
+    StampChecksum(*p);
+    p->data[3] ^= 0x10;
+    p->corrupted = true;
+    if (restamped) StampChecksum(*p);
+    link_->Send(p);
+  };
+  corrupted_upstream(1, /*restamped=*/false);
+  corrupted_upstream(2, /*restamped=*/true);
+  sim_.RunUntilIdle();
+  ASSERT_EQ(rec_.arrivals.size(), 1u);
+  EXPECT_EQ(rec_.arrivals[0].id, 2u);
+  EXPECT_EQ(link_->counters().drops_bad_frame, 1u);
+  EXPECT_EQ(link_->counters().drops(), 1u);
+  EXPECT_EQ(sim_.pool().in_use(), 0u);
+}
+
 TEST_F(LinkTest, EcnMarksEctPacketsOnlyWhenQueueReachesThreshold) {
   // 1000 wire bytes per frame; threshold 3000 bytes ahead of the packet.
   MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,

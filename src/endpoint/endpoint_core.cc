@@ -25,6 +25,7 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
   peer_cfg_.proto = cfg.proto;
   peer_cfg_.local_incarnation = cfg.incarnation;
   peer_cfg_.max_datagram = cfg.max_datagram;
+  peer_cfg_.ack_reach = wire::AckReachIn(cfg.max_datagram);
   peer_cfg_.min_uncopied_payload = cfg.min_uncopied_payload;
   // A data frame always leaves room for a SYNC frame in front of it: until
   // the receiver confirms a session every datagram must carry one (see

@@ -74,6 +74,9 @@ struct PeerConfig {
   uint32_t mss = 1424;           // payload bytes of one data frame
   uint32_t entropy_count = 16384;
   uint32_t min_uncopied_payload = 8192;  // see CoreConfig
+  // PSNs past the lowest unacked one that new data may reach: what one of
+  // our ack-only datagrams can report (wire::AckReachIn(max_datagram)).
+  uint32_t ack_reach = wire::kAckReach;
 };
 
 class Peer : private retransmit::SenderEvents {

@@ -39,9 +39,10 @@ bool Peer::CanSendNew() const {
   }
   // Within one ack's reach of the lowest unacked PSN: behind a hole at the
   // receiver's cum, a packet past the reach could neither be acked nor
-  // judged lost (only an RTO would move it).
+  // judged lost (only an RTO would move it). The receiver's datagrams are
+  // taken to be as large as ours (the same MTU on both sides).
   if (sent_.next_psn() - sent_.lowest_unacked() >=
-      static_cast<int32_t>(wire::kAckReach)) {
+      static_cast<int32_t>(cfg_.ack_reach)) {
     return false;
   }
   return sent_.next_psn() < credit_limit_;

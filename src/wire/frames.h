@@ -65,6 +65,18 @@ inline constexpr size_t DataHeaderBytes(uint8_t flags) {
 inline constexpr size_t kMaxSackWords = 64;
 // PSNs past the lowest unacked one whose state one ack can report.
 inline constexpr uint32_t kAckReach = 64 * kMaxSackWords;
+// The same for an ack alone in a datagram of `datagram_bytes`: less than
+// kAckReach when the datagram cannot hold kMaxSackWords SACK words (below
+// ~564 bytes), at least one word's worth.
+inline constexpr uint32_t AckReachIn(size_t datagram_bytes) {
+  const size_t header = kPreambleSize + kAckHeaderSize;
+  const size_t words =
+      datagram_bytes > header + 8 ? (datagram_bytes - header) / 8 : 1;
+  return 64 *
+         static_cast<uint32_t>(words < kMaxSackWords ? words : kMaxSackWords);
+}
+static_assert(AckReachIn(1472) == kAckReach);
+static_assert(AckReachIn(256) == 64 * 25);
 // A receiver accepts at least this many PSNs past the start of a new session
 // before its first ack grants credit explicitly.
 inline constexpr uint32_t kInitialCreditPackets = 256;

@@ -136,8 +136,10 @@ class Endpoint::Impl {
       sent_since_poll_ = false;
       Transmit(now, hold);
       acks_held_ = hold;
-      if (fd_exported_) ArmTimer();
       const size_t n = core_.PollCompletions(out, max);
+      // After the completions are taken: those left (more than `max`) keep
+      // the fd readable (ArmTimer).
+      if (fd_exported_) ArmTimer();
       // The application's turnaround (to answer a message) starts now,
       // after this Poll's transmit, not at `now`. Callers that took fd()
       // never get acks held: no clock read for them.
@@ -182,8 +184,15 @@ class Endpoint::Impl {
   // call re-arms), so the timer is re-armed only when the wake time moved
   // earlier or the armed time has passed — not on every call, which cost two
   // timerfd_settime calls per ping-pong.
+  //
+  // Completions that a Poll left (it takes at most `max`) are work too: the
+  // timer is then armed in the past, so fd() stays readable until a Poll
+  // has taken them (fd()'s contract; a caller that polls with a small max
+  // slept on the fd with completions waiting).
   void ArmTimer() {
-    const TimeNs wake = Min(core_.NextWake(), backend_->NextDeadline());
+    const TimeNs wake = core_.HasCompletions()
+                            ? TimeNs(1)
+                            : Min(core_.NextWake(), backend_->NextDeadline());
     if (wake == armed_) return;
     if (!armed_.IsInfinite() && wake > armed_ && armed_ > MonotonicNow()) {
       return;
@@ -230,6 +239,8 @@ class Endpoint::Impl {
       }
       ArmTimer();
     }
+    // Completions already wait for Poll: nothing to wait for.
+    if (core_.HasCompletions()) return;
     epoll_event ev[2];
     ++waits_;
     const int n = EpollWait(ev, 2, timeout);
@@ -379,6 +390,14 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   if (!bind.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("EndpointOptions.bind: ", bind.status().message()));
+  }
+  if (bind->IsMulticastOrBroadcast()) {
+    // The kernel binds such an address, but the endpoint's replies would
+    // leave from a unicast one its peers do not know.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EndpointOptions.bind: ", bind->ToString(),
+        " is a multicast or broadcast address; bind a unicast address of "
+        "this host or the any-address"));
   }
   backend::UdpOptions uo;
   uo.bind = *bind;

@@ -121,6 +121,8 @@ class EndpointCore final : public PeerHost {
   // Fails every pending send with kClosed; later Sends fail.
   void Close(TimeNs now);
   bool closed() const { return closed_; }
+  // True if PollCompletions has completions to hand out.
+  bool HasCompletions() const { return !completions_.empty(); }
 
   uint64_t incarnation() const { return cfg_.incarnation; }
   uint32_t mss() const { return peer_cfg_.mss; }

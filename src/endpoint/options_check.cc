@@ -112,6 +112,11 @@ absl::Status CheckEndpointOptions(const EndpointOptions& o) {
   if (o.udp.rx_timestamps_linger < DurationNs::Zero()) {
     return Bad("udp.rx_timestamps_linger", "must not be negative");
   }
+  if (o.udp.entropy_sockets > 256) {
+    return Bad("udp.entropy_sockets", "must be 0 (twice the paths) .. 256");
+  }
+  if (o.udp.sndbuf_bytes <= 0) return Bad("udp.sndbuf_bytes", "must be > 0");
+  if (o.udp.rcvbuf_bytes <= 0) return Bad("udp.rcvbuf_bytes", "must be > 0");
   return absl::OkStatus();
 }
 

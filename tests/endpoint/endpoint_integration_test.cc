@@ -770,6 +770,17 @@ TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
   EXPECT_NE(ep.status().message().find("rx_timestamps_poll_gap"),
             std::string::npos);
+  // A multicast or broadcast bind address (the kernel takes it; the
+  // endpoint's replies would come from an address its peers do not know).
+  for (const char* group :
+       {"224.0.0.1:0", "255.255.255.255:0", "[ff02::1]:0"}) {
+    o = {};
+    o.bind = group;
+    ep = Endpoint::Open(o);
+    EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << group << ep.status();
+    EXPECT_NE(ep.status().message().find("multicast"), std::string::npos)
+        << group << ": " << ep.status();
+  }
   // A port in use.
   auto a = OpenOrDie();
   ASSERT_TRUE(a);

@@ -117,6 +117,54 @@ TEST(EndpointLoopbackTest, IdleWaitSleepsForSubMillisecondTimeouts) {
   }
 }
 
+// fd()'s contract: readable while work is left, and completions that a
+// Poll with a small `max` left behind are work. Wait returns at once for
+// them. (Before, the fd went quiet after the first Poll(&out, 1) and a
+// caller blocking on it slept with nine messages waiting.)
+TEST(EndpointLoopbackTest, CompletionsLeftByPollKeepTheFdReadable) {
+  auto a = OpenOrDie();
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  const int fd = b->fd();
+  const auto m = Pattern(100, 3);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a->Send(b->local_address(), m).ok());
+  std::vector<Completion> ca, cb;
+  // Until all ten arrived, taking none of them.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (b->stats().messages_received < 10 &&
+         std::chrono::steady_clock::now() < deadline) {
+    a->Poll(&ca);
+    b->Poll(&cb, 0);
+  }
+  ASSERT_EQ(b->stats().messages_received, 10u);
+  size_t taken = 0;
+  for (int i = 0; i < 10; ++i) {
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 1000), 1) << "fd quiet with completions left, " << i;
+    cb.clear();
+    taken += b->Poll(&cb, 1);
+  }
+  EXPECT_EQ(taken, 10u);
+  // The same through Wait, on another batch.
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a->Send(b->local_address(), m).ok());
+  while (b->stats().messages_received < 20 &&
+         std::chrono::steady_clock::now() < deadline) {
+    a->Poll(&ca);
+    b->Poll(&cb, 0);
+  }
+  taken = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) {
+    b->Wait(DurationNs::Seconds(2));
+    cb.clear();
+    taken += b->Poll(&cb, 1);
+  }
+  EXPECT_EQ(taken, 10u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2))
+      << "Wait slept with completions waiting";
+}
+
 TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
   auto a = OpenOrDie();
   auto b = OpenOrDie();  // never polled: nothing is acked, a's timer runs

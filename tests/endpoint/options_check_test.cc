@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -80,6 +81,24 @@ TEST(OptionsCheckTest, EndpointSettingsAreCheckedToo) {
   const absl::Status s = CheckEndpointOptions(o);
   EXPECT_TRUE(absl::IsInvalidArgument(s));
   EXPECT_NE(s.message().find("rx_timestamps_linger"), std::string::npos) << s;
+  // UDP settings are refused under their public names (not the backend's).
+  const std::vector<
+      std::pair<std::string, std::function<void(UdpBackendOptions&)>>>
+      udp_cases = {
+          {"udp.entropy_sockets",
+           [](UdpBackendOptions& u) { u.entropy_sockets = 300; }},
+          {"udp.sndbuf_bytes",
+           [](UdpBackendOptions& u) { u.sndbuf_bytes = 0; }},
+          {"udp.rcvbuf_bytes",
+           [](UdpBackendOptions& u) { u.rcvbuf_bytes = -1; }},
+      };
+  for (const auto& [field, spoil] : udp_cases) {
+    o = {};
+    spoil(o.udp);
+    const absl::Status u = CheckEndpointOptions(o);
+    EXPECT_TRUE(absl::IsInvalidArgument(u)) << field << ": " << u;
+    EXPECT_NE(u.message().find(field), std::string::npos) << field << ": " << u;
+  }
 }
 
 }  // namespace

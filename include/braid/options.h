@@ -166,6 +166,11 @@ struct EndpointOptions {
   // Local address to bind, "ip:port" or "[ip6]:port"; port 0 picks one.
   // Peers must be of the same family, except that "[::]:port" on a
   // dual-stack host (net.ipv6.bindv6only = 0) also reaches IPv4 peers.
+  // Multicast and broadcast addresses are refused. An any-address endpoint
+  // answers from the source address the kernel's route picks: on a host
+  // with several addresses, a peer that sent to another of them does not
+  // recognise the answers and its sends fail (docs/protocol.md, known gap
+  // 18). Bind a specific address there.
   std::string bind = "127.0.0.1:0";
   // IP MTU of the network; the largest datagram is derived from it
   // (minus IP and UDP headers). Loopback can use up to 65535.

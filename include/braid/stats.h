@@ -16,7 +16,11 @@ namespace braid {
 // endpoint-level sums of penalties / recycles `path_penalties` /
 // `path_recycles`.
 struct PathStats {
-  uint16_t entropy = 0;            // this path's entropy value (source port)
+  // This path's entropy value: which of the backend's sources it uses. For
+  // the UDP backend that is the index of a source-port socket, not the
+  // port itself (the port is UdpBackendOptions::src_port_base + entropy
+  // when a base is set, else an ephemeral port the kernel chose).
+  uint16_t entropy = 0;
   const char* health = "healthy";  // healthy | penalised | probing
   // Datagrams sent on this path, first sends and re-sends, data and control.
   uint64_t packets_sent = 0;

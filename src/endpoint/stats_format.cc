@@ -108,6 +108,8 @@ Fields Flatten(const EndpointStats& s) {
 Fields Flatten(const PeerStats& s) {
   Fields f;
   f.push_back({"peer", absl::StrCat("\"", s.addr.ToString(), "\"")});
+  f.push_back(
+      {"peer_incarnation", absl::StrFormat("\"%016x\"", s.peer_incarnation)});
   const std::pair<const char*, uint64_t> v[] = {
       {"packets_sent", s.packets_sent},
       {"bytes_sent", s.bytes_sent},
@@ -164,11 +166,12 @@ std::string PathsJson(const std::vector<PathStats>& paths) {
     absl::StrAppendFormat(
         &out,
         "%s{\"entropy\":%u,\"health\":\"%s\",\"packets_sent\":%u,"
-        "\"packets_acked\":%u,\"packets_lost\":%u,\"ecn_marks\":%u,"
-        "\"timeouts\":%u,\"penalties\":%u,\"recycles\":%u,\"srtt_us\":%.2f}",
-        i ? "," : "", p.entropy, p.health, p.packets_sent, p.packets_acked,
-        p.packets_lost, p.ecn_marks, p.timeouts, p.penalties, p.recycles,
-        p.srtt.us());
+        "\"bytes_sent\":%u,\"packets_acked\":%u,\"packets_lost\":%u,"
+        "\"ecn_marks\":%u,\"timeouts\":%u,\"penalties\":%u,\"recycles\":%u,"
+        "\"srtt_us\":%.2f,\"min_rtt_us\":%.2f}",
+        i ? "," : "", p.entropy, p.health, p.packets_sent, p.bytes_sent,
+        p.packets_acked, p.packets_lost, p.ecn_marks, p.timeouts, p.penalties,
+        p.recycles, p.srtt.us(), p.min_rtt.us());
   }
   return out + "]";
 }

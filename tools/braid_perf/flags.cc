@@ -66,8 +66,9 @@ common flags (give the impairment flags to both sides to impair acks too):
   --connect/--no-connect   connect each source-port socket to its first
                      peer (default on when --bind names a specific IP)
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
-                     off until two polls are more than 250 us apart, e.g.
-                     with --block or a descheduled poller; then on)
+                     on with --block; when busy-polling, on after two
+                     polls more than 250 us apart (a descheduled poller)
+                     until polls have been prompt for 10 ms)
   --loss P --dup P --reorder P --corrupt P   TEST impairments of outbound
                      datagrams, probabilities in [0, 1); a corrupted
                      datagram is discarded as the receiver's UDP checksum

@@ -548,7 +548,8 @@ void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
   }
   // A hot-spot path's queueing is answered by steering traffic off it, not
   // by shrinking the window every path shares (protocol.md §9).
-  if (path < paths_.size() && paths_.SteeredAway(path)) {
+  if (path < paths_.size() &&
+      (paths_.SteeredAway(path) || paths_.HotSample(path, rtt))) {
     ++steered_signals_;
     return;
   }

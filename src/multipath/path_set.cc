@@ -294,6 +294,17 @@ bool PathSet::SteeredAway(wire::PathId p) const {
   return path.stats.health != PathHealth::kHealthy || DelayHotSpot(path);
 }
 
+bool PathSet::HotSample(wire::PathId p, DurationNs rtt) const {
+  if (p >= paths_.size() || paths_.size() < 3 || opts_.delay_factor <= 0 ||
+      median_srtt_ == DurationNs::Zero() ||
+      healthy_count_ * 2 <= paths_.size()) {
+    return false;
+  }
+  return static_cast<double>(rtt.ns()) >
+             static_cast<double>(median_srtt_.ns()) * opts_.delay_factor &&
+         rtt > median_srtt_ + opts_.delay_margin;
+}
+
 PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
   return OnLoss(p, NextFifoSeq(At(p)), now);

@@ -88,6 +88,13 @@ class PathSet {
   // traffic is being steered off p instead. False when most paths suffer
   // (a shared bottleneck): then every signal counts.
   bool SteeredAway(wire::PathId p) const;
+  // True if one RTT sample from `p` is far above the paths' median smoothed
+  // RTT (the delay rule's factor and margin) while most paths are healthy:
+  // a path-local delay — a slower route, or a queue on p alone — that
+  // steering answers, even before p's smoothed RTT has caught up with it
+  // (a fresh or recycled entropy has no history). A delay shared by most
+  // paths moves the median with it and is not path-local.
+  bool HotSample(wire::PathId p, DurationNs rtt) const;
   // One packet sent on `p` was declared lost. Returns what this did to p.
   PathEvent OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now);
   PathEvent OnLoss(wire::PathId p, TimeNs now);

@@ -636,6 +636,7 @@ TEST(PathSetTest, SharedBottleneckPenalisesNobody) {
   const auto ev = FeedRtts(ps, 40, [](wire::PathId p) { return 400 + p; });
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(ev[i], PathEvent::kNone);
   for (wire::PathId p = 0; p < 8; ++p) EXPECT_FALSE(ps.SteeredAway(p));
+  EXPECT_FALSE(ps.HotSample(0, DurationNs::Micros(420)));
 }
 
 TEST(PathSetTest, SmallDelayDifferencesAreNotHotSpots) {
@@ -645,6 +646,32 @@ TEST(PathSetTest, SmallDelayDifferencesAreNotHotSpots) {
       FeedRtts(ps, 40, [](wire::PathId p) { return p == 5 ? 60 : 20; });
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(ev[i], PathEvent::kNone);
   EXPECT_FALSE(ps.SteeredAway(5));
+}
+
+TEST(PathSetTest, OneHotSampleIsPathLocalBeforeTheSmoothedRttCatchesUp) {
+  // Every path at 40 us; then one sample of 400 us from path 2, whose
+  // smoothed RTT is still far below the hot-spot threshold.
+  PathSet ps(Opts(8), 1);
+  FeedRtts(ps, 40, [](wire::PathId) { return 40; });
+  EXPECT_FALSE(ps.SteeredAway(2));
+  EXPECT_TRUE(ps.HotSample(2, DurationNs::Micros(400)));
+  // Within the factor, or within the margin: ordinary variation.
+  EXPECT_FALSE(ps.HotSample(2, DurationNs::Micros(70)));
+  EXPECT_FALSE(ps.HotSample(2, DurationNs::Micros(85)));
+  EXPECT_FALSE(ps.HotSample(99, DurationNs::Micros(400)));  // no such path
+}
+
+TEST(PathSetTest, HotSamplesNeedAMedianAndMostPathsHealthy) {
+  PathSet fresh(Opts(8), 1);  // no samples yet: nothing to compare with
+  EXPECT_FALSE(fresh.HotSample(0, DurationNs::Millis(5)));
+  PathSet two(Opts(2), 1);  // too few paths to tell a path from the rest
+  FeedRtts(two, 40, [](wire::PathId) { return 40; });
+  EXPECT_FALSE(two.HotSample(0, DurationNs::Micros(400)));
+  PathSetOptions o = Opts(8);
+  o.delay_factor = 0;  // the delay rule off
+  PathSet off(o, 1);
+  FeedRtts(off, 40, [](wire::PathId) { return 40; });
+  EXPECT_FALSE(off.HotSample(0, DurationNs::Micros(400)));
 }
 
 TEST(PathSetTest, DelayRuleOffWithDelayFactorZero) {

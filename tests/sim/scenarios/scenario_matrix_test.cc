@@ -176,6 +176,35 @@ TEST(ScenarioMatrixTest, PathDelaysSpreadTenfoldCauseNoLossOrStall) {
   EXPECT_LE(r.spurious_retransmits, r.messages_sent / 10) << Describe(c, r);
 }
 
+TEST(ScenarioMatrixTest, OneSlowSpineDoesNotCollapseTheSharedWindow) {
+  // Spine 3 of 4 adds 100 us per link (a longer route, not a queue). Its
+  // RTT samples are path-local: steering answers them, and the window the
+  // paths share must not shrink for them. Swift's goodput is compared with
+  // the same runs without congestion control, summed over four seeds (which
+  // entropies hash to the slow spine varies per seed). Before per-sample
+  // steering (PathSet::HotSample) Swift kept 0.04 of it (7.99 vs 207 Gbit/s
+  // mean), with it 0.46 (95.3).
+  double swift_gbps = 0, none_gbps = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    ScenarioConfig c = Base(seed);
+    for (int d : {1, 1, 1, 100}) {
+      sim::LinkOptions lo = c.topology.fabric_link;
+      lo.delay = DurationNs::Micros(d);
+      c.topology.per_spine_fabric_link.push_back(lo);
+    }
+    const ScenarioResult swift = RunScenario(c);
+    c.protocol.cc = CcAlgorithm::kNone;
+    const ScenarioResult none = RunScenario(c);
+    ExpectClean(c, swift);
+    ExpectClean(c, none);
+    swift_gbps += swift.goodput_gbps;
+    none_gbps += none.goodput_gbps;
+  }
+  EXPECT_GE(swift_gbps, 0.3 * none_gbps)
+      << "mean swift " << swift_gbps / 4 << " none " << none_gbps / 4
+      << " Gbit/s";
+}
+
 TEST(ScenarioMatrixTest, BlackholedSpineLosesNothingAndRestores) {
   ScenarioConfig c = Base(8);
   c.messages_per_sender = 600;

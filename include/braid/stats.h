@@ -127,6 +127,10 @@ struct PeerStats {
   // control because their path was being steered away from (a penalised
   // path or a delay hot spot; protocol.md §9).
   uint64_t steered_signals = 0;
+  // RTT samples whose ack came back on a slow return path (one of the
+  // peer's source ports whose samples run far above the others'): not taken
+  // for the data path's delay nor for congestion control (protocol.md §9).
+  uint64_t slow_return_samples = 0;
   std::vector<PathStats> paths;
 };
 

@@ -195,6 +195,8 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   }
   NetAddr from = src;
   from.port = reply_port;
+  // The port the datagram left from: the peer's entropy (its return path).
+  const uint16_t return_port = src.port;
   wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
   wire::Frame f;
   Peer* peer = nullptr;
@@ -254,7 +256,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         peer->OnData(now, f.data, f.payload, ce, &drops_, at);
         break;
       case wire::FrameType::kAck:
-        peer->OnAck(now, f.ack, f.sack, &drops_, at);
+        peer->OnAck(now, f.ack, f.sack, &drops_, at, return_port);
         break;
       case wire::FrameType::kCtrl:
         peer->OnCtrl(now, f.ctrl, &drops_);

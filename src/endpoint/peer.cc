@@ -346,6 +346,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->penalties = paths_.total_penalties();
   s->recycles = paths_.total_recycles();
   s->steered_signals = steered_signals_;
+  s->slow_return_samples = slow_return_samples_;
   s->paths.clear();
   if (!with_paths) return;
   for (size_t p = 0; p < paths_.size(); ++p) {

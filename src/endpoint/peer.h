@@ -30,6 +30,7 @@
 #include "endpoint/tx_batch.h"
 #include "endpoint/wake_heap.h"
 #include "multipath/path_set.h"
+#include "multipath/return_paths.h"
 #include "reorder/ack_scheduler.h"
 #include "reorder/ordered_release.h"
 #include "reorder/reassembler.h"
@@ -101,8 +102,11 @@ class Peer : private retransmit::SenderEvents {
   // EndpointCore::OnDatagram); Infinite = now.
   void OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
               bool ce, DropStats* drops, TimeNs arrival = TimeNs::Infinite());
+  // `return_port`: the UDP source port the ack's datagram came from (the
+  // receiver's entropy for it), 0 if unknown; see multipath::ReturnPaths.
   void OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
-             DropStats* drops, TimeNs arrival = TimeNs::Infinite());
+             DropStats* drops, TimeNs arrival = TimeNs::Infinite(),
+             uint16_t return_port = 0);
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
   // Checks a frame's incarnations against what we know of the peer. Returns
   // false (and counts) if the frame is stale. A new incarnation — accepted
@@ -291,6 +295,11 @@ class Peer : private retransmit::SenderEvents {
   // Congestion signals (RTT, CE, loss) withheld from congestion control
   // because their path was being steered away from (PathSet::SteeredAway).
   uint64_t steered_signals_ = 0;
+  // RTT samples of acks that came back on a slow return path (not taken for
+  // the data path's delay, nor Swift's).
+  uint64_t slow_return_samples_ = 0;
+  multipath::ReturnPaths return_paths_;
+  uint16_t ack_return_port_ = 0;  // of the ack being processed; 0 unknown
   // Rings keep their storage: no allocation per message once grown.
   // Pointers into them are valid only until the next push.
   Ring<OutMessage> queued_;     // accepted, not started

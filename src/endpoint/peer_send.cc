@@ -136,6 +136,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
   const wire::Psn base = sent_.next_psn();
   sent_.Reset(base);
   paths_.Reset();
+  return_paths_.Reset();
   cc_->Reset();
   ++session_;
   session_base_ = base;
@@ -381,7 +382,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
 }
 
 void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
-                 DropStats* drops, TimeNs arrival) {
+                 DropStats* drops, TimeNs arrival, uint16_t return_port) {
   if (h.dst_incarnation != cfg_.local_incarnation || h.session != session_) {
     ++drops->stale_incarnation;  // an ack for an earlier life or session
     return;
@@ -398,6 +399,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   info.echo_duplicate = (h.flags & wire::kAckFlagEchoDup) != 0;
   info.arrival = arrival;
   event_now_ = now;
+  ack_return_port_ = return_port;
   if (!sent_.OnAck(info, now, *this)) {
     ++drops->invalid_ack;
     return;
@@ -542,6 +544,16 @@ void Peer::OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
 }
 
 void Peer::OnRttSample(wire::PathId path, DurationNs rtt) {
+  // The ack came back on a slow return path: the sample is mostly that
+  // path's delay, not the data path's (multipath/return_paths.h).
+  if (ack_return_port_ != 0 && path < paths_.size()) {
+    const DurationNs base = paths_.stats(path).min_rtt;
+    if (base > DurationNs::Zero() &&
+        return_paths_.Observe(ack_return_port_, rtt - base)) {
+      ++slow_return_samples_;
+      return;
+    }
+  }
   if (path < paths_.size() && paths_.OnRttSample(path, rtt, event_now_) ==
                                   multipath::PathEvent::kRecycled) {
     sent_.OnPathRerouted(path);

@@ -133,6 +133,7 @@ Fields Flatten(const PeerStats& s) {
       {"path_penalties", s.penalties},
       {"path_recycles", s.recycles},
       {"steered_signals", s.steered_signals},
+      {"slow_return_samples", s.slow_return_samples},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   f.push_back({"srtt_us", absl::StrFormat("%.2f", s.srtt.us())});

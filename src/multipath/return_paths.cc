@@ -28,7 +28,7 @@ ReturnPaths::Port* ReturnPaths::Insert(uint16_t port) {
     if (p.last_use < victim->last_use) victim = &p;
   }
   if (victim->used && victim->samples >= opts_.min_samples) {
-    since_median_ = 16;  // a judged port leaves: the median must follow
+    since_reference_ = 16;  // a judged port leaves: the reference must follow
   }
   *victim = Port();
   victim->used = true;
@@ -44,8 +44,8 @@ bool ReturnPaths::Observe(uint16_t port, DurationNs excess) {
   const int64_t x = std::max<int64_t>(excess.ns(), 0);
   p->excess_ns = p->samples == 0 ? x : p->excess_ns + (x - p->excess_ns) / 8;
   ++p->samples;
-  if (p->samples == opts_.min_samples || ++since_median_ >= 16) {
-    RecomputeMedian();
+  if (p->samples == opts_.min_samples || ++since_reference_ >= 16) {
+    RecomputeReference();
   }
   return Slow(*p);
 }
@@ -60,14 +60,14 @@ bool ReturnPaths::Slow(const Port& p) const {
   if (opts_.factor <= 0 || judged_ < 3 || p.samples < opts_.min_samples) {
     return false;
   }
-  const int64_t m = median_.ns();
+  const int64_t m = reference_.ns();
   return static_cast<double>(p.excess_ns) >
              static_cast<double>(m) * opts_.factor &&
          p.excess_ns > m + opts_.margin.ns();
 }
 
-void ReturnPaths::RecomputeMedian() {
-  since_median_ = 0;
+void ReturnPaths::RecomputeReference() {
+  since_reference_ = 0;
   int64_t v[kCapacity];
   int n = 0;
   for (const Port& p : ports_) {
@@ -75,19 +75,19 @@ void ReturnPaths::RecomputeMedian() {
   }
   judged_ = n;
   if (n == 0) {
-    median_ = DurationNs::Zero();
+    reference_ = DurationNs::Zero();
     return;
   }
-  std::nth_element(v, v + n / 2, v + n);
-  median_ = DurationNs(v[n / 2]);
+  std::nth_element(v, v + n / 4, v + n);
+  reference_ = DurationNs(v[n / 4]);
 }
 
 void ReturnPaths::Reset() {
   ports_.fill(Port());
   tick_ = 0;
-  since_median_ = 0;
+  since_reference_ = 0;
   judged_ = 0;
-  median_ = DurationNs::Zero();
+  reference_ = DurationNs::Zero();
 }
 
 }  // namespace braid::multipath

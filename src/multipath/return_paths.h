@@ -10,9 +10,14 @@
 // EWMA of the samples' excess over the data path's minimum RTT (the excess
 // of a port = its extra return delay, plus forward queueing, which is the
 // same for every port on average because data is sprayed independently of
-// where its ack comes back). A port whose excess is far above the median
-// port's (the delay rule's factor and margin) while most ports are not is a
-// slow return path, and its samples say nothing about the data paths.
+// where its ack comes back). A port whose excess is far above the fastest
+// quarter's (the delay rule's factor and margin over the 25th percentile)
+// is a slow return path, and its samples say nothing about the data paths.
+// The fastest quarter, not the median: a receiver's 16 entropies can put
+// half of its acks on one slow spine (simulator: 8 pairs, one of them stuck
+// at Swift's minimum window for 2 s with the median). A delay on (nearly)
+// every port — forward queueing, the receiver's own link — moves the
+// reference with it and is not filtered.
 //
 // I/O-free, clock-free, no allocation after construction.
 #ifndef BRAID_MULTIPATH_RETURN_PATHS_H_
@@ -26,11 +31,12 @@
 namespace braid::multipath {
 
 struct ReturnPathOptions {
-  // A port is slow if its excess EWMA > factor x the median port's and >
-  // median + margin. factor <= 0 turns the filter off.
+  // A port is slow if its excess EWMA > factor x the reference (the 25th
+  // percentile of the judged ports' excess) and > reference + margin.
+  // factor <= 0 turns the filter off.
   double factor = 2.0;
   DurationNs margin = DurationNs::Micros(50);
-  // Samples a port needs before it is judged (and counts for the median).
+  // Samples a port needs before it is judged (and counts for the reference).
   uint32_t min_samples = 4;
 };
 
@@ -52,8 +58,9 @@ class ReturnPaths {
   bool IsSlow(uint16_t port) const;
   // Ports with enough samples to be judged.
   int judged_ports() const { return judged_; }
-  // The median excess EWMA over the judged ports (Zero if none).
-  DurationNs median_excess() const { return median_; }
+  // The reference excess: the 25th percentile of the judged ports' excess
+  // EWMAs (Zero if none).
+  DurationNs reference_excess() const { return reference_; }
   // Forgets every port (the peer restarted: its entropies are new).
   void Reset();
 
@@ -69,15 +76,15 @@ class ReturnPaths {
   Port* Find(uint16_t port);
   const Port* Find(uint16_t port) const;
   Port* Insert(uint16_t port);
-  void RecomputeMedian();
+  void RecomputeReference();
   bool Slow(const Port& p) const;
 
   ReturnPathOptions opts_;
   std::array<Port, kCapacity> ports_{};
   uint64_t tick_ = 0;
-  uint32_t since_median_ = 0;
+  uint32_t since_reference_ = 0;
   int judged_ = 0;
-  DurationNs median_ = DurationNs::Zero();
+  DurationNs reference_ = DurationNs::Zero();
 };
 
 }  // namespace braid::multipath

@@ -131,6 +131,10 @@ struct PeerStats {
   // peer's source ports whose samples run far above the others'): not taken
   // for the data path's delay nor for congestion control (protocol.md §9).
   uint64_t slow_return_samples = 0;
+  // Acks evidently lost on the way back (the peer re-sent data this side
+  // had acknowledged while this side had nothing of its own in flight): the
+  // last ack's path was moved to a fresh source port (protocol.md gap 14).
+  uint64_t return_path_losses = 0;
   std::vector<PathStats> paths;
 };
 

@@ -237,6 +237,10 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     ack_copy_avoid_ = path;
     ack_copy_echo_dup_ = last_ack_echo_dup_;
   }
+  if (ack_bytes > 0) {
+    last_ack_path_ = path;
+    last_ack_blamable_ = true;
+  }
   *entropy = paths_.entropy(path);
   last_activity_ = now;
   return pos;
@@ -347,6 +351,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->recycles = paths_.total_recycles();
   s->steered_signals = steered_signals_;
   s->slow_return_samples = slow_return_samples_;
+  s->return_path_losses = return_path_losses_;
   s->paths.clear();
   if (!with_paths) return;
   for (size_t p = 0; p < paths_.size(); ++p) {

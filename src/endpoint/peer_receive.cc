@@ -26,6 +26,22 @@ void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
   rx_path_seen_.fill(false);
 }
 
+void Peer::BlameLastAckPath(TimeNs now) {
+  // The peer re-sent a packet we hold: every ack covering it since it
+  // arrived was lost (or is very late), the last one among them. A side
+  // sending data of its own gets outcomes for its paths and judges them by
+  // those; only a pure receiver's return paths have no other judge
+  // (protocol.md gap 14). Once per ack sent: the re-sends of one loss
+  // burst blame one path.
+  if (!last_ack_blamable_ || sent_.HasUnacked()) return;
+  last_ack_blamable_ = false;
+  ++return_path_losses_;
+  if (paths_.OnReturnLoss(last_ack_path_, now) ==
+      multipath::PathEvent::kRecycled) {
+    sent_.OnPathRerouted(last_ack_path_);
+  }
+}
+
 void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
                   bool ce, DropStats* drops, TimeNs arrival) {
   // The ack delay we report counts from the datagram's arrival at this host.
@@ -44,6 +60,7 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
   const bool retransmit = (h.flags & wire::kDataFlagRetransmit) != 0;
   if (h.psn < cum || window_.Contains(h.psn)) {
     ++drops->duplicates;
+    if (retransmit) BlameLastAckPath(now);
     acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, false, true,
                  retransmit);
     return;

@@ -134,6 +134,7 @@ Fields Flatten(const PeerStats& s) {
       {"path_recycles", s.recycles},
       {"steered_signals", s.steered_signals},
       {"slow_return_samples", s.slow_return_samples},
+      {"return_path_losses", s.return_path_losses},
   };
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   f.push_back({"srtt_us", absl::StrFormat("%.2f", s.srtt.us())});

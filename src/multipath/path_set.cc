@@ -319,6 +319,16 @@ PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   return AfterLossOutcome(p, now);
 }
 
+PathEvent PathSet::OnReturnLoss(wire::PathId p, TimeNs now) {
+  if (p >= paths_.size() || paths_.size() < 2) return PathEvent::kNone;
+  wire::Entropy fresh;
+  if (DrawFreshEntropy(p, &fresh)) {
+    Recycle(p, fresh);
+    return PathEvent::kRecycled;
+  }
+  return Penalise(p, now, opts_.penalty_time);
+}
+
 PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);

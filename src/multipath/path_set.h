@@ -105,6 +105,13 @@ class PathSet {
   // not. Weighs like OnLoss (may penalise or recycle p); no in-flight slot
   // is touched (the packet has none any more).
   PathEvent OnLossFoundLate(wire::PathId p, TimeNs now);
+  // An ack-only datagram sent on `p` was evidently lost (the peer re-sent
+  // data this side had acknowledged): for a side with nothing of its own in
+  // flight, p's return route is dead or far too slow. No outcome ever comes
+  // back for an ack, so p is not judged by its rules: it moves to a fresh
+  // entropy at once (kRecycled; kProbing, usable), or, with no fresh value
+  // to move to, is penalised.
+  PathEvent OnReturnLoss(wire::PathId p, TimeNs now);
   // A retransmit timeout fired for one packet sent on `p` (the packet
   // counts as lost; do not also call OnLoss for it).
   PathEvent OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now);

@@ -47,6 +47,11 @@ bool ReturnPaths::Observe(uint16_t port, DurationNs excess) {
   if (p->samples == opts_.min_samples || ++since_reference_ >= 16) {
     RecomputeReference();
   }
+  if (p->samples < opts_.min_samples) {
+    // A port without history yet (the receiver just moved an ack path to
+    // a fresh entropy): judge the sample itself.
+    return judged_ >= 3 && SlowExcess(x);
+  }
   return Slow(*p);
 }
 
@@ -60,10 +65,14 @@ bool ReturnPaths::Slow(const Port& p) const {
   if (opts_.factor <= 0 || judged_ < 3 || p.samples < opts_.min_samples) {
     return false;
   }
+  return SlowExcess(p.excess_ns);
+}
+
+bool ReturnPaths::SlowExcess(int64_t excess_ns) const {
   const int64_t m = reference_.ns();
-  return static_cast<double>(p.excess_ns) >
+  return static_cast<double>(excess_ns) >
              static_cast<double>(m) * opts_.factor &&
-         p.excess_ns > m + opts_.margin.ns();
+         excess_ns > m + opts_.margin.ns();
 }
 
 void ReturnPaths::RecomputeReference() {

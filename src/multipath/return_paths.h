@@ -50,8 +50,10 @@ class ReturnPaths {
 
   // One RTT sample that came back on `port`, `excess` above its data path's
   // minimum RTT (negative values count as 0). Returns true if `port` is a
-  // slow return path after this sample: the caller should not take the
-  // sample for the data path's delay.
+  // slow return path after this sample — or, for a port with fewer than
+  // min_samples samples, if this sample alone is that far above the
+  // reference: the caller should not take the sample for the data path's
+  // delay.
   bool Observe(uint16_t port, DurationNs excess);
 
   // Whether `port` is judged slow now (false for an unknown port).
@@ -78,6 +80,7 @@ class ReturnPaths {
   Port* Insert(uint16_t port);
   void RecomputeReference();
   bool Slow(const Port& p) const;
+  bool SlowExcess(int64_t excess_ns) const;
 
   ReturnPathOptions opts_;
   std::array<Port, kCapacity> ports_{};

@@ -30,8 +30,11 @@ cmake -S "$SRC/tests/install/consumer" -B "$WORK/cmake-build" -G Ninja \
 cmake --build "$WORK/cmake-build" >"$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log" >&2; fail "build consumer (find_package)"; }
 # Linked against the installed library, not the build tree's objects.
-ldd "$WORK/cmake-build/braid_consumer" | grep -q "$PREFIX/lib.*/libbraid.so.0" ||
-  fail "consumer does not load $PREFIX's libbraid.so.0: $(ldd "$WORK/cmake-build/braid_consumer" | grep braid)"
+# (ldd's output is kept first: `ldd | grep -q` under pipefail fails when
+# grep exits early and ldd gets SIGPIPE.)
+deps="$(ldd "$WORK/cmake-build/braid_consumer")"
+grep -q "$PREFIX/lib.*/libbraid.so.0" <<<"$deps" ||
+  fail "consumer does not load $PREFIX's libbraid.so.0: $(grep braid <<<"$deps")"
 timeout 60 "$WORK/cmake-build/braid_consumer" >"$WORK/run1.log" 2>&1 ||
   { cat "$WORK/run1.log" >&2; fail "consumer (find_package) run"; }
 grep -q "braid_consumer: ok" "$WORK/run1.log" || fail "consumer printed no ok"

@@ -674,6 +674,31 @@ TEST(PathSetTest, HotSamplesNeedAMedianAndMostPathsHealthy) {
   EXPECT_FALSE(off.HotSample(0, DurationNs::Micros(400)));
 }
 
+TEST(PathSetTest, AReturnLossMovesThePathToAFreshEntropy) {
+  PathSet ps(Opts(8), 1);
+  const wire::Entropy before = ps.entropy(5);
+  EXPECT_EQ(ps.OnReturnLoss(5, kT0), PathEvent::kRecycled);
+  EXPECT_NE(ps.entropy(5), before);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kProbing);
+  EXPECT_EQ(ps.stats(5).recycles, 1u);
+  for (wire::PathId p = 0; p < 8; ++p) {
+    if (p != 5) {
+      EXPECT_NE(ps.entropy(p), ps.entropy(5)) << p;  // still distinct
+    }
+  }
+  EXPECT_EQ(ps.OnReturnLoss(99, kT0), PathEvent::kNone);  // no such path
+}
+
+TEST(PathSetTest, AReturnLossWithNoFreshEntropyPenalises) {
+  PathSetOptions o = Opts(4);
+  o.entropy_space = 4;  // every value in use: the route cannot change
+  PathSet ps(o, 1);
+  EXPECT_EQ(ps.OnReturnLoss(2, kT0), PathEvent::kPenalised);
+  EXPECT_EQ(ps.stats(2).health, PathHealth::kPenalised);
+  PathSet one(Opts(1), 1);  // a single path is never steered off
+  EXPECT_EQ(one.OnReturnLoss(0, kT0), PathEvent::kNone);
+}
+
 TEST(PathSetTest, DelayRuleOffWithDelayFactorZero) {
   PathSetOptions o = Opts(8);
   o.delay_factor = 0;

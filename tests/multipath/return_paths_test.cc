@@ -96,6 +96,20 @@ TEST(ReturnPathsTest, NegativeExcessCountsAsZeroAndOffMeansOff) {
       1003));
 }
 
+TEST(ReturnPathsTest, AFreshPortIsJudgedByItsSampleAlone) {
+  // The receiver moved an ack path to a fresh entropy: its first samples
+  // have no history; each is judged by itself against the reference.
+  ReturnPaths rp;
+  Feed(
+      rp, 8, 10, [](uint16_t) { return Us(5); }, 0);
+  EXPECT_TRUE(rp.Observe(3000, Us(400)));
+  EXPECT_FALSE(rp.Observe(3001, Us(20)));
+  EXPECT_FALSE(rp.IsSlow(3000));  // not judged as a port yet (1 sample)
+  // Without three judged ports there is no reference to judge by.
+  ReturnPaths empty;
+  EXPECT_FALSE(empty.Observe(3000, Us(400)));
+}
+
 TEST(ReturnPathsTest, NewPortsReplaceTheLeastRecentlyUsedOnes) {
   ReturnPaths rp;
   // 64 ports fill the table; 64 more replace them all (a receiver whose

@@ -226,6 +226,27 @@ TEST(ScenarioMatrixTest, BlackholedSpineLosesNothingAndRestores) {
   EXPECT_GT(r.path_penalties, 0u) << Describe(c, r);
 }
 
+TEST(ScenarioMatrixTest, ThreeOfFourSpinesBlackholedFailNoPair) {
+  // All but one spine dead from the start. A pure receiver's acks take its
+  // own 16 paths, and nothing came back to tell it which are dead: when
+  // all 16 hashed onto dead spines ((3/4)^16, about 1 %; seed 6 here) its
+  // pair's sender heard nothing for peer_timeout and failed 300 sends. The
+  // peer's re-sends of data already acked now move the last ack's path to
+  // a fresh entropy.
+  for (uint64_t seed : {1, 2, 3, 6}) {
+    ScenarioConfig c = Base(seed);
+    for (int s = 0; s < 3; ++s) {
+      TimedImpairment t;
+      t.spine = s;
+      t.dir = Dir::kBoth;
+      t.impairment.blackhole = true;
+      c.impairments.push_back(t);
+    }
+    const ScenarioResult r = RunScenario(c);
+    ExpectClean(c, r);
+  }
+}
+
 TEST(ScenarioMatrixTest,
      BlackholedSpineRecoversNinetyPercentOfRemainingCapacity) {
   // Clean run for the reference rate, then the same seed with spine 1 of 4

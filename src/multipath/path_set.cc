@@ -273,16 +273,20 @@ void PathSet::RecomputeMedianSrtt() {
   median_srtt_ = v[n / 2];
 }
 
-bool PathSet::DelayHotSpot(const Path& path) const {
-  if (paths_.size() < 3 || median_srtt_ == DurationNs::Zero() ||
-      path.rtt_samples < opts_.delay_min_samples ||
-      healthy_count_ * 2 <= paths_.size()) {
-    return false;
-  }
-  const DurationNs s = path.stats.srtt;
-  return static_cast<double>(s.ns()) >
+bool PathSet::DelayRuleApplies() const {
+  return paths_.size() >= 3 && median_srtt_ != DurationNs::Zero() &&
+         healthy_count_ * 2 > paths_.size();
+}
+
+bool PathSet::AboveDelayThreshold(DurationNs d) const {
+  return static_cast<double>(d.ns()) >
              static_cast<double>(median_srtt_.ns()) * opts_.delay_factor &&
-         s > median_srtt_ + opts_.delay_margin;
+         d > median_srtt_ + opts_.delay_margin;
+}
+
+bool PathSet::DelayHotSpot(const Path& path) const {
+  return DelayRuleApplies() && path.rtt_samples >= opts_.delay_min_samples &&
+         AboveDelayThreshold(path.stats.srtt);
 }
 
 bool PathSet::SteeredAway(wire::PathId p) const {
@@ -295,14 +299,8 @@ bool PathSet::SteeredAway(wire::PathId p) const {
 }
 
 bool PathSet::HotSample(wire::PathId p, DurationNs rtt) const {
-  if (p >= paths_.size() || paths_.size() < 3 || opts_.delay_factor <= 0 ||
-      median_srtt_ == DurationNs::Zero() ||
-      healthy_count_ * 2 <= paths_.size()) {
-    return false;
-  }
-  return static_cast<double>(rtt.ns()) >
-             static_cast<double>(median_srtt_.ns()) * opts_.delay_factor &&
-         rtt > median_srtt_ + opts_.delay_margin;
+  return p < paths_.size() && opts_.delay_factor > 0 && DelayRuleApplies() &&
+         AboveDelayThreshold(rtt);
 }
 
 PathEvent PathSet::OnLoss(wire::PathId p, TimeNs now) {

@@ -215,6 +215,11 @@ class PathSet {
   DurationNs median_srtt_;
   uint32_t samples_since_median_ = 0;
   void RecomputeMedianSrtt();
+  // The delay rule's preconditions: enough paths, a median smoothed RTT,
+  // and more than half the paths healthy (else the delay is shared).
+  bool DelayRuleApplies() const;
+  // `d` > delay_factor x the median smoothed RTT and > median + margin.
+  bool AboveDelayThreshold(DurationNs d) const;
   bool DelayHotSpot(const Path& path) const;
 };
 

@@ -1,14 +1,12 @@
 #include "multipath/return_paths.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace braid::multipath {
 
 ReturnPaths::Port* ReturnPaths::Find(uint16_t port) {
-  for (Port& p : ports_) {
-    if (p.used && p.port == port) return &p;
-  }
-  return nullptr;
+  return const_cast<Port*>(std::as_const(*this).Find(port));
 }
 
 const ReturnPaths::Port* ReturnPaths::Find(uint16_t port) const {
@@ -61,11 +59,10 @@ bool ReturnPaths::IsSlow(uint16_t port) const {
 }
 
 bool ReturnPaths::Slow(const Port& p) const {
-  // Three judged ports at least: with two, neither is "the rest".
-  if (opts_.factor <= 0 || judged_ < 3 || p.samples < opts_.min_samples) {
-    return false;
-  }
-  return SlowExcess(p.excess_ns);
+  // Three judged ports at least: with two, neither is "the rest". (With
+  // the filter off, Observe records nothing and no port is judged.)
+  return judged_ >= 3 && p.samples >= opts_.min_samples &&
+         SlowExcess(p.excess_ns);
 }
 
 bool ReturnPaths::SlowExcess(int64_t excess_ns) const {

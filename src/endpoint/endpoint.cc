@@ -175,7 +175,7 @@ class Endpoint::Impl {
         }
         tx_off_ += k;
       }
-      if (tx_.size() < tx_.capacity()) break;
+      if (!tx_.full()) break;  // the core had no more to send
     }
   }
 

@@ -350,7 +350,11 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
                                                preamble, uncopied_payloads);
         sent += k;
         full_datagrams_ += k;
-        if (k > 0) continue;
+        if (k > 0 || batch->full()) continue;  // full: it closed the batch
+      }
+      if (batch->size() > 0 && p->RunWouldSplit(batch->room())) {
+        batch->Close();  // the run starts whole in the next batch
+        break;
       }
       wire::Entropy e = 0;
       absl::Span<uint8_t> slot =

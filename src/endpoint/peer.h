@@ -152,6 +152,15 @@ class Peer : private retransmit::SenderEvents {
            inflight_.back().HasUnsent();
   }
 
+  // Whether the next datagram of new data starts a spray run that `room`
+  // more datagrams cannot hold whole. A run is what the UDP backend sends
+  // as one GSO super-datagram; split over two batches it leaves as two
+  // shorter sends, each costing the kernel about as much as a full one.
+  bool RunWouldSplit(size_t room) const {
+    return run_left_ == 0 && cfg_.proto.spray_run > 1 &&
+           room < cfg_.proto.spray_run && HasNewData();
+  }
+
   // --- Timers -------------------------------------------------------------
   void OnTimer(TimeNs now);
   // Earliest time this peer needs its driver to run: OnTimer, or PollTx for

@@ -347,6 +347,11 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     // all of its room too (and then find no room for another frame).
     const uint32_t plen = room - hdr;
     if (m.ContiguousFrom(offset) < plen) break;
+    // A new spray run that the batch cannot hold whole waits for the next.
+    if (batch->size() > 0 && RunWouldSplit(batch->room())) {
+      batch->Close();
+      break;
+    }
     // The path, chosen as BuildDatagram chooses it for new data.
     const wire::PathId path = NextSprayPath(now, /*avoid=*/-1, false);
     last_ack_urgent_ = false;

@@ -27,7 +27,13 @@ class TxBatch {
   }
   size_t capacity() const { return capacity_; }
   size_t size() const { return packets_.size(); }
-  bool full() const { return packets_.size() >= capacity(); }
+  // No room left, or closed: the batch should go out before more is built.
+  bool full() const { return closed_ || packets_.size() >= capacity(); }
+  size_t room() const { return capacity_ - packets_.size(); }
+  // Ends the batch early (full() until clear()): a builder that would
+  // otherwise split a run of same-path datagrams over two batches, which
+  // the backend then sends as two shorter GSO super-datagrams.
+  void Close() { closed_ = true; }
   // The buffer for the next datagram.
   absl::Span<uint8_t> next_slot() {
     return absl::MakeSpan(arena_.data() + packets_.size() * slot_size_,
@@ -73,11 +79,15 @@ class TxBatch {
   absl::Span<backend::TxPacket> mutable_packets() {
     return absl::MakeSpan(packets_);
   }
-  void clear() { packets_.clear(); }
+  void clear() {
+    packets_.clear();
+    closed_ = false;
+  }
 
  private:
   size_t capacity_;  // kept, not divided out of arena_ (full() is hot)
   size_t slot_size_;
+  bool closed_ = false;
   std::vector<uint8_t> arena_;
   std::vector<backend::TxPacket> packets_;
 };

@@ -172,6 +172,21 @@ TEST(EndpointCoreTest, AckAnsweringARepairIsSentOnTwoPaths) {
   }
 }
 
+// Hands A's batch (second pieces included) to B, lets 20 us pass, brings
+// B's answers back to A, and collects both sides' completions.
+void ExchangeBatch(CorePair& p, TxBatch& batch, std::vector<Completion>* ra,
+                   std::vector<Completion>* rb) {
+  for (const auto& t : batch.packets()) {
+    std::vector<uint8_t> wire(t.size());
+    t.CopyTo(wire.data());
+    p.b->OnDatagram(p.now, p.a_addr, wire, false);
+  }
+  p.now = p.now + DurationNs(20000);
+  Deliver(*p.b, *p.a, p.b_addr, p.now, &batch, false);
+  p.b->PollCompletions(rb, SIZE_MAX);
+  p.a->PollCompletions(ra, SIZE_MAX);
+}
+
 // Sends `big` (borrowed) and a 100-byte message through a PollTx with
 // uncopied payloads allowed; returns how many datagrams carried a second
 // piece. Both messages must arrive byte-exact and complete.
@@ -189,20 +204,14 @@ size_t SendWithUncopiedPayloads(CorePair& p, TxBatch& batch,
     batch.clear();
     p.a->PollTx(p.now, &batch, false, /*uncopied_payloads=*/true);
     for (const auto& t : batch.packets()) {
-      std::vector<uint8_t> wire(t.size());
-      t.CopyTo(wire.data());
       if (t.tail_len > 0) {
         ++tails;
         // Never a small payload, and the tail is the message's own memory.
         EXPECT_GE(t.tail_len, CoreConfig().min_uncopied_payload);
         EXPECT_TRUE(t.tail >= big.data() && t.tail < big.data() + big.size());
       }
-      p.b->OnDatagram(p.now, p.a_addr, wire, false);
     }
-    p.now = p.now + DurationNs(20000);
-    Deliver(*p.b, *p.a, p.b_addr, p.now, &batch, false);
-    p.b->PollCompletions(&rb, SIZE_MAX);
-    p.a->PollCompletions(&ra, SIZE_MAX);
+    ExchangeBatch(p, batch, &ra, &rb);
   }
   EXPECT_EQ(rb.size(), 2u);
   if (rb.size() == 2) {
@@ -229,6 +238,57 @@ TEST(EndpointCoreTest, PayloadsBelowTheLimitAreCopiedIntoTheDatagram) {
   TxBatch batch(512, 1472);
   const auto big = Pattern(200000, 24);
   EXPECT_EQ(SendWithUncopiedPayloads(p, batch, big), 0u);
+}
+
+// A bulk sender's spray runs (one path, spray_run datagrams each) are what
+// the UDP backend turns into GSO super-datagrams. A run split over two
+// batches leaves as two shorter sends, so the fast path ends a batch early
+// rather than start a run it cannot hold whole.
+TEST(EndpointCoreTest, BulkSprayRunsAreNeverSplitAcrossBatches) {
+  ProtocolOptions proto;
+  proto.spray_run = DefaultSprayRun(1472);  // 44
+  CorePair p(proto);
+  const auto big = Pattern(1 << 20, 25);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        p.a->Send(p.now, p.b_addr, OutMessage::Borrow(big.data(), big.size()))
+            .ok());
+  }
+  TxBatch batch(256, 1472);  // 256 = 5 runs of 44 and 36 slots
+  std::vector<Completion> ra, rb;
+  size_t batches = 0, runs = 0, full_runs = 0, straddles = 0;
+  wire::Entropy last_entropy = 0;
+  bool have_last = false;
+  for (int i = 0; i < 4000 && ra.size() < 4; ++i) {
+    batch.clear();
+    p.a->PollTx(p.now, &batch, false, false);
+    const auto pkts = batch.packets();
+    if (!pkts.empty()) ++batches;
+    // Runs of consecutive datagrams on one entropy, as the backend sees them.
+    for (size_t k = 0; k < pkts.size();) {
+      size_t e = k;
+      while (e < pkts.size() && pkts[e].entropy == pkts[k].entropy) ++e;
+      ++runs;
+      if (e - k == proto.spray_run) ++full_runs;
+      if (k == 0 && have_last && pkts[k].entropy == last_entropy) {
+        ++straddles;
+      }
+      k = e;
+    }
+    if (!pkts.empty()) {
+      last_entropy = pkts.back().entropy;
+      have_last = true;
+    }
+    ExchangeBatch(p, batch, &ra, &rb);
+  }
+  ASSERT_EQ(rb.size(), 4u);
+  for (const Completion& c : rb) EXPECT_TRUE(c.data == big);
+  EXPECT_EQ(ra.size(), 4u);
+  EXPECT_GT(batches, 10u);
+  EXPECT_EQ(straddles, 0u) << runs << " runs in " << batches << " batches";
+  // 4 MiB is ~2900 datagrams, ~66 runs: all but the few cut by the window
+  // or the end are whole.
+  EXPECT_GE(full_runs * 10, runs * 8) << full_runs << " of " << runs;
 }
 
 // A kept batch stops pointing into message buffers once materialized.

@@ -167,10 +167,9 @@ struct EndpointOptions {
   // Peers must be of the same family, except that "[::]:port" on a
   // dual-stack host (net.ipv6.bindv6only = 0) also reaches IPv4 peers.
   // Multicast and broadcast addresses are refused. An any-address endpoint
-  // answers from the source address the kernel's route picks: on a host
-  // with several addresses, a peer that sent to another of them does not
-  // recognise the answers and its sends fail (docs/protocol.md, known gap
-  // 18). Bind a specific address there.
+  // answers each peer from the address that peer sent to (IP_PKTINFO), so
+  // a host's second address works too; a peer it reaches first, before
+  // hearing from it, gets the source the kernel's route picks.
   std::string bind = "127.0.0.1:0";
   // IP MTU of the network; the largest datagram is derived from it
   // (minus IP and UDP headers). Loopback can use up to 65535.

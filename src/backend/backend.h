@@ -30,6 +30,11 @@ struct TxPacket {
   uint32_t len = 0;
   const uint8_t* tail = nullptr;
   uint32_t tail_len = 0;
+  // Which of this host's addresses the datagram leaves from: a tag an
+  // RxPacket::local gave (the address the peer sent to, so the peer sees
+  // the answer come from the address it knows), or 0 for the backend's own
+  // choice (its bound address, or the route's when bound to the any-address).
+  uint8_t local = 0;
 
   // Datagram size on the wire (UDP payload).
   uint32_t size() const { return len + tail_len; }
@@ -49,6 +54,10 @@ struct RxPacket {
   // cannot tell. RTT samples end here, so time the datagram then spent
   // waiting for this process to run is not taken for network delay.
   TimeNs arrival = TimeNs::Infinite();
+  // The local address the datagram was sent to, as a tag for
+  // TxPacket::local (backend-defined, 1..255), or 0 when the backend does
+  // not tell its addresses apart (bound to one address, or too many seen).
+  uint8_t local = 0;
 };
 
 struct BackendCounters {

@@ -110,7 +110,7 @@ class Endpoint::Impl {
         for (size_t i = 0; i < n; ++i) {
           core_.OnDatagram(now, rx_[i].src,
                            absl::MakeConstSpan(rx_[i].data, rx_[i].len),
-                           rx_[i].ce, rx_[i].arrival);
+                           rx_[i].ce, rx_[i].arrival, rx_[i].local);
         }
         received += n;
         if (n < rx_.size()) break;

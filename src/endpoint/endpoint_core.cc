@@ -182,7 +182,7 @@ void EndpointCore::CountParseError(wire::ParseError e) {
 
 void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
                               absl::Span<const uint8_t> bytes, bool ce,
-                              TimeNs arrival) {
+                              TimeNs arrival, uint8_t local) {
   const TimeNs at = !arrival.IsInfinite() && arrival <= now ? arrival : now;
   ++datagrams_received_;
   bytes_received_ += bytes.size();
@@ -226,7 +226,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         ++drops_.stale_incarnation;
         if (stale_replies_.size() < kMaxStaleReplies &&
             (stale_replies_.empty() || stale_replies_.back().to != from)) {
-          stale_replies_.push_back({from, src});
+          stale_replies_.push_back({from, src, local});
         }
         continue;
       }
@@ -250,6 +250,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
                               (f.ctrl.type == wire::CtrlType::kSync ||
                                f.ctrl.type == wire::CtrlType::kStale);
     if (!peer->CheckIncarnation(now, src, may_announce, &drops_)) continue;
+    peer->set_local(local);  // a frame of the peer's current life
     if (before != 0 && before != peer->peer_incarnation()) ++peer_restarts_;
     switch (f.type) {
       case wire::FrameType::kData:
@@ -326,7 +327,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     absl::Span<uint8_t> slot = batch->next_slot();
     const size_t len = wire::WritePreamble(cfg_.local_port, slot) +
                        wire::WriteCtrl(c, slot.subspan(wire::kPreambleSize));
-    batch->Commit(r.to, 0, static_cast<uint32_t>(len), false);
+    batch->Commit(r.to, 0, static_cast<uint32_t>(len), false, {}, r.local);
     ++n;
   }
   // Round-robin over the peers that may have something to send, a few
@@ -367,7 +368,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
       wire::WritePreamble(cfg_.local_port, slot);
       batch->Commit(p->addr(), e,
                     static_cast<uint32_t>(len + wire::kPreambleSize), true,
-                    tail);
+                    tail, p->local());
       ++sent;
     }
     n += sent;

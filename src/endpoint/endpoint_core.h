@@ -70,9 +70,11 @@ class EndpointCore final : public PeerHost {
   // `arrival`: when it reached this host (kernel timestamp) if known and not
   // after `now`; RTT samples and ack delays are measured from it, so time
   // spent waiting for this process to run does not count as network delay.
+  // `local`: the backend's tag of the local address it was sent to
+  // (RxPacket::local); answers to that peer leave from that address.
   void OnDatagram(TimeNs now, const NetAddr& from,
                   absl::Span<const uint8_t> bytes, bool ce,
-                  TimeNs arrival = TimeNs::Infinite());
+                  TimeNs arrival = TimeNs::Infinite(), uint8_t local = 0);
   // Runs every timer that is due at `now`.
   void OnTimer(TimeNs now);
   // Appends datagrams to `batch` until it is full or nothing is left to send
@@ -147,6 +149,7 @@ class EndpointCore final : public PeerHost {
   struct StaleReply {
     NetAddr to;
     uint64_t their_incarnation;
+    uint8_t local;  // answered from the address it was sent to
   };
   // The peer at `addr`, or null.
   Peer* FindPeer(const NetAddr& addr);

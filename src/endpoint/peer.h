@@ -89,6 +89,11 @@ class Peer : private retransmit::SenderEvents {
   Peer& operator=(const Peer&) = delete;
 
   const NetAddr& addr() const { return addr_; }
+  // The backend's tag of the local address this peer last reached us at
+  // (RxPacket::local); datagrams to it leave from there. 0 until it has
+  // sent us something, or when the backend does not tell addresses apart.
+  uint8_t local() const { return local_; }
+  void set_local(uint8_t tag) { local_ = tag; }
 
   // --- Send side ---------------------------------------------------------
   // Queues a message. The endpoint has already checked size and limits.
@@ -257,6 +262,7 @@ class Peer : private retransmit::SenderEvents {
 
   PeerConfig cfg_;
   NetAddr addr_;
+  uint8_t local_ = 0;  // see local()
   PeerHost* host_;
   uint64_t peer_inc_ = 0;  // 0 until the peer has spoken
   std::array<uint64_t, 4> retired_incs_{};

@@ -380,7 +380,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
       len += plen;
     }
     last_activity_ = now;
-    batch->Commit(addr_, paths_.entropy(path), len, /*ect=*/true, tail);
+    batch->Commit(addr_, paths_.entropy(path), len, /*ect=*/true, tail, local_);
     ++n;
   }
   return n;

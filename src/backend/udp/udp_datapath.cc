@@ -25,11 +25,12 @@ constexpr size_t kRxSlotSize = 65536;
 // Slots start one cache line apart modulo 64 KiB, so the heads of a burst's
 // datagrams do not all fall into the same cache sets.
 constexpr size_t kRxSlotStride = kRxSlotSize + 64;
-// Control space per message: UDP_SEGMENT (u16) + TOS/TCLASS (int) on send;
-// UDP_GRO (int) + TOS + TCLASS + SO_RXQ_OVFL (u32) + SCM_TIMESTAMPNS
-// (timespec) on receive, with room to spare.
-constexpr size_t kTxCtrl = 64;
-constexpr size_t kRxCtrl = 192;
+// Control space per message: UDP_SEGMENT (u16) + TOS/TCLASS (int) + a
+// source address (in6_pktinfo) on send; UDP_GRO (int) + TOS + TCLASS +
+// SO_RXQ_OVFL (u32) + SCM_TIMESTAMPNS (timespec) + IP_PKTINFO +
+// IPV6_PKTINFO on receive, with room to spare.
+constexpr size_t kTxCtrl = 128;
+constexpr size_t kRxCtrl = 256;
 // Consecutive empty receives after which RxBurst asks for one datagram at a
 // time (see there). Two, so that a caller that blocks after one empty poll
 // (epoll) still reads a full burst when it wakes.
@@ -56,6 +57,7 @@ UdpDatapath::UdpDatapath(int family, int rx_fd, std::vector<int> tx_fds,
       burst_(static_cast<size_t>(std::max(1, opts.burst))),
       ecn_(opts.ecn),
       gro_(gro_active),
+      track_local_(opts.bind.IsWildcard()),
       gso_(opts.gso),
       tx_hdrs_(burst_),
       tx_iov_(2 * burst_),  // two pieces per datagram at most
@@ -157,7 +159,7 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
       TxMsg& cur = tx_msgs_[nmsg - 1];
       if (!cur.closed && cur.ect == ect && size > 0 && size <= cur.seg &&
           cur.count < kMaxGsoSegments && cur.bytes + size <= kMaxGsoBytes &&
-          p.dst == pkts[cur.first].dst) {
+          p.local == cur.local && p.dst == pkts[cur.first].dst) {
         ++cur.count;
         cur.bytes += size;
         cur.closed = size < cur.seg;
@@ -175,6 +177,7 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     m.seg = size;
     m.ect = ect;
     m.closed = size == 0;
+    m.local = track_local_ ? p.local : 0;
     msghdr& h = tx_hdrs_[nmsg].msg_hdr;
     if (ConnectedTo(e, p.dst)) {
       h.msg_name = nullptr;  // the socket's own destination and route
@@ -224,6 +227,14 @@ void UdpDatapath::FinishTxMsg(size_t m, const TxPacket& first) {
     const int tos = 0;
     std::memcpy(CMSG_DATA(c), &tos, sizeof(tos));
     used += CMSG_SPACE(sizeof(int));
+  }
+  if (t.local != 0) {
+    const NetAddr* src = local_.Find(t.local);
+    const size_t n = src == nullptr ? 0
+                                    : WritePktinfo(family_, *src, ctrl + used,
+                                                   kTxCtrl - used);
+    if (n == 0) ++udp_.tx_local_unknown;  // leaves from the route's choice
+    used += n;
   }
   h.msg_control = used == 0 ? nullptr : ctrl;
   h.msg_controllen = used;
@@ -324,6 +335,7 @@ void UdpDatapath::DecodeRx(size_t j) {
   m.valid = false;
   m.seg = 0;
   m.ce = false;
+  m.local = 0;
   m.arrival = TimeNs::Infinite();
   msghdr& h = rx_hdrs_[j].msg_hdr;
   m.len = rx_hdrs_[j].msg_len;
@@ -339,6 +351,7 @@ void UdpDatapath::DecodeRx(size_t j) {
   }
   if (h.msg_flags & MSG_CTRUNC) ++udp_.rx_ctrl_truncated;
   int tos = 0;
+  NetAddr dst;
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
         c->cmsg_len >= CMSG_LEN(sizeof(timespec))) {
@@ -359,6 +372,10 @@ void UdpDatapath::DecodeRx(size_t j) {
     } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
                c->cmsg_len >= CMSG_LEN(sizeof(int))) {
       std::memcpy(&tos, CMSG_DATA(c), sizeof(tos));
+    } else if (track_local_ && ParsePktinfo(c, &dst)) {
+      m.local = local_.Tag(dst);
+      udp_.local_addrs = local_.size();
+      udp_.local_overflows = local_.overflows();
     } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
                c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
       uint32_t drops = 0;
@@ -394,6 +411,7 @@ size_t UdpDatapath::DrainRx(absl::Span<RxPacket> out) {
     RxPacket& p = out[k++];
     p.src = m.src;
     p.ce = m.ce;
+    p.local = m.local;
     p.data = base + rx_off_;
     p.len = piece;
     p.arrival = m.arrival;

@@ -14,6 +14,7 @@
 
 #include "absl/types/span.h"
 #include "backend/backend.h"
+#include "backend/udp/local_addrs.h"
 #include "backend/udp/udp_options.h"
 
 namespace braid::backend {
@@ -50,6 +51,13 @@ struct UdpCounters {
   uint64_t tx_connected_sockets = 0;
   uint64_t tx_connect_failures = 0;
   uint64_t tx_icmp_errors = 0;
+  // Bound to the any-address: the local addresses peers reached us at
+  // (answers leave from the one each peer used, LocalAddrs), datagrams that
+  // found the table full (answered from the route's choice), and sends
+  // whose source tag was unknown (sent from the route's choice).
+  uint64_t local_addrs = 0;
+  uint64_t local_overflows = 0;
+  uint64_t tx_local_unknown = 0;
 };
 
 class UdpDatapath {
@@ -102,6 +110,7 @@ class UdpDatapath {
     uint32_t seg = 0;  // segment size (the first packet's length)
     bool ect = false;
     bool closed = false;  // a short last segment ends the run
+    uint8_t local = 0;    // source address tag (TxPacket::local)
   };
   // What recvmmsg returned for one buffer, decoded.
   struct RxMeta {
@@ -109,6 +118,7 @@ class UdpDatapath {
     uint32_t len = 0;
     uint32_t seg = 0;  // UDP_GRO segment size, 0 = a single datagram
     bool ce = false;
+    uint8_t local = 0;  // destination address tag (RxPacket::local)
     TimeNs arrival = TimeNs::Infinite();
     bool valid = false;
   };
@@ -147,7 +157,12 @@ class UdpDatapath {
   const size_t burst_;
   const bool ecn_;
   const bool gro_;
+  // Bound to the any-address: datagrams carry their destination address up
+  // (IP_PKTINFO / IPV6_PKTINFO, enabled by udp_setup) and answers leave
+  // from it.
+  const bool track_local_;
   bool gso_;
+  LocalAddrs local_;
 
   // Transmit scratch, sized burst_.
   std::vector<mmsghdr> tx_hdrs_;

@@ -272,6 +272,23 @@ absl::StatusOr<UdpSockets> OpenUdpSockets(const UdpOptions& o) {
         return s;
       }
     }
+    if (o.bind.IsWildcard()) {
+      // Bound to the any-address: learn which of our addresses each
+      // datagram was sent to, so answers leave from it (LocalAddrs).
+      // IP_PKTINFO also covers IPv4 datagrams on a dual-stack socket.
+      const int r =
+          setsockopt(socks.rx_fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+      if (family == AF_INET && r != 0) {
+        return SyscallError("setsockopt", "IP_PKTINFO", errno);
+      }
+      if (family == AF_INET6) {
+        if (auto s = SetIntOpt(socks.rx_fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1,
+                               "IPV6_RECVPKTINFO");
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
     // Kernel receive timestamps: UdpBackend switches them (SetRxTimestamps).
     // Count datagrams dropped on a full receive buffer (best effort).
     (void)setsockopt(socks.rx_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));

@@ -274,11 +274,23 @@ void EndpointCore::Touch(Peer* p) {
     p->tx_listed = true;
     ready_.push_back(p);
   }
-  wakes_.Set(p, p->NextWake());
+  WakeChanged(p);
+}
+
+void EndpointCore::FlushWakes() const {
+  for (Peer* p : wake_dirty_) {
+    p->wake_dirty = false;
+    wakes_.Set(p, p->NextWake());
+  }
+  wake_dirty_.clear();
 }
 
 void EndpointCore::Forget(Peer* p) {
   wakes_.Remove(p);
+  if (p->wake_dirty) {
+    p->wake_dirty = false;
+    wake_dirty_.erase(std::find(wake_dirty_.begin(), wake_dirty_.end(), p));
+  }
   if (p->credit_squeezed) {
     squeezed_.erase(std::find(squeezed_.begin(), squeezed_.end(), p));
   }
@@ -296,6 +308,7 @@ void EndpointCore::Forget(Peer* p) {
 
 void EndpointCore::OnTimer(TimeNs now) {
   due_.clear();
+  FlushWakes();
   wakes_.PopDue(now, &due_);
   for (Peer* p : due_) {
     p->OnTimer(now);
@@ -373,7 +386,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     }
     n += sent;
     // Sending armed timers (RTO, tail probe).
-    wakes_.Set(p, p->NextWake());
+    WakeChanged(p);
     if (sent < turn && !batch->full() && !p->WantsToSend(now)) {
       p->tx_listed = false;
       ready_[rr_next_] = ready_.back();

@@ -89,8 +89,12 @@ class EndpointCore final : public PeerHost {
   size_t PollTx(TimeNs now, TxBatch* batch, bool hold_acks = false,
                 bool uncopied_payloads = false);
   // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
-  // ready now is signalled by WantsToSend.) O(1).
-  TimeNs NextWake() const { return wakes_.Earliest(); }
+  // ready now is signalled by WantsToSend.) O(1), plus one wake computation
+  // per peer whose state changed since the last call.
+  TimeNs NextWake() const {
+    if (!wake_dirty_.empty()) FlushWakes();
+    return wakes_.Earliest();
+  }
   bool WantsToSend(TimeNs now) const;
 
   // Cost of the poll loop does not grow with idle peers: OnTimer visits only
@@ -160,6 +164,19 @@ class EndpointCore final : public PeerHost {
   // datagram from it, its timers, freed receive space, close): list it for
   // PollTx and re-key its wake time.
   void Touch(Peer* p);
+  // Marks `p`'s wake time stale. It is recomputed once, when the wake heap
+  // is next read (NextWake, OnTimer), however many events touched the peer
+  // in between (a ping-pong touched each peer about six times per round
+  // trip, and each recomputation asks every timer of the peer).
+  void WakeChanged(Peer* p) {
+    if (!p->wake_dirty) {
+      p->wake_dirty = true;
+      wake_dirty_.push_back(p);
+    }
+  }
+  // Recomputes the stale wake times (const: NextWake is; the heap is a
+  // cache of the peers' own deadlines).
+  void FlushWakes() const;
   // A peer the table is about to evict: forget it everywhere.
   void Forget(Peer* p);
 
@@ -190,8 +207,9 @@ class EndpointCore final : public PeerHost {
   // Peers whose last credit the receive queue's room held down
   // (OnCreditSqueezed); told when the application polls.
   std::vector<Peer*> squeezed_;
-  WakeHeap<Peer> wakes_;
-  std::vector<Peer*> due_;  // scratch for OnTimer
+  mutable WakeHeap<Peer> wakes_;
+  mutable std::vector<Peer*> wake_dirty_;  // peers whose wake_dirty is set
+  std::vector<Peer*> due_;                 // scratch for OnTimer
   uint64_t tx_peer_visits_ = 0;
   uint64_t full_datagrams_ = 0;
   DropStats drops_;

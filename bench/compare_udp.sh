@@ -281,6 +281,20 @@ def med(tag, field):
         vals.append(row[field])
     return (statistics.median(vals) if vals else None), len(vals)
 
+def series(tag, field):
+    """Per-run values in run order (one per round); None for a failed run."""
+    out = []
+    for r in runs.get(tag, []):
+        row = braid_row(r) if r.get("tool") == "braid-perf" else r
+        ok = row is not None and field in row and (
+            r.get("tool") != "braid-perf" or row.get("ok", False))
+        out.append(row[field] if ok else None)
+    return out
+
+def per_round(num, den):
+    """num/den round by round (the two runs of a round ran back to back)."""
+    return [None if a is None or not b else a / b for a, b in zip(num, den)]
+
 def failed(tag):
     return sum(1 for r in runs.get(tag, []) if r.get("tool") == "braid-perf"
                and not r.get("ok", False))
@@ -328,6 +342,11 @@ if block_rows:
         "client_allocations_per_message": c["allocations_per_message"],
         "server_allocations_per_message": sv["allocations_per_message"],
     }
+# Round-by-round ratios: the machine's speed drifts between rounds, and the
+# spread says how far one median can be trusted.
+rounds_bw = per_round(series("braid_bw", "gbps"), series("raw_bw", "gbps"))
+rounds_lat = per_round(series("braid_lat", "lat_p50_us"),
+                       series("raw_lat", "p50_us"))
 failures = {t: failed(t) for t in runs if failed(t)}
 counts = {t: len(v) for t, v in runs.items()}
 
@@ -342,6 +361,8 @@ if as_json == "1":
                                   "goodput_raw_with_copy_over_raw": ratio(fig["raw_bw_copy_gbps"], fig["raw_bw_gbps"]),
                                   "goodput_raw_with_iovecs_over_raw": ratio(fig["raw_bw_iov_gbps"], fig["raw_bw_gbps"]),
                                   "header_ceiling_over_raw": ceiling},
+                      "per_round": {"goodput_braid_over_raw": rounds_bw,
+                                    "latency_p50_braid_over_raw": rounds_lat},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
 
@@ -382,6 +403,12 @@ if ceiling is not None:
     print(f"context: raw UDP with a header on every datagram, no protocol work, reaches "
           f"{ceiling:.3f} of raw (better of the copy and the 2-iovec runs); "
           f"braid reaches {f(ratio(fig['braid_bw_gbps'], best_hdr), '.3f')} of that")
+def fr(vals):
+    return " ".join("fail" if v is None else f"{v:.3f}" for v in vals)
+if rounds_bw:
+    print(f"per round: goodput braid/raw {fr(rounds_bw)}")
+if rounds_lat:
+    print(f"per round: latency p50 braid/raw {fr(rounds_lat)}")
 if sysc:
     print()
     print("steady state (one --block 64 KiB bw run): " +

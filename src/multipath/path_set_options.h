@@ -64,9 +64,16 @@ struct PathSetOptions {
   // --- penalty and recycling ---
   // A penalised path carries no new data for penalty_time (doubling with
   // each consecutive penalty, up to max_penalty_time), then is probed with a
-  // single packet: acked → healthy, lost → penalised again.
+  // single packet: acked → healthy, lost → penalised again. The cap only
+  // matters for a path that cannot be recycled (no fresh entropy: as many
+  // paths as source ports): behind a congested spine such a path was
+  // re-admitted every 16 ms and, its losses found a queue's delay late,
+  // took its share of spray runs each time (fabric demo's congested row,
+  // 4 of 16 paths behind a 20 Mbit/s tbf: 256 ms instead of 16 ms gave
+  // 4.6-7.5 instead of 3.8-4.0 Gbit/s, message p99 34-51 instead of 68-69
+  // ms; docs/protocol.md gap 19).
   DurationNs penalty_time = DurationNs::Micros(500);
-  DurationNs max_penalty_time = DurationNs::Millis(16);
+  DurationNs max_penalty_time = DurationNs::Millis(256);
   // The recycle_after-th consecutive penalty recycles the path instead: a
   // fresh entropy not used by another path, state reset, then probed.
   // 0 = never recycle.

@@ -372,6 +372,30 @@ TEST(PathSetTest, WithoutASpareEntropyARecycleIsALongerPenalty) {
   ExpectNeverPicked(ps, 2, t + DurationNs::Micros(999), 100);
 }
 
+// A path that cannot be recycled (no spare entropy) behind a route that
+// keeps failing: every probe it is given is lost. Its penalty keeps
+// doubling, so over two seconds it takes a handful of probes, not one
+// every 16 ms (each probe is a message's datagram sent into the bad route;
+// docs/protocol.md gap 19).
+TEST(PathSetTest, AnUnrecyclablePathWhoseProbesKeepFailingIsProbedRarely) {
+  PathSetOptions o = Opts(4);
+  o.entropy_space = 4;
+  PathSet ps(o, 1);
+  PenaliseByLoss(ps, 2, kT0);
+  const TimeNs end = kT0 + DurationNs::Seconds(2);
+  int probes = 0;
+  for (TimeNs t = kT0; t < end; t += DurationNs::Micros(100)) {
+    ps.OnTimer(t);
+    if (ps.stats(2).health != PathHealth::kProbing) continue;
+    const wire::PathSeq probe = SendOn(ps, 2, t);
+    ++probes;
+    ps.OnLoss(2, probe, t);  // the route eats it
+  }
+  EXPECT_EQ(ps.stats(2).recycles, 0u);
+  EXPECT_GE(probes, 8);   // it is still tried: the route may come back
+  EXPECT_LE(probes, 20);  // 16 ms apart would be ~125
+}
+
 TEST(PathSetTest, ARetransmissionPrefersAHealthyPathToAProbe) {
   PathSet ps(Opts(4), 1);
   PenaliseByLoss(ps, 1, kT0);

@@ -154,12 +154,13 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     const TxPacket& p = pkts[i];
     if (p.entropy != e || !TxValid(p)) break;
     const bool ect = ecn_ && p.ect;
+    const uint8_t local = track_local_ ? p.local : 0;
     const uint32_t size = p.size();
     if (gso_ && nmsg > 0) {
       TxMsg& cur = tx_msgs_[nmsg - 1];
       if (!cur.closed && cur.ect == ect && size > 0 && size <= cur.seg &&
           cur.count < kMaxGsoSegments && cur.bytes + size <= kMaxGsoBytes &&
-          p.local == cur.local && p.dst == pkts[cur.first].dst) {
+          local == cur.local && p.dst == pkts[cur.first].dst) {
         ++cur.count;
         cur.bytes += size;
         cur.closed = size < cur.seg;
@@ -177,7 +178,7 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     m.seg = size;
     m.ect = ect;
     m.closed = size == 0;
-    m.local = track_local_ ? p.local : 0;
+    m.local = local;
     msghdr& h = tx_hdrs_[nmsg].msg_hdr;
     if (ConnectedTo(e, p.dst)) {
       h.msg_name = nullptr;  // the socket's own destination and route
@@ -374,8 +375,6 @@ void UdpDatapath::DecodeRx(size_t j) {
       std::memcpy(&tos, CMSG_DATA(c), sizeof(tos));
     } else if (track_local_ && ParsePktinfo(c, &dst)) {
       m.local = local_.Tag(dst);
-      udp_.local_addrs = local_.size();
-      udp_.local_overflows = local_.overflows();
     } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
                c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
       uint32_t drops = 0;

@@ -51,12 +51,9 @@ struct UdpCounters {
   uint64_t tx_connected_sockets = 0;
   uint64_t tx_connect_failures = 0;
   uint64_t tx_icmp_errors = 0;
-  // Bound to the any-address: the local addresses peers reached us at
-  // (answers leave from the one each peer used, LocalAddrs), datagrams that
-  // found the table full (answered from the route's choice), and sends
-  // whose source tag was unknown (sent from the route's choice).
-  uint64_t local_addrs = 0;
-  uint64_t local_overflows = 0;
+  // Bound to the any-address: sends whose source tag was unknown (they left
+  // from the route's choice). The addresses seen and the datagrams that
+  // found their table full: local_addrs().
   uint64_t tx_local_unknown = 0;
 };
 
@@ -99,6 +96,8 @@ class UdpDatapath {
 
   const BackendCounters& counters() const { return counters_; }
   const UdpCounters& udp_counters() const { return udp_; }
+  // Bound to the any-address: the local addresses peers reached us at.
+  const LocalAddrs& local_addrs() const { return local_; }
 
  private:
   // One message of a sendmmsg batch: packets [first, first + count) of the

@@ -136,7 +136,7 @@ class Endpoint {
   // Optional: a buffer never given back stays the caller's and is freed by
   // it as usual; nothing leaks. Any vector may be given (its capacity is
   // what counts); the endpoint keeps a bounded number of buffers (at most
-  // 1024 per power-of-two size class, none over 1 MiB, 32 MiB in all) and
+  // 16,384 per power-of-two size class, none over 16 MiB, 32 MiB in all) and
   // frees the rest at once. `buffer` is left empty. Valid after Close too.
   void Recycle(std::vector<uint8_t>&& buffer);
 

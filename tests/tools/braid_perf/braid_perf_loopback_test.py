@@ -142,9 +142,12 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         self.assert_few_allocations(row)
 
     def test_rate_small_messages(self):
-        rep = self.run_pair(["--test", "rate", "-n", "20000", "--block"],
+        # 100,000 messages: the first window's worth (1,024, and more when
+        # the server falls behind on a loaded host) is the pools warming up,
+        # which 20,000 messages did not amortise below the bound reliably.
+        rep = self.run_pair(["--test", "rate", "-n", "100000", "--block"],
                             ["--block"])
-        self.assert_clean(rep["results"][0], 20000)
+        self.assert_clean(rep["results"][0], 100000)
         self.assert_few_allocations(rep["results"][0])
 
     def test_go_back_n_mode_under_loss(self):

@@ -84,6 +84,9 @@ class Endpoint::Impl {
     // carrying the acks the last Poll held.
     sent_since_poll_ = true;
     Transmit(now, /*hold_acks=*/false);
+    // The reply has left: now the acks the last Poll held back (ack
+    // deferral) cost nobody any latency.
+    if (core_.HasDeferredAcks()) core_.ApplyDeferredAcks(now);
     // The send started protocol timers (RTO, peer_timeout): an fd() the
     // caller blocks on must wake for them (Wait arms them itself).
     if (!closed_io_ && fd_exported_) ArmTimer();
@@ -101,6 +104,12 @@ class Endpoint::Impl {
       // by two more clock reads.
       TimeNs now = TimeNs::Infinite();
       size_t received = 0;
+      // Acks that arrive with data wait for the application's answer to
+      // that data (EndpointCore::set_defer_acks) when acks are held for it
+      // too; applied below when this Poll holds none after all.
+      const bool may_hold =
+          !acks_held_ && !fd_exported_ && max > 0 && answers_.MayHold();
+      core_.set_defer_acks(may_hold);
       for (int round = 0; round < 8; ++round) {
         const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
         if (n > 0 && now.IsInfinite()) {
@@ -121,7 +130,6 @@ class Endpoint::Impl {
       if (received != 1) now = MonotonicNow();
       answers_.Returned(now);
       if (rx_timestamps_pending_) UpdateAutoRxTimestamps(now);
-      if (core_.NextWake() <= now) core_.OnTimer(now);
       // When this Poll hands the application received messages, an ack-only
       // datagram waits: the application may answer (Send), and the ack then
       // rides on the answer. It goes out at the latest in the next Poll or
@@ -129,10 +137,13 @@ class Endpoint::Impl {
       // still acks every other Poll), never for callers that block on fd()
       // themselves (they may sleep right after this Poll), and not while
       // the application's answers come later than the peer's timers allow
-      // an ack to wait (AnswerClock).
+      // an ack to wait (AnswerClock). The acks received with the messages
+      // wait likewise (deferral, above); otherwise they are applied now.
       const bool messages = core_.HasReceivedMessages();
       const bool hold = !acks_held_ && !fd_exported_ && max > 0 && messages &&
                         answers_.MayHold();
+      if (!hold && core_.HasDeferredAcks()) core_.ApplyDeferredAcks(now);
+      if (core_.NextWake() <= now) core_.OnTimer(now);
       sent_since_poll_ = false;
       Transmit(now, hold);
       acks_held_ = hold;
@@ -232,6 +243,7 @@ class Endpoint::Impl {
   void Wait(DurationNs timeout) {
     if (rx_timestamps_pending_) StartRxTimestamps();
     if (!closed_io_) {
+      if (core_.HasDeferredAcks()) core_.ApplyDeferredAcks(MonotonicNow());
       if (acks_held_ || tx_deferred_) {
         const TimeNs now = MonotonicNow();
         answers_.Returned(now);

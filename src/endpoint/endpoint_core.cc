@@ -1,6 +1,7 @@
 #include "endpoint/endpoint_core.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "wire/frames.h"
@@ -193,6 +194,8 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     CountParseError(perr);
     return;
   }
+  // Acks stay in order: one held from an earlier datagram goes first.
+  if (!deferred_.empty()) ApplyDeferredAcks(now);
   NetAddr from = src;
   from.port = reply_port;
   // The port the datagram left from: the peer's entropy (its return path).
@@ -200,6 +203,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
   wire::Frame f;
   Peer* peer = nullptr;
+  bool data = false;  // the datagram carried a data frame for `peer`
   while (reader.Next(&f)) {
     uint64_t src = 0, dst = 0;
     bool addressed_by_sender = false;  // data/sync/probe: dst may be 0
@@ -255,9 +259,22 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     switch (f.type) {
       case wire::FrameType::kData:
         peer->OnData(now, f.data, f.payload, ce, &drops_, at);
+        data = true;
         break;
       case wire::FrameType::kAck:
-        peer->OnAck(now, f.ack, f.sack, &drops_, at, return_port);
+        // Two acks in one datagram: the first goes before the second.
+        if (peer->ack_deferred) ApplyDeferredAckOf(peer, now);
+        if (defer_acks_ && f.ack.sack_words <= kMaxDeferredSackWords) {
+          DeferredAck& d = deferred_.emplace_back();
+          d.peer = peer;
+          d.h = f.ack;
+          d.arrival = at;
+          d.return_port = return_port;
+          std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
+          peer->ack_deferred = true;
+        } else {
+          peer->OnAck(now, f.ack, f.sack, &drops_, at, return_port);
+        }
         break;
       case wire::FrameType::kCtrl:
         peer->OnCtrl(now, f.ctrl, &drops_);
@@ -266,7 +283,35 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   }
   if (reader.error() != wire::ParseError::kNone)
     CountParseError(reader.error());
-  if (peer != nullptr) Touch(peer);
+  if (peer != nullptr) {
+    // Held only for an answer to this datagram's data.
+    if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
+    Touch(peer);
+  }
+}
+
+void EndpointCore::ApplyDeferredAck(size_t i, TimeNs now) {
+  DeferredAck d = deferred_[i];
+  deferred_[i] = deferred_.back();
+  deferred_.pop_back();
+  d.peer->ack_deferred = false;
+  d.peer->OnAck(now, d.h, d.sack, &drops_, d.arrival, d.return_port);
+  Touch(d.peer);
+}
+
+void EndpointCore::ApplyDeferredAckOf(Peer* p, TimeNs now) {
+  if (!p->ack_deferred) return;
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    if (deferred_[i].peer == p) {
+      ApplyDeferredAck(i, now);
+      return;
+    }
+  }
+}
+
+void EndpointCore::ApplyDeferredAcks(TimeNs now) {
+  // In arrival order (one per peer, so order across peers is immaterial).
+  while (!deferred_.empty()) ApplyDeferredAck(deferred_.size() - 1, now);
 }
 
 void EndpointCore::Touch(Peer* p) {
@@ -287,6 +332,12 @@ void EndpointCore::FlushWakes() const {
 
 void EndpointCore::Forget(Peer* p) {
   wakes_.Remove(p);
+  if (p->ack_deferred) {
+    p->ack_deferred = false;
+    deferred_.erase(
+        std::find_if(deferred_.begin(), deferred_.end(),
+                     [p](const DeferredAck& d) { return d.peer == p; }));
+  }
   if (p->wake_dirty) {
     p->wake_dirty = false;
     wake_dirty_.erase(std::find(wake_dirty_.begin(), wake_dirty_.end(), p));
@@ -311,6 +362,11 @@ void EndpointCore::OnTimer(TimeNs now) {
   FlushWakes();
   wakes_.PopDue(now, &due_);
   for (Peer* p : due_) {
+    // A held ack first, if the peer's own timers (not just an ack it owes)
+    // are due: what it acknowledges must not be retransmitted.
+    if (p->ack_deferred && p->TimerDeadline() <= now) {
+      ApplyDeferredAckOf(p, now);
+    }
     p->OnTimer(now);
     Touch(p);
   }
@@ -463,6 +519,7 @@ size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
 
 void EndpointCore::Close(TimeNs now) {
   if (closed_) return;
+  ApplyDeferredAcks(now);
   for (const auto& p : peers_.all()) {
     p->FailAll(FailureCause::kClosed, now);
     Touch(p.get());

@@ -97,6 +97,26 @@ class EndpointCore final : public PeerHost {
   }
   bool WantsToSend(TimeNs now) const;
 
+  // Ack deferral, for a driver whose application answers the messages it
+  // is handed (Endpoint turns it on while it holds acks for the answer).
+  // While on, an ack that arrives in a datagram that also carries data is
+  // copied and held instead of processed, so the answer to that data is
+  // built and sent first: processing an ack (RTT sample, path and
+  // congestion state, completing the sends it acknowledges) otherwise sits
+  // between a ping's arrival and its pong, on both sides of a round trip.
+  // The driver calls ApplyDeferredAcks once the answer has left (Endpoint:
+  // after the application's next Send has been transmitted, or at its next
+  // Poll or Wait). A held ack is applied earlier by whatever needs it: the
+  // next datagram (acks stay in order), a due timer of its peer (no
+  // retransmission of what it acknowledges), Close. Never held: an ack
+  // alone in its datagram, and one with more than kMaxDeferredSackWords
+  // SACK words (a bulk flow's). RTT samples are measured from the
+  // datagram's arrival, so holding an ack does not lengthen them.
+  static constexpr uint16_t kMaxDeferredSackWords = 4;
+  void set_defer_acks(bool on) { defer_acks_ = on; }
+  void ApplyDeferredAcks(TimeNs now);
+  bool HasDeferredAcks() const { return !deferred_.empty(); }
+
   // Cost of the poll loop does not grow with idle peers: OnTimer visits only
   // peers whose timers are due and PollTx only peers that may have something
   // to send. Peers PollTx has visited, in total (EndpointStats::
@@ -150,6 +170,18 @@ class EndpointCore final : public PeerHost {
   void RecycleBuffer(std::vector<uint8_t>&& b) override;
 
  private:
+  // An ack held by deferral (at most one per peer; Peer::ack_deferred).
+  struct DeferredAck {
+    Peer* peer;
+    wire::AckHeader h;
+    TimeNs arrival;
+    uint16_t return_port;
+    uint8_t sack[kMaxDeferredSackWords * 8];
+  };
+  // Processes the held ack deferred_[i] and removes it.
+  void ApplyDeferredAck(size_t i, TimeNs now);
+  // Processes the ack `p` holds, if any.
+  void ApplyDeferredAckOf(Peer* p, TimeNs now);
   struct StaleReply {
     NetAddr to;
     uint64_t their_incarnation;
@@ -210,6 +242,8 @@ class EndpointCore final : public PeerHost {
   mutable WakeHeap<Peer> wakes_;
   mutable std::vector<Peer*> wake_dirty_;  // peers whose wake_dirty is set
   std::vector<Peer*> due_;                 // scratch for OnTimer
+  bool defer_acks_ = false;
+  std::vector<DeferredAck> deferred_;
   uint64_t tx_peer_visits_ = 0;
   uint64_t full_datagrams_ = 0;
   DropStats drops_;

@@ -192,6 +192,7 @@ class Peer : private retransmit::SenderEvents {
   size_t heap_pos = kNotInHeap;  // position in its WakeHeap
   bool tx_listed = false;        // on its list of peers that may send
   bool wake_dirty = false;       // its wake time is to be recomputed
+  bool ack_deferred = false;     // holds an ack (EndpointCore deferral)
   // On its list of peers whose credit the receive queue held down
   // (PeerHost::OnCreditSqueezed); cleared by OnReceiveSpaceFreed.
   bool credit_squeezed = false;

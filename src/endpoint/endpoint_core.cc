@@ -270,7 +270,9 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
           d.h = f.ack;
           d.arrival = at;
           d.return_port = return_port;
-          std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
+          if (f.ack.sack_words > 0) {  // f.sack may be null otherwise
+            std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
+          }
           peer->ack_deferred = true;
         } else {
           peer->OnAck(now, f.ack, f.sack, &drops_, at, return_port);

@@ -18,6 +18,12 @@
 // small messages sharing datagrams, one syscall per burst. A program that
 // has called fd() gets every Send transmitted at once.
 //
+// Likewise an ack that arrives together with a message is applied after
+// that Poll's caller has answered (its first Send) or at the next Poll or
+// Wait, so the answer is not delayed by it: the send completions it
+// produces (kSendDone) can come one Poll later than the message. Not for
+// programs that have called fd().
+//
 //   braid::EndpointOptions opts;
 //   opts.bind = "10.0.0.1:7000";
 //   auto ep = braid::Endpoint::Open(opts).value();

@@ -107,9 +107,8 @@ class Endpoint::Impl {
       // Acks that arrive with data wait for the application's answer to
       // that data (EndpointCore::set_defer_acks) when acks are held for it
       // too; applied below when this Poll holds none after all.
-      const bool may_hold =
-          !acks_held_ && !fd_exported_ && max > 0 && answers_.MayHold();
-      core_.set_defer_acks(may_hold);
+      const bool may_hold_acks = !acks_held_ && !fd_exported_ && max > 0;
+      core_.set_defer_acks(may_hold_acks && answers_.MayHold());
       for (int round = 0; round < 8; ++round) {
         const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
         if (n > 0 && now.IsInfinite()) {
@@ -140,8 +139,7 @@ class Endpoint::Impl {
       // an ack to wait (AnswerClock). The acks received with the messages
       // wait likewise (deferral, above); otherwise they are applied now.
       const bool messages = core_.HasReceivedMessages();
-      const bool hold = !acks_held_ && !fd_exported_ && max > 0 && messages &&
-                        answers_.MayHold();
+      const bool hold = may_hold_acks && messages && answers_.MayHold();
       if (!hold && core_.HasDeferredAcks()) core_.ApplyDeferredAcks(now);
       if (core_.NextWake() <= now) core_.OnTimer(now);
       sent_since_poll_ = false;

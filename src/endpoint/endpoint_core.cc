@@ -312,7 +312,8 @@ void EndpointCore::ApplyDeferredAckOf(Peer* p, TimeNs now) {
 }
 
 void EndpointCore::ApplyDeferredAcks(TimeNs now) {
-  // In arrival order (one per peer, so order across peers is immaterial).
+  // Back to front: at most one per peer, so the order across peers is
+  // immaterial.
   while (!deferred_.empty()) ApplyDeferredAck(deferred_.size() - 1, now);
 }
 

@@ -10,7 +10,11 @@
 namespace braid {
 
 enum class CompletionType : uint8_t {
-  kSendDone,    // every byte was acknowledged by the peer
+  // Every byte was acknowledged by the peer, and the peer has released the
+  // message to its application's completion queue: at once for unordered
+  // messages; for an ordered stream once every earlier message of the
+  // stream is released too (until then the message is acked but held).
+  kSendDone,
   kSendFailed,  // the message was not (or not provably) delivered; see cause
   kRecv,        // a message arrived, complete and exactly once
 };

@@ -37,6 +37,12 @@ struct OutMessage {
   uint32_t next_offset = 0;  // first byte not yet sent for the first time
   uint32_t frags_sent = 0;   // fragments sent for the first time
   uint32_t frags_acked = 0;
+  // PSN of the newest fragment sent for the first time.
+  wire::Psn last_psn;
+  // An ordered message (stream != 0) whose fragments are all acked but
+  // which the receiver may still hold behind a missing predecessor: it
+  // completes once every PSN up to last_psn is acked (Peer::OnAck).
+  bool awaiting_delivery = false;
   bool done = false;
 
   // True while some bytes (or, for a 0-byte message, its one empty

@@ -221,6 +221,9 @@ class Peer : private retransmit::SenderEvents {
   OutMessage* MessageForTag(uint64_t tag);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
+  // Completes the ordered messages awaiting delivery that every ack so far
+  // shows the receiver has released (see OutMessage::awaiting_delivery).
+  void CompleteDelivered(TimeNs now);
   void FailMessage(const OutMessage& m, FailureCause cause);
   void PopFinishedMessages();
   // Starts a new send session. In-flight messages fail with `cause`, or —
@@ -330,6 +333,8 @@ class Peer : private retransmit::SenderEvents {
   Ring<OutMessage> inflight_;   // started; front has msg_seq inflight_base_
   uint32_t inflight_base_ = 0;  // msg_seq of inflight_.front()
   size_t inflight_count_ = 0;   // not yet completed among inflight_
+  // Ordered messages in inflight_ all acked but not yet known delivered.
+  uint32_t awaiting_delivery_ = 0;
   uint32_t next_msg_seq_ = 0;
   std::vector<uint32_t> stream_next_seq_;  // per stream id, this session
   uint32_t session_ = 1;

@@ -120,6 +120,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
       OutMessage m = std::move(inflight_[i]);
       m.msg_seq = m.stream_seq = m.next_offset = m.frags_sent = m.frags_acked =
           0;
+      m.awaiting_delivery = false;
       queued_.push_front(std::move(m));
       if (!queued_.front().owned.empty() && queued_.front().prefix_len == 0) {
         queued_.front().data = queued_.front().owned.data();
@@ -132,6 +133,7 @@ void Peer::RestartSession(FailureCause cause, TimeNs now) {
   }
   inflight_.clear();
   inflight_count_ = 0;
+  awaiting_delivery_ = 0;
   inflight_base_ = next_msg_seq_;
   const wire::Psn base = sent_.next_psn();
   sent_.Reset(base);
@@ -195,6 +197,7 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
   h->frag_offset = offset;
   sent_.OnFirstSent(TagOf(m.msg_seq, offset), bytes, path, h->path_seq, now);
   if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
+  m.last_psn = h->psn;
   m.next_offset += plen;
   ++m.frags_sent;
   ++packets_sent_;
@@ -409,6 +412,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
     ++drops->invalid_ack;
     return;
   }
+  if (awaiting_delivery_ > 0) CompleteDelivered(now);
   ++acks_received_;
   last_ack_progress_ = now;
   last_activity_ = now;
@@ -473,7 +477,38 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   OutMessage* m = MessageForTag(tag);
   if (m == nullptr || m->done) return;
   ++m->frags_acked;
-  if (m->FullyAcked()) CompleteMessage(*m, event_now_);
+  if (!m->FullyAcked()) return;
+  if (m->stream == 0) {
+    // Unordered: the receiver delivers a message the moment it has all of
+    // it, so acked means delivered.
+    CompleteMessage(*m, event_now_);
+  } else if (!m->awaiting_delivery) {
+    // Ordered: the receiver holds it until its stream predecessors are in;
+    // CompleteDelivered completes it once nothing before it is missing.
+    m->awaiting_delivery = true;
+    ++awaiting_delivery_;
+  }
+}
+
+void Peer::CompleteDelivered(TimeNs now) {
+  // Every PSN below lowest_unacked() is acked, so every message whose
+  // fragments all lie below it arrived whole, and so did everything sent
+  // before it on its stream (a stream's messages take increasing PSNs):
+  // the receiver has released it in order. Messages are in PSN order in
+  // inflight_; the scan ends at the first one that reaches the unacked
+  // PSN, and the ones it passes complete here or already have, so it is
+  // amortised O(1) per completion.
+  const wire::Psn base = sent_.lowest_unacked();
+  for (size_t i = 0; i < inflight_.size() && awaiting_delivery_ > 0; ++i) {
+    OutMessage& m = inflight_[i];
+    if (m.done) continue;
+    if (m.HasUnsent() || !(m.last_psn < base)) break;
+    if (m.awaiting_delivery) {
+      m.awaiting_delivery = false;
+      --awaiting_delivery_;
+      CompleteMessage(m, now);
+    }
+  }
 }
 
 void Peer::RememberUnblamed(wire::Psn psn, wire::PathId path) {

@@ -119,6 +119,21 @@ class Server {
         return mid_run || !f_.persistent ? kExitFailed : exit_code_;
       }
       if (now >= deadline_.end_ns()) {  // deadline_.Passed(), one clock read
+        if (f_.persistent) {
+          // The client vanished (crashed, killed, or gave up at its own
+          // time limit) without its Bye: drop its run and serve the next
+          // client. Only a signal ends a --persistent server.
+          std::fprintf(stderr,
+                       "braid-perf server: time limit of %.0f s exceeded: run "
+                       "%u from %s abandoned\n",
+                       f_.time_limit, run_ ? run_->id : 0u,
+                       run_ ? run_->client.ToString().c_str() : "-");
+          if (run_ && !run_->result_sent) exit_code_ = kExitFailed;
+          run_.reset();
+          bye_ns_ = 0;
+          deadline_ = Deadline(0);
+          continue;
+        }
         std::fprintf(stderr,
                      "braid-perf server: time limit of %.0f s exceeded%s\n",
                      f_.time_limit, run_ ? " during a run" : " (no client)");

@@ -253,6 +253,26 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         finally:
             srv.kill()
 
+    def test_persistent_server_outlives_a_client_killed_mid_run(self):
+        # Its time limit ends the dead client's run, not the server.
+        srv = Server(["--block", "--persistent"], time_limit=2)
+        try:
+            dead = subprocess.Popen(
+                [BIN, "--client", srv.addr, "--test", "bw", "-D", "30",
+                 "--block"], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            time.sleep(1)
+            dead.kill()
+            dead.wait()
+            time.sleep(3)  # past the server's time limit
+            self.assertIsNone(srv.proc.poll(), "persistent server exited")
+            rc, out, err = run_client(srv.addr, ["--test", "bw", "-n", "300",
+                                                 "--block"])
+            self.assertEqual(rc, 0, err)
+            self.assert_clean(json.loads(out)["results"][0], 300)
+        finally:
+            srv.kill()
+
     def test_persistent_server_stops_on_sigterm_and_prints_stats(self):
         srv = Server(["--block", "--persistent", "--stats"])
         try:

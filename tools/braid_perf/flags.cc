@@ -429,7 +429,9 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(
           absl::StrCat("--client: ", a.status().message()));
     }
-    f.server = *a;
+    // [::ffff:a.b.c.d]:p as a.b.c.d:p: completions name the peer so, and
+    // the client matches replies against f.server.
+    f.server = a->Canonical();
   } else if (have_size || f.sweep || have_iters || f.seconds > 0 ||
              f.window != 0) {
     return absl::InvalidArgumentError(

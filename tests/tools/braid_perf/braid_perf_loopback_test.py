@@ -304,6 +304,23 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         self.assertEqual(src, 0, serr)
         self.assert_clean(json.loads(out)["results"][0], 500)
 
+    def test_ipv4_mapped_server_address(self):
+        # [::ffff:127.0.0.1]:p names the IPv4 server 127.0.0.1:p; its
+        # replies arrive from (and completions name) the IPv4 address.
+        srv = Server(["--block"])
+        try:
+            port = srv.addr.rsplit(":", 1)[1]
+            rc, out, err = run_client(f"[::ffff:127.0.0.1]:{port}",
+                                      ["--test", "lat", "-n", "300",
+                                       "--block", "--time-limit", "20"],
+                                      timeout=60)
+            src, _, serr = srv.wait()
+        finally:
+            srv.kill()
+        self.assertEqual(rc, 0, f"{out}\n{err}")
+        self.assertEqual(src, 0, serr)
+        self.assert_clean(json.loads(out)["results"][0], 300)
+
     def test_bad_flags_exit_2_with_a_message(self):
         for args in (["--bogus"], ["--client"], ["--client", "127.0.0.1:1",
                      "--test", "nope"], ["--client", "127.0.0.1:1", "-s", "1"],

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tools/braid_perf/control.h"
 #include "tools/braid_perf/histogram.h"
 #include "tools/braid_perf/payload.h"
@@ -89,6 +90,14 @@ class Client {
     FailureCause hello_cause = FailureCause::kNone;  // the last one's cause
     bool done_failed = false;
   };
+
+  // How long the client waits for the server application's answer (a pong,
+  // the Result) once the server's endpoint has what it answers: twice the
+  // peer timeout, the time the transport itself gives a silent peer.
+  int64_t AnswerWaitNs() const {
+    return 2 * std::max<int64_t>(f_.endpoint.protocol.peer_timeout.ns(),
+                                 1000000000);
+  }
 
   void Fail(RunResult* r, const std::string& why) {
     if (r->failure.empty()) r->failure = why;
@@ -280,11 +289,26 @@ class Client {
       }
       s.busy = true;
       ++pings_;
+      int64_t acked_ns = 0;  // when the ping's send completed
       while (!pong_seen_ && r->failure.empty()) {
         Pump(r, nullptr);
         if (deadline_.Passed()) {
           r->time_limit = true;
           return;
+        }
+        // Once the server's endpoint has the ping, nothing of ours is in
+        // flight: a server application that died (or stopped answering)
+        // right after its endpoint acked would never be noticed.
+        if (!s.busy && !pong_seen_) {
+          const int64_t now = NowNs();
+          if (acked_ns == 0) {
+            acked_ns = now;
+          } else if (now - acked_ns > AnswerWaitNs()) {
+            Fail(r, absl::StrFormat(
+                        "no pong for ping %u within %.1f s after the server "
+                        "acknowledged it (the server stopped answering)",
+                        static_cast<unsigned>(i), AnswerWaitNs() / 1e9));
+          }
         }
       }
       const int64_t t1 = NowNs();
@@ -345,12 +369,21 @@ class Client {
     const std::vector<uint8_t> done =
         EncodeDone(run_, DoneMsg{sent, sent * size});
     if (SendCtrl(done, kCtrlCookie + 2, &r)) {
+      // An unacked Done fails at the endpoint's peer timeout; an acked one
+      // whose Result never comes (the server died after its endpoint took
+      // Done) fails here.
+      const int64_t done_ns = NowNs();
       while (!box.result && r.failure.empty()) {
         Pump(&r, &box);
         if (deadline_.Passed()) {
           r.time_limit = true;
           Figures(size, body, &r);
           return r;
+        }
+        if (NowNs() - done_ns > AnswerWaitNs()) {
+          Fail(&r, absl::StrFormat("no Result from the server within %.1f s "
+                                   "of Done (the server stopped answering)",
+                                   AnswerWaitNs() / 1e9));
         }
       }
     }

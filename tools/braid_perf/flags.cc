@@ -157,6 +157,13 @@ absl::StatusOr<NetAddr> ParseOrResolve(const std::string& text) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || text[0] == '[') return a;
   const std::string host = text.substr(0, colon);
+  // "::1:5" is itself an IPv6 address (::0.1:0.5, not ::1 port 5): an
+  // IPv6 host needs brackets, and no host name has a colon.
+  if (host.find(':') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': an IPv6 address needs brackets: [", host,
+                     "]:", text.substr(colon + 1)));
+  }
   uint32_t port = 0;
   if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 1 ||
       port > 65535) {

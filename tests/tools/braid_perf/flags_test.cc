@@ -134,6 +134,8 @@ TEST(PerfFlagsTest, BadFlagsAreRejectedWithTheFlagNamed) {
       {{"--server", "--bind", "nonsense"}, "--bind"},
       {{"--client", "[::1]:1", "--bind", "127.0.0.1:0"}, "address families"},
       {{"--client", "no-such-host.invalid:1"}, "resolving"},
+      {{"--client", "::1:5"}, "needs brackets: [::1]:5"},
+      {{"--client", "fe80::2:9000"}, "needs brackets"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<PerfFlags> f = Parse(c.args);

@@ -33,6 +33,8 @@ constexpr int64_t kByeLingerNs = 200'000'000;
 // another client's Hello (the first one crashed or gave up); before that,
 // other clients are refused (Busy).
 constexpr int64_t kRunSilenceNs = 5'000'000'000;
+// How often a quiet run's server looks at its endpoint's receive counter.
+constexpr int64_t kSilenceCheckNs = 100'000'000;
 // Ids beyond this are not tracked (a guard for the seen-bitmap).
 constexpr uint64_t kMaxId = uint64_t{1} << 34;
 
@@ -110,6 +112,22 @@ class Server {
         bye_ns_ = 0;
         deadline_ = Deadline(0);
       }
+      if (run_ && !run_->result_sent && ClientWentSilent(now)) {
+        // Neither a message nor a datagram from anyone for kRunSilenceNs:
+        // the client died or gave up without its Bye (its endpoint would
+        // at least be retransmitting otherwise).
+        std::fprintf(stderr,
+                     "braid-perf server: run %u abandoned: %s went silent "
+                     "(nothing received for %.0f s)\n",
+                     run_->id, run_->client.ToString().c_str(),
+                     kRunSilenceNs / 1e9);
+        run_.reset();
+        bye_ns_ = 0;
+        if (!f_.persistent) return kExitFailed;
+        exit_code_ = kExitFailed;
+        deadline_ = Deadline(0);
+        continue;
+      }
       if (const int sig = g_stop_signal.load(std::memory_order_relaxed)) {
         // The normal end of an idle --persistent server (a finished run's
         // result already sent); anything else was cut short.
@@ -143,6 +161,21 @@ class Server {
   }
 
  private:
+  // True when the current run's client has sent no message for
+  // kRunSilenceNs and the endpoint has received no datagram at all for as
+  // long. Reads the endpoint's counters at most every kSilenceCheckNs.
+  bool ClientWentSilent(int64_t now) {
+    if (now - silence_checked_ns_ < kSilenceCheckNs) return false;
+    silence_checked_ns_ = now;
+    const uint64_t rx = ep_->Snapshot().datagrams_received;
+    if (rx != rx_seen_) {
+      rx_seen_ = rx;
+      rx_changed_ns_ = now;
+    }
+    const int64_t quiet_since = std::max(run_->LastHeardNs(), rx_changed_ns_);
+    return now - quiet_since >= kRunSilenceNs;
+  }
+
   void Handle(Completion& c) {
     if (c.type == CompletionType::kSendFailed) {
       std::fprintf(stderr, "braid-perf server: send to %s failed: %s\n",
@@ -352,6 +385,10 @@ class Server {
   std::vector<Completion> backlog_;  // polled while waiting to send
   int64_t bye_ns_ = 0;
   int exit_code_ = kExitOk;
+  // ClientWentSilent's view of the endpoint's receive counter.
+  int64_t silence_checked_ns_ = 0;
+  uint64_t rx_seen_ = 0;
+  int64_t rx_changed_ns_ = 0;
 };
 
 }  // namespace

@@ -9,7 +9,10 @@ namespace braid::perf {
 
 // Serves until the client says Bye (or forever with --persistent). Returns
 // the process exit code: 0, kExitFailed if a run saw a bad, duplicate or
-// missing message or the client vanished, kExitTimeLimit past --time-limit.
+// missing message or the client vanished (nothing received from it, and
+// no datagram at all, for 5 s mid-run: the run is abandoned, and a
+// --persistent server serves the next client), kExitTimeLimit past
+// --time-limit (a --persistent server abandons the run instead).
 int RunServer(const PerfFlags& f);
 
 }  // namespace braid::perf

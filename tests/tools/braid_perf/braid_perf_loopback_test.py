@@ -56,6 +56,16 @@ def run_client(addr, args, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
+def client_killed_mid_run(addr):
+    """Starts a bw client against `addr` and SIGKILLs it after 1 s."""
+    dead = subprocess.Popen(
+        [BIN, "--client", addr, "--test", "bw", "-D", "30", "--block"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    dead.kill()
+    dead.wait()
+
+
 class BraidPerfLoopbackTest(unittest.TestCase):
 
     def run_pair(self, client_args, server_args=()):
@@ -257,13 +267,7 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         # Its time limit ends the dead client's run, not the server.
         srv = Server(["--block", "--persistent"], time_limit=2)
         try:
-            dead = subprocess.Popen(
-                [BIN, "--client", srv.addr, "--test", "bw", "-D", "30",
-                 "--block"], stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL)
-            time.sleep(1)
-            dead.kill()
-            dead.wait()
+            client_killed_mid_run(srv.addr)
             time.sleep(3)  # past the server's time limit
             self.assertIsNone(srv.proc.poll(), "persistent server exited")
             rc, out, err = run_client(srv.addr, ["--test", "bw", "-n", "300",
@@ -272,6 +276,21 @@ class BraidPerfLoopbackTest(unittest.TestCase):
             self.assert_clean(json.loads(out)["results"][0], 300)
         finally:
             srv.kill()
+
+    def test_server_ends_a_run_whose_client_went_silent(self):
+        # A client killed mid-run sends no Bye; the server says so and
+        # exits 1 about 5 s later instead of waiting out its time limit.
+        srv = Server(["--block"], time_limit=60)
+        try:
+            client_killed_mid_run(srv.addr)
+            start = time.monotonic()
+            rc, _, err = srv.wait(timeout=30)
+            waited = time.monotonic() - start
+        finally:
+            srv.kill()
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(err, r"run \d+ abandoned: 127\.0\.0\.1:\d+ went silent")
+        self.assertLess(waited, 20, err)
 
     def test_persistent_server_stops_on_sigterm_and_prints_stats(self):
         srv = Server(["--block", "--persistent", "--stats"])

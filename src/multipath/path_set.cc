@@ -313,6 +313,17 @@ PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   Path& path = At(p);
   ++path.stats.packets_lost;
   if (TakeOutcome(path, seq)) return PathEvent::kNone;
+  // A burst is losses of consecutive transmissions. One ack can reveal
+  // several losses of a path at once, after the deliveries it reports were
+  // counted (which clear the burst): losses with a delivered transmission
+  // between them (a gap in seq) do not add up, or random loss of 1 % would
+  // "burst" in every few hundred 44-datagram runs.
+  if (path.badness > 0 && path.last_loss_valid &&
+      seq != path.last_loss_seq + 1) {
+    path.badness = 0;
+  }
+  path.last_loss_seq = seq;
+  path.last_loss_valid = true;
   path.badness += opts_.loss_weight;
   return AfterLossOutcome(p, now);
 }
@@ -331,6 +342,7 @@ PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);
   ++path.stats.packets_lost;
+  path.last_loss_valid = false;  // no seq: the next loss adds up
   path.badness += opts_.loss_weight;
   return AfterLossOutcome(p, now);
 }
@@ -360,6 +372,7 @@ PathEvent PathSet::OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   Path& path = At(p);
   ++path.stats.timeouts;
   if (TakeOutcome(path, seq)) return PathEvent::kNone;
+  path.last_loss_valid = false;  // an RTO gives up on the path's front
   path.badness += opts_.timeout_weight;
   return AfterLossOutcome(p, now);
 }

@@ -155,7 +155,11 @@ class PathSet {
     wire::PathSeq probe_seq;  // the outstanding probe, if probe_in_flight
     wire::PathSeq fifo_next;  // oldest seq without an outcome (FIFO form)
     TimeNs penalty_until;
-    double badness = 0;    // burst rule
+    double badness = 0;  // burst rule
+    // The seq of the loss that last added to badness (OnLoss with a seq);
+    // a later loss not adjacent to it starts a new burst.
+    wire::PathSeq last_loss_seq;
+    bool last_loss_valid = false;
     double loss_rate = 0;  // EWMA of loss outcomes
     double ecn_rate = 0;   // EWMA of CE marks among acks
     uint32_t consecutive_penalties = 0;

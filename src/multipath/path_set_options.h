@@ -11,7 +11,9 @@ namespace braid::multipath {
 
 // How a path is judged (see path_set.h for the full policy):
 //  * burst rule — `badness` grows by loss_weight per loss and timeout_weight
-//    per RTO and is cleared by any ack on the path; reaching
+//    per RTO and is cleared by any ack on the path, and by a loss whose
+//    transmission does not follow the previous loss's on the path (a
+//    delivery lies between them, even if one ack reports both); reaching
 //    burst_threshold penalises. A blackholed path (no acks at all) is
 //    penalised after 3 losses, random scattered loss essentially never.
 //  * loss-rate rule — an EWMA of the per-packet loss outcome; penalises a

@@ -144,6 +144,29 @@ TEST(PathSetTest, AnAckBetweenLossesClearsTheBurst) {
   EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
 }
 
+// One ack can report a path's deliveries and, after them, several of its
+// losses (the gap rule runs once the acked packets are counted): scattered
+// losses must not add up to a burst then, consecutive ones must.
+TEST(PathSetTest, LossesWithDeliveriesBetweenThemDoNotBurstWhenReportedAtOnce) {
+  PathSet ps(Opts(), 1);
+  std::vector<wire::PathSeq> seq;
+  for (int i = 0; i < 6; ++i) seq.push_back(SendOn(ps, 5, kT0));
+  for (int i : {1, 3, 5}) ps.OnAcked(5, seq[i], 1000, kT0);
+  for (int i : {0, 2, 4})
+    EXPECT_EQ(ps.OnLoss(5, seq[i], kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.stats(5).health, PathHealth::kHealthy);
+}
+
+TEST(PathSetTest, ConsecutiveLossesReportedAfterALaterDeliveryBurst) {
+  PathSet ps(Opts(), 1);
+  std::vector<wire::PathSeq> seq;
+  for (int i = 0; i < 4; ++i) seq.push_back(SendOn(ps, 5, kT0));
+  ps.OnAcked(5, seq[3], 1000, kT0);
+  EXPECT_EQ(ps.OnLoss(5, seq[0], kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnLoss(5, seq[1], kT0), PathEvent::kNone);
+  EXPECT_EQ(ps.OnLoss(5, seq[2], kT0), PathEvent::kPenalised);
+}
+
 TEST(PathSetTest, TwoTimeoutsPenalise) {
   PathSet ps(Opts(), 1);
   SendOn(ps, 5, kT0);

@@ -116,16 +116,11 @@ class Server {
         // Neither a message nor a datagram from anyone for kRunSilenceNs:
         // the client died or gave up without its Bye (its endpoint would
         // at least be retransmitting otherwise).
-        std::fprintf(stderr,
-                     "braid-perf server: run %u abandoned: %s went silent "
-                     "(nothing received for %.0f s)\n",
-                     run_->id, run_->client.ToString().c_str(),
-                     kRunSilenceNs / 1e9);
-        run_.reset();
-        bye_ns_ = 0;
+        AbandonRun(
+            absl::StrFormat("%s went silent (nothing received for "
+                            "%.0f s)",
+                            run_->client.ToString(), kRunSilenceNs / 1e9));
         if (!f_.persistent) return kExitFailed;
-        exit_code_ = kExitFailed;
-        deadline_ = Deadline(0);
         continue;
       }
       if (const int sig = g_stop_signal.load(std::memory_order_relaxed)) {
@@ -141,15 +136,9 @@ class Server {
           // The client vanished (crashed, killed, or gave up at its own
           // time limit) without its Bye: drop its run and serve the next
           // client. Only a signal ends a --persistent server.
-          std::fprintf(stderr,
-                       "braid-perf server: time limit of %.0f s exceeded: run "
-                       "%u from %s abandoned\n",
-                       f_.time_limit, run_ ? run_->id : 0u,
-                       run_ ? run_->client.ToString().c_str() : "-");
-          if (run_ && !run_->result_sent) exit_code_ = kExitFailed;
-          run_.reset();
-          bye_ns_ = 0;
-          deadline_ = Deadline(0);
+          AbandonRun(absl::StrFormat(
+              "time limit of %.0f s exceeded%s", f_.time_limit,
+              run_ ? " (client " + run_->client.ToString() + ")" : ""));
           continue;
         }
         std::fprintf(stderr,
@@ -161,6 +150,22 @@ class Server {
   }
 
  private:
+  // Drops the current run (if any) whose client left without its Bye,
+  // saying why; a run that had not been answered with its Result makes the
+  // exit code a failure. The server then waits for the next client.
+  void AbandonRun(const std::string& why) {
+    if (run_) {
+      std::fprintf(stderr, "braid-perf server: run %u abandoned: %s\n",
+                   run_->id, why.c_str());
+      if (!run_->result_sent) exit_code_ = kExitFailed;
+    } else {
+      std::fprintf(stderr, "braid-perf server: %s\n", why.c_str());
+    }
+    run_.reset();
+    bye_ns_ = 0;
+    deadline_ = Deadline(0);
+  }
+
   // True when the current run's client has sent no message for
   // kRunSilenceNs and the endpoint has received no datagram at all for as
   // long. Reads the endpoint's counters at most every kSilenceCheckNs.

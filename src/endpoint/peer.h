@@ -209,6 +209,9 @@ class Peer : private retransmit::SenderEvents {
 
   // Send-side helpers (peer_send.cc).
   bool CanSendNew() const;
+  // How many new datagrams of `bytes` each CanSendNew would allow in a row,
+  // with no ack in between (window, ack reach and credit), capped at `cap`.
+  uint32_t NewDatagramBudget(uint32_t bytes, uint32_t cap) const;
   bool HasSendable() const;
   // Bytes not yet sent for the first time are queued or in flight.
   bool HasNewData() const;
@@ -244,12 +247,14 @@ class Peer : private retransmit::SenderEvents {
   // (and its path is healthy and not `avoid`), else a fresh PathSet::Pick
   // that starts a new run.
   wire::PathId NextSprayPath(TimeNs now, int avoid, bool healthy_only);
-  // Records the first transmission of m's next `plen` bytes on `path`: fills
-  // the rest of *h (whose flags are set) and advances the message, the
-  // sent-packet manager, the path and the counters. The caller writes the
-  // frame (from m.At(offset) taken before this call).
-  void SendNewFragment(OutMessage& m, wire::PathId path, uint32_t plen,
-                       TimeNs now, wire::DataHeader* h);
+  // Records the first transmissions of m's next `count` fragments of `plen`
+  // bytes each, back to back on `path`: fills the rest of *h (whose flags
+  // are set) for the first one and advances the message, the sent-packet
+  // manager, the path and the counters. Fragment i (from 0) has PSN h->psn
+  // + i, path seq h->path_seq + i and offset h->frag_offset + i * plen. The
+  // caller writes the frames (from m.At(offset) taken before this call).
+  void SendNewFragments(OutMessage& m, wire::PathId path, uint32_t plen,
+                        uint32_t count, TimeNs now, wire::DataHeader* h);
   // Writes a data frame's header; its payload becomes deferred_ (after the
   // previous deferred payload is copied). Returns the frame's size.
   size_t WriteFrame(const wire::DataHeader& h, const uint8_t* payload,

@@ -48,6 +48,28 @@ bool Peer::CanSendNew() const {
   return sent_.next_psn() < credit_limit_;
 }
 
+uint32_t Peer::NewDatagramBudget(uint32_t bytes, uint32_t cap) const {
+  // CanSendNew's three limits, each turned into a count of datagrams.
+  const int32_t outstanding = sent_.next_psn() - sent_.lowest_unacked();
+  const int64_t by_reach = int64_t{cfg_.ack_reach} - outstanding;
+  const int64_t by_credit = credit_limit_ - sent_.next_psn();
+  int64_t n = std::min<int64_t>({int64_t{cap}, by_reach, by_credit});
+  if (n <= 0) return 0;
+  // The window: the j-th datagram (from 0) may go if nothing is in flight
+  // before it, or if in-flight bytes + j * bytes + one more MSS fit.
+  const uint64_t need = cfg_.mss + wire::kDataHeaderSize;
+  const uint64_t cwnd = cc_->cwnd_bytes();
+  const uint64_t in_flight = sent_.bytes_in_flight();
+  int64_t by_cwnd;
+  if (in_flight + need <= cwnd) {
+    by_cwnd = static_cast<int64_t>((cwnd - need - in_flight) / bytes) + 1;
+  } else {
+    by_cwnd = sent_.packets_in_flight() == 0 ? 1 : 0;
+  }
+  n = std::min(n, by_cwnd);
+  return static_cast<uint32_t>(std::max<int64_t>(n, 0));
+}
+
 bool Peer::HasNewData() const {
   return !queued_.empty() ||
          (!inflight_.empty() && inflight_.back().HasUnsent());
@@ -179,29 +201,28 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
   return run_path_;
 }
 
-// Inlined into both callers: it runs once per datagram sent.
-[[gnu::always_inline]] inline void Peer::SendNewFragment(OutMessage& m,
-                                                         wire::PathId path,
-                                                         uint32_t plen,
-                                                         TimeNs now,
-                                                         wire::DataHeader* h) {
+// Inlined into both callers: it runs once per datagram or run sent.
+[[gnu::always_inline]] inline void Peer::SendNewFragments(
+    OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
+    wire::DataHeader* h) {
   const uint32_t offset = m.next_offset;
   const uint32_t bytes =
       static_cast<uint32_t>(wire::DataHeaderBytes(h->flags)) + plen;
   h->stream_id = m.stream;
   h->psn = sent_.next_psn();
-  h->path_seq = paths_.OnSent(path, bytes, now);
+  h->path_seq = paths_.OnSentRun(path, bytes, count, now);
   h->msg_seq = wire::MsgSeq(m.msg_seq);
   h->stream_seq = m.stream_seq;
   h->msg_len = m.len;
   h->frag_offset = offset;
-  sent_.OnFirstSent(TagOf(m.msg_seq, offset), bytes, path, h->path_seq, now);
+  sent_.OnFirstSentRun(TagOf(m.msg_seq, offset), plen, bytes, path, h->path_seq,
+                       count, now);
   if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
-  m.last_psn = h->psn;
-  m.next_offset += plen;
-  ++m.frags_sent;
-  ++packets_sent_;
-  bytes_sent_ += plen;
+  m.last_psn = h->psn + (count - 1);
+  m.next_offset += plen * count;
+  m.frags_sent += count;
+  packets_sent_ += count;
+  bytes_sent_ += uint64_t{plen} * count;
 }
 
 size_t Peer::WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
@@ -313,7 +334,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
         std::min<size_t>(m->ContiguousFrom(offset), room - hdr));
     last_frame = pos;
     const uint8_t* payload = m->At(offset);
-    SendNewFragment(*m, path, plen, now, &h);
+    SendNewFragments(*m, path, plen, 1, now, &h);
     pos += WriteFrame(h, payload, plen, out.subspan(pos));
     ++frames;
   }
@@ -337,7 +358,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
   }
   const uint32_t room = cfg_.max_datagram - wire::kPreambleSize;
   size_t n = 0;
-  // CanSendNew() as of now; recomputed after each datagram (nothing else
+  // CanSendNew() as of now; recomputed after each run (nothing else
   // changes it inside this loop).
   bool can_send = CanSendNew();
   while (n < max && !batch->full()) {
@@ -349,14 +370,27 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     // One frame fills the datagram: BuildDatagram's fragment would take
     // all of its room too (and then find no room for another frame).
     const uint32_t plen = room - hdr;
-    if (m.ContiguousFrom(offset) < plen) break;
+    const uint32_t whole = m.ContiguousFrom(offset) / plen;
+    if (whole == 0) break;
     // A new spray run that the batch cannot hold whole waits for the next.
     if (batch->size() > 0 && RunWouldSplit(batch->room())) {
       batch->Close();
       break;
     }
-    // The path, chosen as BuildDatagram chooses it for new data.
+    // The path, chosen as BuildDatagram chooses it for new data. The
+    // datagrams after the first continue its run for as long as
+    // NextSprayPath would keep to it (a healthy path with run left) and
+    // CanSendNew would allow them: they go out as one run, each the same
+    // as the one before but for PSN, path seq and offset.
     const wire::PathId path = NextSprayPath(now, /*avoid=*/-1, false);
+    const bool run_goes_on =
+        paths_.stats(path).health == multipath::PathHealth::kHealthy;
+    const uint32_t cap = static_cast<uint32_t>(
+        std::min<size_t>({size_t{whole}, max - n, batch->room(),
+                          size_t{1} + (run_goes_on ? run_left_ : 0u)}));
+    const uint32_t count = NewDatagramBudget(hdr + plen, cap);
+    if (count == 0) break;  // cannot happen: can_send held; keeps us honest
+    run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     last_ack_urgent_ = false;
     wire::DataHeader h;
     h.path_id = path;
@@ -365,26 +399,38 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     h.flags = flags;
     h.placement = m.placement;
     const uint8_t* payload = m.At(offset);
-    SendNewFragment(m, path, plen, now, &h);
-    uint8_t* slot = batch->next_slot().data();
-    std::memcpy(slot, preamble.data(), wire::kPreambleSize);
-    uint8_t* frame = slot + wire::kPreambleSize;
-    wire::WriteDataHeader(h, plen, absl::MakeSpan(frame, room));
+    SendNewFragments(m, path, plen, count, now, &h);
+    const bool tail_uncopied = uncopied && plen >= cfg_.min_uncopied_payload;
+    const uint32_t len = wire::kPreambleSize + hdr + (tail_uncopied ? 0 : plen);
+    const wire::Entropy entropy = paths_.entropy(path);
+    uint8_t* first = batch->next_slot().data();
+    std::memcpy(first, preamble.data(), wire::kPreambleSize);
+    wire::WriteDataHeader(h, plen,
+                          absl::MakeSpan(first + wire::kPreambleSize, room));
+    uint8_t* frame = nullptr;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint8_t* slot = batch->next_slot().data();
+      frame = slot + wire::kPreambleSize;
+      if (i > 0) {
+        std::memcpy(slot, first, wire::kPreambleSize + hdr);
+        wire::PatchDataHeader(frame, h.psn + i, h.path_seq + i,
+                              offset + i * plen);
+      }
+      absl::Span<const uint8_t> tail;
+      if (tail_uncopied) {
+        tail = absl::MakeConstSpan(payload, plen);
+      } else {
+        std::memcpy(frame + hdr, payload, plen);
+      }
+      payload += plen;
+      batch->Commit(addr_, entropy, len, /*ect=*/true, tail, local_);
+    }
+    n += count;
     // The last datagram we can send for now asks for an immediate ack, as
     // in WriteDataFrames (!HasSendable(); no re-send is queued here).
     can_send = CanSendNew();
     if (!can_send || !HasNewData()) frame[2] |= wire::kDataFlagAckNow;
-    uint32_t len = wire::kPreambleSize + hdr;
-    absl::Span<const uint8_t> tail;
-    if (uncopied && plen >= cfg_.min_uncopied_payload) {
-      tail = absl::MakeConstSpan(payload, plen);
-    } else {
-      std::memcpy(frame + hdr, payload, plen);
-      len += plen;
-    }
     last_activity_ = now;
-    batch->Commit(addr_, paths_.entropy(path), len, /*ect=*/true, tail, local_);
-    ++n;
   }
   return n;
 }

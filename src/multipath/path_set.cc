@@ -141,16 +141,19 @@ wire::PathId PathSet::LeastBad(int avoid) const {
   return static_cast<wire::PathId>(best < 0 ? 0 : best);
 }
 
-wire::PathSeq PathSet::OnSent(wire::PathId p, uint32_t bytes, TimeNs now) {
+wire::PathSeq PathSet::OnSentRun(wire::PathId p, uint32_t bytes, uint32_t count,
+                                 TimeNs now) {
   if (p >= paths_.size()) return wire::PathSeq(0);
   Path& path = At(p);
   const wire::PathSeq seq = path.next_seq;
-  ++path.next_seq;
-  ++path.stats.packets_sent;
-  path.stats.bytes_sent += bytes;
-  ++path.stats.in_flight;
-  ++total_in_flight_;
-  if (path.stats.health == PathHealth::kProbing && !path.probe_in_flight) {
+  path.next_seq = seq + count;
+  path.stats.packets_sent += count;
+  path.stats.bytes_sent += uint64_t{bytes} * count;
+  path.stats.in_flight += count;
+  total_in_flight_ += count;
+  // Of a run on a probing path, the first packet is the probe.
+  if (count > 0 && path.stats.health == PathHealth::kProbing &&
+      !path.probe_in_flight) {
     path.probe_in_flight = true;
     path.probe_seq = seq;
     ++path.stats.probes_sent;

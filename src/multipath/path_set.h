@@ -61,7 +61,14 @@ class PathSet {
 
   // Records a transmission on `p` and returns its per-path sequence number
   // (consecutive per path, never reset by recycling).
-  wire::PathSeq OnSent(wire::PathId p, uint32_t bytes, TimeNs now);
+  wire::PathSeq OnSent(wire::PathId p, uint32_t bytes, TimeNs now) {
+    return OnSentRun(p, bytes, 1, now);
+  }
+  // Records `count` transmissions of `bytes` each on `p`, back to back (one
+  // GSO run): the same as `count` OnSent calls. Returns the first one's
+  // sequence; the others follow it consecutively.
+  wire::PathSeq OnSentRun(wire::PathId p, uint32_t bytes, uint32_t count,
+                          TimeNs now);
 
   // Outcomes. Each transmission gets exactly one of OnAcked / OnLoss /
   // OnTimeout / OnDiscarded, naming it by its per-path sequence `seq` (the

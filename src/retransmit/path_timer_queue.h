@@ -29,7 +29,9 @@ class PathTimerQueue {
   // Makes sure path p is due no later than `when` (adds an entry if p has
   // none or only a later one).
   void Schedule(wire::PathId p, TimeNs when);
-  // Parks p until an arrival of a transmission with index > tx_index.
+  // Parks p until an arrival of a transmission with a key > tx_index. The
+  // key is any order on transmissions; SentPacketManager uses send times
+  // (ns), so one burst (one send time) never releases its own path.
   void Park(wire::PathId p, uint64_t tx_index);
   // Parks p until the next ack.
   void ParkUntilNextAck(wire::PathId p);

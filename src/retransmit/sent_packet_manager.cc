@@ -131,21 +131,53 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
   }
 }
 
-void SentPacketManager::OnFirstSent(uint64_t tag, uint32_t bytes,
-                                    wire::PathId path, wire::PathSeq seq,
-                                    TimeNs now) {
-  if (static_cast<uint32_t>(next_ - base_) >= ring_.size()) Grow();
-  Packet& pkt = ring_[next_.value() & mask_];
-  pkt = Packet{};
-  pkt.tag = tag;
-  pkt.bytes = bytes;
-  pkt.state = State::kInFlight;
-  RecordTransmission(pkt, next_, path, seq, now, TxRecord::kFirstSend);
-  bytes_in_flight_ += bytes;
-  ++packets_in_flight_;
-  ++counters_.packets_sent;
-  counters_.bytes_sent += bytes;
-  ++next_;
+void SentPacketManager::OnFirstSentRun(uint64_t first_tag, uint64_t tag_step,
+                                       uint32_t bytes, wire::PathId path,
+                                       wire::PathSeq seq, uint32_t count,
+                                       TimeNs now) {
+  if (count == 0) return;
+  while (static_cast<uint32_t>(next_ - base_) + count > ring_.size()) Grow();
+  // RecordTransmission's work, once per run where it can be: the packets
+  // differ only in PSN, tag, path seq and send index.
+  PathState& ps = Path(path);
+  if (ps.has_last && !(seq > ps.last_seq)) ++counters_.path_seq_regressions;
+  ps.last_seq = seq + (count - 1);
+  ps.has_last = true;
+  const bool path_was_idle = ps.log.unresolved() == 0;
+  uint64_t tag = first_tag;
+  for (uint32_t i = 0; i < count; ++i) {
+    Packet& pkt = ring_[(next_.value() + i) & mask_];
+    pkt = Packet{};
+    pkt.tag = tag;
+    pkt.bytes = bytes;
+    pkt.state = State::kInFlight;
+    pkt.tx_index = ++tx_counter_;
+    pkt.sent = now;
+    pkt.seq = seq + i;
+    pkt.path = path;
+    pkt.tx_count = 1;
+    ps.log.Append(seq + i, next_ + i, now, pkt.tx_index, TxRecord::kFirstSend);
+    tag += tag_step;
+  }
+  if (!ps.active) {
+    ps.active = true;
+    active_paths_.push_back(path);
+  }
+  if (path_was_idle) {
+    // The path was idle: this run's first transmission is its front. The
+    // time rule can apply only once something sent after it has arrived.
+    path_timers_.Park(path, static_cast<uint64_t>(now.ns()));
+  }
+  if (now != rto_memo_sent_ || path != rto_memo_path_) {
+    rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
+    rto_memo_sent_ = now;
+    rto_memo_path_ = path;
+  }
+  bytes_in_flight_ += uint64_t{bytes} * count;
+  packets_in_flight_ += count;
+  counters_.packets_sent += count;
+  counters_.bytes_sent += uint64_t{bytes} * count;
+  next_ = next_ + count;
   if (opts_.tail_probe) {
     tlp_base_ = now;
     tlp_armed_ = true;

@@ -123,7 +123,15 @@ class SentPacketManager {
   // Records the first transmission of next_psn() (which then advances).
   // `tag` is opaque (the core encodes message and fragment in it).
   void OnFirstSent(uint64_t tag, uint32_t bytes, wire::PathId path,
-                   wire::PathSeq seq, TimeNs now);
+                   wire::PathSeq seq, TimeNs now) {
+    OnFirstSentRun(tag, 0, bytes, path, seq, 1, now);
+  }
+  // Records `count` first transmissions sent back to back on one path (a
+  // GSO run): the same as `count` OnFirstSent calls, the i-th (from 0) with
+  // tag first_tag + i * tag_step and path seq seq + i, all of `bytes`.
+  void OnFirstSentRun(uint64_t first_tag, uint64_t tag_step, uint32_t bytes,
+                      wire::PathId path, wire::PathSeq seq, uint32_t count,
+                      TimeNs now);
   // Records a re-send of `psn`: of a packet declared lost (normally just
   // popped with PopRetransmit), or of one still in flight (the caller's own
   // probe; counted as kTailProbe and treated as ambiguous). Ignored and

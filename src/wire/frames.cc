@@ -225,12 +225,12 @@ size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
   Put16(p + 6, static_cast<uint16_t>(payload_len));
   Put64(p + 8, h.src_incarnation);
   Put64(p + 16, h.dst_incarnation);
-  Put32(p + 24, h.psn.value());
-  Put32(p + 28, h.path_seq.value());
+  Put32(p + kDataOffsetPsn, h.psn.value());
+  Put32(p + kDataOffsetPathSeq, h.path_seq.value());
   Put32(p + 32, h.msg_seq.value());
   Put32(p + 36, h.stream_seq);
   Put32(p + 40, h.msg_len);
-  Put32(p + 44, h.frag_offset);
+  Put32(p + kDataOffsetFragOffset, h.frag_offset);
   if (h.flags & kDataFlagPlaced) {
     Put64(p + kDataHeaderSize, h.placement.key);
     Put64(p + kDataHeaderSize + 8, h.placement.offset);

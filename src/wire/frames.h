@@ -202,6 +202,27 @@ size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
 // `out` is too small or payload_len > 0xffff.
 size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
                        absl::Span<uint8_t> out);
+// Where WriteDataHeader puts the fields PatchDataHeader rewrites.
+inline constexpr size_t kDataOffsetPsn = 24;
+inline constexpr size_t kDataOffsetPathSeq = 28;
+inline constexpr size_t kDataOffsetFragOffset = 44;
+// Rewrites psn, path_seq and frag_offset of a data frame header that
+// WriteDataHeader wrote at `frame`: the fields in which consecutive
+// full-size fragments of one message, sent on one path, differ. A sender
+// building a run of them copies the first header and patches the copies.
+inline void PatchDataHeader(uint8_t* frame, Psn psn, PathSeq path_seq,
+                            uint32_t frag_offset) {
+  // Big-endian stores, byte by byte (compilers make each one bswap + mov).
+  const auto put = [](uint8_t* p, uint32_t v) {
+    p[0] = static_cast<uint8_t>(v >> 24);
+    p[1] = static_cast<uint8_t>(v >> 16);
+    p[2] = static_cast<uint8_t>(v >> 8);
+    p[3] = static_cast<uint8_t>(v);
+  };
+  put(frame + kDataOffsetPsn, psn.value());
+  put(frame + kDataOffsetPathSeq, path_seq.value());
+  put(frame + kDataOffsetFragOffset, frag_offset);
+}
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
                 absl::Span<uint8_t> out);
 size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out);

@@ -36,7 +36,8 @@ std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
 // that send the same bytes take the same decisions.
 class World {
  public:
-  World(bool fast, uint32_t max_datagram, bool uncopied, uint32_t loss_permil)
+  World(bool fast, uint32_t max_datagram, bool uncopied, uint32_t loss_permil,
+        bool no_cc = false, uint64_t receive_budget = 0)
       : uncopied_(uncopied), loss_permil_(loss_permil) {
     for (int i = 0; i < 3; ++i) {
       addr_[i] = NetAddr::Ipv4(0x0a000001 + i, 7000);
@@ -47,6 +48,8 @@ class World {
       c.seed = i + 1;
       c.proto.spray_run = DefaultSprayRun(max_datagram);
       c.full_datagram_fast_path = fast;
+      if (no_cc) c.proto.cc = CcAlgorithm::kNone;
+      if (receive_budget > 0) c.proto.receive_budget_bytes = receive_budget;
       core_[i] = std::make_unique<EndpointCore>(c);
     }
   }
@@ -113,6 +116,10 @@ struct Case {
   uint32_t max_datagram;
   bool uncopied;
   uint32_t loss_permil;
+  // No congestion window: the ack reach and the receiver's credit are what
+  // stop the sender (a small receive budget makes the credit bind).
+  bool no_cc = false;
+  uint64_t receive_budget = 0;
 };
 
 // The traffic of one run: core 0 sends `bodies` to cores 1 and 2 in turn
@@ -167,8 +174,10 @@ TEST_P(FastPathTest, SendsTheSameDatagramsAsTheGeneralPath) {
     bodies.push_back(Pattern(sizes[k], static_cast<uint32_t>(k)));
   }
   const std::vector<uint8_t> prefix = Pattern(40, 99);
-  World fast(true, c.max_datagram, c.uncopied, c.loss_permil);
-  World general(false, c.max_datagram, c.uncopied, c.loss_permil);
+  World fast(true, c.max_datagram, c.uncopied, c.loss_permil, c.no_cc,
+             c.receive_budget);
+  World general(false, c.max_datagram, c.uncopied, c.loss_permil, c.no_cc,
+                c.receive_budget);
   Load(fast, bodies, prefix);
   Load(general, bodies, prefix);
   const size_t kMessages = std::size(sizes);
@@ -224,10 +233,15 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, FastPathTest,
     ::testing::Values(Case{1472, false, 0}, Case{1472, false, 30},
                       Case{1472, true, 30}, Case{8972, true, 0},
-                      Case{8972, true, 30}, Case{8972, false, 30}),
+                      Case{8972, true, 30}, Case{8972, false, 30},
+                      Case{1472, false, 200}, Case{8972, true, 200},
+                      Case{1472, false, 30, true}, Case{256, false, 30, true},
+                      Case{1472, false, 10, true, 200000}),
     [](const ::testing::TestParamInfo<Case>& i) {
       return "dgram" + std::to_string(i.param.max_datagram) +
-             (i.param.uncopied ? "_uncopied" : "_copied") + "_loss" +
+             (i.param.uncopied ? "_uncopied" : "_copied") +
+             (i.param.no_cc ? "_nocc" : "") +
+             (i.param.receive_budget > 0 ? "_budget" : "") + "_loss" +
              std::to_string(i.param.loss_permil);
     });
 

@@ -224,6 +224,44 @@ TEST(PathSetTest, ProbingPathCarriesAtMostOnePacketUntilAcked) {
   EXPECT_EQ(again, 10);
 }
 
+// OnSentRun is OnSent `count` times: on a healthy path, and on a probing
+// one, whose probe is the run's first packet (the rest of the run are
+// ordinary packets: discarding the first's outcome lets the path probe
+// again, discarding a later one does not).
+TEST(PathSetTest, ARunIsTheSameAsItsPacketsSentOneByOne) {
+  PathSet runs(Opts(), 1), single(Opts(), 1);
+  PenaliseByLoss(runs, 5, kT0);
+  PenaliseByLoss(single, 5, kT0);
+  const TimeNs t = kT0 + DurationNs::Micros(500);
+  runs.OnTimer(t);
+  single.OnTimer(t);
+  ASSERT_EQ(runs.stats(5).health, PathHealth::kProbing);
+  wire::PathSeq first5;
+  for (const wire::PathId p : {wire::PathId{3}, wire::PathId{5}}) {
+    const wire::PathSeq first = runs.OnSentRun(p, 1000, 7, t);
+    for (uint32_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(single.OnSent(p, 1000, t), first + i);
+    }
+    const PathStats& a = runs.stats(p);
+    const PathStats& b = single.stats(p);
+    EXPECT_EQ(a.packets_sent, b.packets_sent);
+    EXPECT_EQ(a.bytes_sent, b.bytes_sent);
+    EXPECT_EQ(a.in_flight, b.in_flight);
+    EXPECT_EQ(a.probes_sent, b.probes_sent);
+    first5 = first;
+  }
+  EXPECT_EQ(runs.stats(5).probes_sent, 1u);
+  EXPECT_EQ(runs.stats(5).in_flight, 7u);
+  for (PathSet* ps : {&runs, &single}) {
+    ps->OnDiscarded(5, first5 + 1);  // not the probe: still one in flight
+    EXPECT_EQ(ps->OnSentRun(5, 1000, 1, t), first5 + 7);
+    EXPECT_EQ(ps->stats(5).probes_sent, 1u);
+    ps->OnDiscarded(5, first5);  // the probe: the next packet probes again
+    ps->OnSentRun(5, 1000, 1, t);
+    EXPECT_EQ(ps->stats(5).probes_sent, 2u);
+  }
+}
+
 TEST(PathSetTest, ProbeIsPickedEvenWhenPathHadPacketsInFlight) {
   // In-flight packets from before the penalty are stale: they neither block
   // the probe nor count as its failure.

@@ -987,5 +987,101 @@ TEST_F(SentPacketManagerTest, RetransmitOfUnknownPsnIsCountedAndIgnored) {
   EXPECT_EQ(m_->packets_in_flight(), 0u);
 }
 
+// OnFirstSentRun against the OnFirstSent calls it stands for: two managers
+// send the same traffic, one in runs and one packet by packet, then see the
+// same acks (with holes) and timers. Everything they report must match.
+TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
+  RetransmitOptions o;  // tail probes on: the run arms the probe as well
+  SentPacketManager runs(o), single(o);
+  runs.Reset(Psn(7));
+  single.Reset(Psn(7));
+  Recorder ev_runs, ev_single;
+  ev_runs.mgr = &runs;
+  ev_single.mgr = &single;
+  std::map<PathId, uint32_t> next_seq;
+  std::map<uint32_t, std::pair<PathId, PathSeq>> tx;  // psn -> transmission
+  TimeNs now = T(100);
+  // Three rounds: runs of 1..9 packets on paths 0..3, then an ack that
+  // leaves every fifth PSN out (gap losses on each path). Later rounds
+  // send on paths that are busy (their holes are unresolved), and one
+  // packet goes out with a path seq from the past.
+  const uint32_t lens[] = {5, 1, 9, 3, 7, 2, 8, 4, 6, 9, 1, 5};
+  for (int round = 0; round < 3; ++round) {
+    for (size_t r = 0; r < std::size(lens); ++r) {
+      const PathId path = static_cast<PathId>((r + round) % 4);
+      const uint32_t n = lens[r];
+      const Psn first = runs.next_psn();
+      const PathSeq seq(next_seq[path]);
+      runs.OnFirstSentRun(first.value() + 1000u, 1, 1200, path, seq, n, now);
+      for (uint32_t i = 0; i < n; ++i) {
+        single.OnFirstSent(first.value() + i + 1000u, 1200, path, seq + i, now);
+        tx[first.value() + i] = {path, seq + i};
+      }
+      next_seq[path] += n;
+      ASSERT_EQ(runs.next_psn(), single.next_psn());
+      ASSERT_EQ(runs.bytes_in_flight(), single.bytes_in_flight());
+      ASSERT_EQ(runs.packets_in_flight(), single.packets_in_flight());
+      ASSERT_EQ(runs.NextTimerTime(), single.NextTimerTime());
+      now = now + Us(2);
+    }
+    if (round == 1) {  // a path seq that goes back: counted by both
+      const Psn psn = runs.next_psn();
+      const PathSeq old(next_seq[2] - 3);
+      runs.OnFirstSentRun(psn.value() + 1000u, 1, 1200, 2, old, 1, now);
+      single.OnFirstSent(psn.value() + 1000u, 1200, 2, old, now);
+      tx[psn.value()] = {2, old};
+    }
+    const uint32_t end = runs.next_psn().value();
+    std::vector<uint64_t> bits(4, 0);
+    for (uint32_t p = 8; p < end; ++p) {
+      if (p % 5 == 0) continue;
+      const uint32_t off = p - 8;
+      bits[off / 64] |= uint64_t{1} << (off % 64);
+    }
+    AckInfo a;
+    a.cum = Psn(7);  // PSN 7 arrived; 8.. as the bitmap says
+    a.sack = absl::MakeConstSpan(bits);
+    a.echo_path = tx.at(end - 2).first;
+    a.echo_path_seq = tx.at(end - 2).second;
+    now = now + Us(30);
+    ASSERT_TRUE(runs.OnAck(a, now, ev_runs));
+    ASSERT_TRUE(single.OnAck(a, now, ev_single));
+    ASSERT_EQ(runs.NextTimerTime(), single.NextTimerTime());
+  }
+  // Then the timers, until both have nothing left to fire.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(runs.NextTimerTime(), single.NextTimerTime());
+    if (runs.NextTimerTime().IsInfinite()) break;
+    now = runs.NextTimerTime();
+    runs.OnTimer(now, ev_runs);
+    single.OnTimer(now, ev_single);
+  }
+  ASSERT_FALSE(ev_single.lost.empty());  // the comparison covers losses
+  ASSERT_EQ(ev_runs.acked.size(), ev_single.acked.size());
+  for (size_t i = 0; i < ev_runs.acked.size(); ++i) {
+    EXPECT_EQ(ev_runs.acked[i].psn, ev_single.acked[i].psn);
+    EXPECT_EQ(ev_runs.acked[i].path, ev_single.acked[i].path);
+  }
+  ASSERT_EQ(ev_runs.lost.size(), ev_single.lost.size());
+  for (size_t i = 0; i < ev_runs.lost.size(); ++i) {
+    EXPECT_EQ(ev_runs.lost[i].psn, ev_single.lost[i].psn);
+    EXPECT_EQ(ev_runs.lost[i].path, ev_single.lost[i].path);
+    EXPECT_EQ(ev_runs.lost[i].cause, ev_single.lost[i].cause);
+  }
+  EXPECT_EQ(ev_runs.rtts, ev_single.rtts);
+  const SenderCounters& cr = runs.counters();
+  const SenderCounters& cs = single.counters();
+  EXPECT_EQ(cr.packets_sent, cs.packets_sent);
+  EXPECT_EQ(cr.bytes_sent, cs.bytes_sent);
+  EXPECT_EQ(cr.packets_lost, cs.packets_lost);
+  EXPECT_EQ(cr.losses_by_cause, cs.losses_by_cause);
+  EXPECT_EQ(cr.packets_acked, cs.packets_acked);
+  EXPECT_EQ(cr.rtos, cs.rtos);
+  EXPECT_EQ(cr.tail_probes, cs.tail_probes);
+  EXPECT_EQ(cr.path_seq_regressions, 1u);
+  EXPECT_EQ(cs.path_seq_regressions, 1u);
+  EXPECT_EQ(runs.bytes_in_flight(), single.bytes_in_flight());
+}
+
 }  // namespace
 }  // namespace braid::retransmit

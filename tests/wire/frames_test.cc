@@ -301,6 +301,29 @@ TEST(FrameLayoutTest, CtrlFrameBytesAreBigEndianAtDocumentedOffsets) {
 
 // ------------------------------------------------------------ round trips
 
+// A header copied and patched for the next fragment of a run is the header
+// WriteDataHeader writes for that fragment (placed frames too).
+TEST(FrameLayoutTest, PatchedHeaderIsTheHeaderOfTheNextFragment) {
+  for (const bool placed : {false, true}) {
+    DataHeader h = SampleData();
+    if (placed) {
+      h.flags |= kDataFlagPlaced;
+      h.placement = {0x1122334455667788ull, 0x99aabbccddeeff00ull, 77};
+    }
+    Bytes first(DataHeaderBytes(h.flags));
+    ASSERT_EQ(WriteDataHeader(h, 1400, absl::MakeSpan(first)), first.size());
+    DataHeader next = h;
+    next.psn = Psn(0xfffffffeu);  // the fields wrap independently
+    next.path_seq = PathSeq(0x01020304u);
+    next.frag_offset = 0x8000abcdu;
+    Bytes want(first.size());
+    ASSERT_EQ(WriteDataHeader(next, 1400, absl::MakeSpan(want)), want.size());
+    Bytes patched = first;
+    PatchDataHeader(patched.data(), next.psn, next.path_seq, next.frag_offset);
+    EXPECT_EQ(patched, want) << (placed ? "placed" : "unplaced");
+  }
+}
+
 TEST(FrameRoundTripTest, DataFrameWithMinimalFieldsRoundTrips) {
   DataHeader h;  // everything zero except the mandatory incarnation
   h.src_incarnation = 1;

@@ -28,6 +28,7 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
   peer_cfg_.max_datagram = cfg.max_datagram;
   peer_cfg_.ack_reach = wire::AckReachIn(cfg.max_datagram);
   peer_cfg_.min_uncopied_payload = cfg.min_uncopied_payload;
+  peer_cfg_.acked_runs = cfg.acked_runs;
   // A data frame always leaves room for a SYNC frame in front of it: until
   // the receiver confirms a session every datagram must carry one (see
   // peer.h), so full-size fragments must still fit.

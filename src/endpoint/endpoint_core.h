@@ -46,6 +46,10 @@ struct CoreConfig {
   // progress through Peer::BuildFullDatagrams (same bytes, less work per
   // datagram). Off only to compare the two paths in tests.
   bool full_datagram_fast_path = true;
+  // Acks of whole GSO runs are applied as runs (SentPacketManager's
+  // AckedRun; the same outcome, less work per packet). Off only to compare
+  // the two in tests.
+  bool acked_runs = true;
 };
 
 // The spray run Endpoint::Open uses when ProtocolOptions::spray_run is 0:

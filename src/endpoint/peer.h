@@ -78,6 +78,7 @@ struct PeerConfig {
   // PSNs past the lowest unacked one that new data may reach: what one of
   // our ack-only datagrams can report (wire::AckReachIn(max_datagram)).
   uint32_t ack_reach = wire::kAckReach;
+  bool acked_runs = true;  // see CoreConfig
 };
 
 class Peer : private retransmit::SenderEvents {
@@ -203,6 +204,8 @@ class Peer : private retransmit::SenderEvents {
                      wire::PathId last_path, bool was_retransmitted) override;
   void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
                     wire::PathId path, retransmit::LossCause cause) override;
+  bool TakesAckedRuns() const override { return cfg_.acked_runs; }
+  void OnRunAcked(const AckedRun& run) override;
   void OnRttSample(wire::PathId path, DurationNs rtt) override;
   void OnSpuriousRetransmit(wire::Psn psn) override;
   void OnSpuriousRto() override;
@@ -222,6 +225,10 @@ class Peer : private retransmit::SenderEvents {
            (session_confirmed_ ? 0 : wire::kCtrlFrameSize);
   }
   OutMessage* MessageForTag(uint64_t tag);
+  // One more fragment of the message `tag` names is acked; completes the
+  // message when that was its last (or marks an ordered one as awaiting
+  // delivery).
+  void OnFragmentAcked(uint64_t tag);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
   // Completes the ordered messages awaiting delivery that every ack so far

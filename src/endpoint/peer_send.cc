@@ -520,6 +520,23 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   pending_ack_event_.bytes_acked += bytes;
   ++pending_ack_event_.packets_acked;
   have_ack_event_ = true;
+  OnFragmentAcked(tag);
+}
+
+void Peer::OnRunAcked(const AckedRun& run) {
+  // OnPacketAcked for each of the run's packets: first sends, outstanding,
+  // no orphan, one path.
+  if (run.path < paths_.size()) {
+    paths_.OnAckedRun(run.path, run.first_seq, run.count, run.bytes,
+                      event_now_);
+  }
+  pending_ack_event_.bytes_acked += uint64_t{run.bytes} * run.count;
+  pending_ack_event_.packets_acked += run.count;
+  have_ack_event_ = true;
+  for (uint32_t i = 0; i < run.count; ++i) OnFragmentAcked(run.tags[i]);
+}
+
+void Peer::OnFragmentAcked(uint64_t tag) {
   OutMessage* m = MessageForTag(tag);
   if (m == nullptr || m->done) return;
   ++m->frags_acked;

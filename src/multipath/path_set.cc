@@ -195,6 +195,35 @@ void PathSet::OnAcked(wire::PathId p, wire::PathSeq seq, uint32_t bytes,
   MarkDelivered(path);
 }
 
+void PathSet::OnAckedRun(wire::PathId p, wire::PathSeq first_seq,
+                         uint32_t count, uint32_t bytes, TimeNs now) {
+  if (p >= paths_.size()) return;
+  Path& path = At(p);
+  // The common case at once: a healthy path, none of the run stale, each
+  // packet holding an in-flight slot. Anything else, one by one.
+  if (path.stats.health != PathHealth::kHealthy || IsStale(path, first_seq) ||
+      path.stats.in_flight < count) {
+    for (uint32_t i = 0; i < count; ++i) OnAcked(p, first_seq + i, bytes, now);
+    return;
+  }
+  path.stats.packets_acked += count;
+  path.stats.in_flight -= count;
+  total_in_flight_ -= count;
+  path.last_ack_stale = false;
+  // MarkDelivered, `count` times over (the rates decay once per packet).
+  path.badness = 0;
+  for (uint32_t i = 0; i < count && path.loss_rate != 0; ++i) {
+    SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
+  }
+  for (uint32_t i = 0; i < count && path.ecn_rate != 0; ++i) {
+    SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
+  }
+  path.clean_acks += count;
+  if (path.clean_acks >= opts_.forgive_after_acks) {
+    path.consecutive_penalties = 0;
+  }
+}
+
 void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   if (p >= paths_.size()) return;
   Path& path = At(p);

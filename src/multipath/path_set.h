@@ -81,6 +81,11 @@ class PathSet {
   // One packet sent on `p` was acknowledged.
   void OnAcked(wire::PathId p, wire::PathSeq seq, uint32_t bytes, TimeNs now);
   void OnAcked(wire::PathId p, uint32_t bytes, TimeNs now);
+  // `count` packets of `bytes` each, sent on `p` with seqs first_seq ..
+  // first_seq + count - 1, were acknowledged together: the same as OnAcked
+  // for each, in order.
+  void OnAckedRun(wire::PathId p, wire::PathSeq first_seq, uint32_t count,
+                  uint32_t bytes, TimeNs now);
   // A transmission on `p` that already got its outcome (declared lost, or
   // discarded) arrived after all: evidence that p delivers. Releases no
   // in-flight slot; a probing path becomes healthy.

@@ -169,6 +169,24 @@ class SenderEvents {
   virtual void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
                              wire::PathId last_path,
                              bool was_retransmitted) = 0;
+  // Whether OnRunAcked may be called (else every packet goes through
+  // OnPacketAcked).
+  virtual bool TakesAckedRuns() const { return false; }
+  // Packets first..first+count-1 (count >= 2) were acknowledged for the
+  // first time, by one ack: the same as `count` OnPacketAcked calls with
+  // was_retransmitted false, each with event_tx() = {path, first_seq + i,
+  // was_outstanding, no orphan}. Only packets sent once, together (one
+  // send time), on one path with consecutive path seqs and of the same size
+  // form such a run (a GSO run). tags[i] is packet i's tag.
+  struct AckedRun {
+    wire::Psn first;
+    uint32_t count = 0;
+    uint32_t bytes = 0;  // each
+    wire::PathId path = 0;
+    wire::PathSeq first_seq;
+    const uint64_t* tags = nullptr;
+  };
+  virtual void OnRunAcked(const AckedRun& run) {}
   // `psn` was declared lost; it is now queued for PopRetransmit. `path` is
   // the path of the lost transmission.
   virtual void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,

@@ -316,6 +316,78 @@ void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
   ev.OnPacketAcked(psn, pkt.tag, pkt.bytes, arrived_path, pkt.tx_count > 1);
 }
 
+uint32_t SentPacketManager::AckedRunLength(wire::Psn p, wire::Psn end) const {
+  const Packet& a = ring_[p.value() & mask_];
+  // A packet sent once and still in flight: the copy acked is that one (an
+  // echo of it names the same transmission). Re-sent packets, and while an
+  // RTO may be undone every packet, need MarkAcked's own rules.
+  const auto plain = [](const Packet& q) {
+    return q.state == State::kInFlight && q.tx_count == 1 && !q.ambiguous;
+  };
+  if (rto_undo_armed_ || !plain(a)) return 0;
+  const int32_t room = end - p;
+  const uint32_t limit = static_cast<uint32_t>(
+      std::min<int32_t>(room, static_cast<int32_t>(kMaxAckedRun)));
+  uint32_t n = 1;
+  while (n < limit) {
+    const wire::Psn psn = p + n;
+    const Packet& q = ring_[psn.value() & mask_];
+    if (!plain(q) || q.path != a.path || q.seq != a.seq + n ||
+        q.sent != a.sent || q.bytes != a.bytes) {
+      break;
+    }
+    ++n;
+  }
+  return n;
+}
+
+void SentPacketManager::AckRange(wire::Psn from, wire::Psn to, bool runs,
+                                 TimeNs now, SenderEvents& ev) {
+  uint64_t tags[kMaxAckedRun];
+  for (wire::Psn p = from; p < to;) {
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state == State::kAcked) {
+      ++p;
+      continue;
+    }
+    const uint32_t n = runs ? AckedRunLength(p, to) : 0;
+    if (n < 2) {
+      MarkAcked(pkt, p, now, ev);
+      ++p;
+      continue;
+    }
+    // MarkAcked's work for n plain packets, once where it can be.
+    PathState& ps = paths_[pkt.path];
+    if (ps.has_barrier) {
+      for (uint32_t i = 0; i < n; ++i)
+        NoteArrival(pkt.path, pkt.seq + i, pkt.sent);
+    } else {
+      NoteArrival(pkt.path, pkt.seq + (n - 1), pkt.sent);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      Packet& q = ring_[(p + i).value() & mask_];
+      q.state = State::kAcked;
+      tags[i] = q.tag;
+    }
+    bytes_in_flight_ -= uint64_t{pkt.bytes} * n;
+    packets_in_flight_ -= n;
+    counters_.packets_acked += n;
+    counters_.bytes_acked += uint64_t{pkt.bytes} * n;
+    event_tx_ = EventTx{};
+    event_tx_.path = pkt.path;
+    event_tx_.seq = pkt.seq;
+    SenderEvents::AckedRun run;
+    run.first = p;
+    run.count = n;
+    run.bytes = pkt.bytes;
+    run.path = pkt.path;
+    run.first_seq = pkt.seq;
+    run.tags = tags;
+    ev.OnRunAcked(run);
+    p = p + n;
+  }
+}
+
 bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                               SenderEvents& ev) {
   rto_memo_sent_ = TimeNs::Infinite();
@@ -404,10 +476,8 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
 
   // Newly acknowledged packets.
   const uint64_t acked_before = counters_.packets_acked;
-  for (wire::Psn p = base_; p < ack.cum; ++p) {
-    Packet& pkt = ring_[p.value() & mask_];
-    if (pkt.state != State::kAcked) MarkAcked(pkt, p, now, ev);
-  }
+  const bool runs = ev.TakesAckedRuns();
+  if (base_ < ack.cum) AckRange(base_, ack.cum, runs, now, ev);
   for (size_t j = 0; j < words; ++j) {
     uint64_t w = ack.sack[j];
     if (w == 0) continue;
@@ -415,12 +485,16 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
         ack.cum + static_cast<int64_t>(1 + 64 * static_cast<uint64_t>(j));
     if (word_base + 63 < base_) continue;  // entirely acked already
     while (w != 0) {
+      // The next stretch of set bits: [b, b + len).
       const int b = __builtin_ctzll(w);
-      w &= w - 1;
-      const wire::Psn p = word_base + b;
-      if (p < base_) continue;
-      Packet& pkt = ring_[p.value() & mask_];
-      if (pkt.state != State::kAcked) MarkAcked(pkt, p, now, ev);
+      const uint64_t from_b = w >> b;
+      const int len = ~from_b == 0 ? 64 - b : __builtin_ctzll(~from_b);
+      w = len + b >= 64 ? 0 : w & ~((uint64_t{1} << (b + len)) - 1);
+      wire::Psn from = word_base + b;
+      const wire::Psn to = from + len;
+      if (to <= base_) continue;
+      if (from < base_) from = base_;
+      AckRange(from, to, runs, now, ev);
     }
   }
   echo_active_ = false;

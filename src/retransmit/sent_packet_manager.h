@@ -274,6 +274,16 @@ class SentPacketManager {
   void TakeRttSample(wire::PathId p, TxRecord& rec, DurationNs ack_delay,
                      TimeNs now, SenderEvents& ev);
   void MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now, SenderEvents& ev);
+  // Marks every PSN in [from, to) acked (those not acked yet), in PSN order:
+  // runs of packets that qualify (see SenderEvents::AckedRun) as one event
+  // when `runs`, the others one by one.
+  void AckRange(wire::Psn from, wire::Psn to, bool runs, TimeNs now,
+                SenderEvents& ev);
+  // The longest AckedRun reported at once (a GSO run is at most 64).
+  static constexpr uint32_t kMaxAckedRun = 64;
+  // How many packets from `p` (before `end`) form an AckedRun, at most
+  // kMaxAckedRun: 0 if p's packet cannot start one.
+  uint32_t AckedRunLength(wire::Psn p, wire::Psn end) const;
   void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
                    SenderEvents& ev);
   // Looks at path p's oldest unresolved transmissions: drops dead ones,

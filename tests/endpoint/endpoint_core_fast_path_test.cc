@@ -1,10 +1,13 @@
-// Peer::BuildFullDatagrams (the bulk fast path of PollTx) against the general
-// path: two identical worlds, one with CoreConfig::full_datagram_fast_path
-// off, run the same traffic through the same seeded impairments, and every
-// datagram either world sends must be the same bytes, to the same peer, on
-// the same entropy. Covers mixed sizes (0 B, odd sizes, 64 KiB, 1 MiB),
-// ordered streams, prefixed and placed messages, two receivers (round-robin
-// turns), loss with re-sends, uncopied payloads, and MTUs 1500 and 9000.
+// Peer::BuildFullDatagrams (the bulk fast path of PollTx) and acks applied
+// to whole runs (SentPacketManager's AckedRun) against the general paths:
+// two identical worlds, one with CoreConfig::full_datagram_fast_path and
+// acked_runs off, run the same traffic through the same seeded impairments,
+// and every datagram either world sends must be the same bytes, to the same
+// peer, on the same entropy. Covers mixed sizes (0 B, odd sizes, 64 KiB,
+// 1 MiB), ordered streams, prefixed and placed messages, two receivers
+// (round-robin turns), loss with re-sends, uncopied payloads, MTUs 1500 and
+// 9000, and runs ended by the window, the ack reach, the credit or a
+// probing path.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -48,6 +51,7 @@ class World {
       c.seed = i + 1;
       c.proto.spray_run = DefaultSprayRun(max_datagram);
       c.full_datagram_fast_path = fast;
+      c.acked_runs = fast;
       if (no_cc) c.proto.cc = CcAlgorithm::kNone;
       if (receive_budget > 0) c.proto.receive_budget_bytes = receive_budget;
       core_[i] = std::make_unique<EndpointCore>(c);

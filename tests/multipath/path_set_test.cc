@@ -262,6 +262,65 @@ TEST(PathSetTest, ARunIsTheSameAsItsPacketsSentOneByOne) {
   }
 }
 
+// OnAckedRun is OnAcked for each packet of the run, in order: in-flight
+// slots, forgiveness of earlier penalties (clean acks), and the decay of a
+// path's loss rate, seen through when the rate rule penalises it later.
+// A run on a probing path is taken one by one (its first ack heals it).
+TEST(PathSetTest, AnAckedRunIsTheSameAsItsAcksOneByOne) {
+  PathSet runs(Opts(), 1), single(Opts(), 1);
+  TimeNs t = kT0;
+  for (PathSet* ps : {&runs, &single}) {
+    PenaliseByLoss(*ps, 5, t);  // a loss rate, one penalty to forgive
+    ps->OnTimer(t + DurationNs::Micros(500));
+    ASSERT_EQ(ps->stats(5).health, PathHealth::kProbing);
+  }
+  t = t + DurationNs::Micros(500);
+  // A run on the probing path: healed by its first ack, in both.
+  wire::PathSeq first = runs.OnSentRun(5, 100, 4, t);
+  ASSERT_EQ(single.OnSentRun(5, 100, 4, t), first);
+  runs.OnAckedRun(5, first, 4, 100, t);
+  for (uint32_t i = 0; i < 4; ++i) single.OnAcked(5, first + i, 100, t);
+  // One loss on the healed path (whose rate restarted from the others'
+  // mean, 0), then runs on it: as many clean acks as forgiveness takes,
+  // each decaying the rate.
+  for (PathSet* ps : {&runs, &single}) {
+    ps->OnLoss(5, ps->OnSentRun(5, 100, 1, t), t);
+    ASSERT_EQ(ps->stats(5).health, PathHealth::kHealthy);
+  }
+  for (int r = 0; r < 2; ++r) {
+    first = runs.OnSentRun(5, 100, 40, t);
+    ASSERT_EQ(single.OnSentRun(5, 100, 40, t), first);
+    runs.OnAckedRun(5, first, 40, 100, t);
+    for (uint32_t i = 0; i < 40; ++i) single.OnAcked(5, first + i, 100, t);
+  }
+  for (const PathSet* ps : {&runs, &single}) {
+    EXPECT_EQ(ps->stats(5).health, PathHealth::kHealthy);
+    EXPECT_EQ(ps->stats(5).in_flight, 0u);
+    EXPECT_EQ(ps->stats(5).packets_acked, 84u);
+    EXPECT_EQ(ps->stats(5).packets_lost, 4u);
+  }
+  // Every other packet lost from here: the rate rule penalises both after
+  // the same number of losses (their rates decayed alike), and neither
+  // recycles (the earlier penalty was forgiven in both).
+  const wire::Entropy e = runs.entropy(5);
+  int losses[2] = {0, 0};
+  PathSet* sets[2] = {&runs, &single};
+  for (int k = 0; k < 2; ++k) {
+    PathSet& ps = *sets[k];
+    while (ps.stats(5).health == PathHealth::kHealthy && losses[k] < 1000) {
+      const wire::PathSeq s = ps.OnSentRun(5, 100, 2, t);
+      ps.OnAcked(5, s, 100, t);
+      ps.OnLoss(5, s + 1, t);
+      ++losses[k];
+    }
+  }
+  EXPECT_LT(losses[0], 1000);
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_EQ(runs.stats(5).health, PathHealth::kPenalised);
+  EXPECT_EQ(runs.entropy(5), e);
+  EXPECT_EQ(single.entropy(5), e);
+}
+
 TEST(PathSetTest, ProbeIsPickedEvenWhenPathHadPacketsInFlight) {
   // In-flight packets from before the penalty are stale: they neither block
   // the probe nor count as its failure.

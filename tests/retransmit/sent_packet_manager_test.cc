@@ -36,6 +36,25 @@ class Recorder : public SenderEvents {
     acked.push_back({psn.value(), last_path, was_retransmitted});
     if (mgr != nullptr) acked_tx.push_back(mgr->event_tx());
   }
+  // Runs (on unless a test turns them off) are recorded packet by packet,
+  // as the OnPacketAcked calls they stand for: every test below sees the
+  // same events either way.
+  bool TakesAckedRuns() const override { return runs; }
+  void OnRunAcked(const AckedRun& r) override {
+    EXPECT_TRUE(runs);
+    EXPECT_GE(r.count, 2u);
+    ++acked_runs;
+    for (uint32_t i = 0; i < r.count; ++i) {
+      EXPECT_EQ(r.tags[i], (r.first + i).value() + 1000u);
+      acked.push_back({(r.first + i).value(), r.path, false});
+      if (mgr != nullptr) {
+        EventTx tx;
+        tx.path = r.path;
+        tx.seq = r.first_seq + i;
+        acked_tx.push_back(tx);
+      }
+    }
+  }
   void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId path,
                     LossCause cause) override {
     EXPECT_EQ(tag, psn.value() + 1000u);
@@ -51,11 +70,15 @@ class Recorder : public SenderEvents {
   void OnSpuriousRto() override { ++spurious_rtos; }
   void Clear() {
     const SentPacketManager* m = mgr;
+    const bool r = runs;
     *this = Recorder();
     mgr = m;
+    runs = r;
   }
 
   const SentPacketManager* mgr = nullptr;  // for event_tx()
+  bool runs = true;
+  int acked_runs = 0;
   std::vector<EventTx> acked_tx;
   std::vector<EventTx> lost_tx;
   std::vector<Acked> acked;
@@ -1039,7 +1062,7 @@ TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
       bits[off / 64] |= uint64_t{1} << (off % 64);
     }
     AckInfo a;
-    a.cum = Psn(7);  // PSN 7 arrived; 8.. as the bitmap says
+    a.cum = Psn(7);  // PSN 7 (the first sent) missing; 8.. as the bitmap says
     a.sack = absl::MakeConstSpan(bits);
     a.echo_path = tx.at(end - 2).first;
     a.echo_path_seq = tx.at(end - 2).second;
@@ -1081,6 +1104,95 @@ TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
   EXPECT_EQ(cr.path_seq_regressions, 1u);
   EXPECT_EQ(cs.path_seq_regressions, 1u);
   EXPECT_EQ(runs.bytes_in_flight(), single.bytes_in_flight());
+}
+
+// Acks applied as runs against the same acks packet by packet: runs form
+// only of packets sent together on one path (bursts on paths 0 and 1, a
+// second burst on path 0 that continues its seqs, two bursts in a row on
+// path 2, a re-sent packet), and report exactly what MarkAcked one by one
+// does.
+TEST(SentPacketManagerRunTest, AcksOfRunsReportWhatPacketByPacketAcksDo) {
+  RetransmitOptions o;
+  o.tail_probe = false;
+  SentPacketManager with(o), without(o);
+  Recorder ev_with, ev_without;
+  ev_with.mgr = &with;
+  ev_without.mgr = &without;
+  ev_without.runs = false;
+  std::map<PathId, uint32_t> next_seq;
+  const auto send = [&](PathId path, uint32_t n, TimeNs at) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (SentPacketManager* m : {&with, &without}) {
+        m->OnFirstSent(m->next_psn().value() + 1000u, 1200, path,
+                       PathSeq(next_seq[path]), at);
+      }
+      ++next_seq[path];
+    }
+  };
+  for (SentPacketManager* m : {&with, &without}) m->Reset(Psn(0));
+  send(0, 10, T(100));  // PSN 0-9
+  send(1, 5, T(100));   // 10-14
+  send(0, 6, T(102));   // 15-20: path 0 seqs 10-15, a later send time
+  send(2, 4, T(104));   // 21-24
+  send(2, 4, T(105));   // 25-28: path 2 seqs go on, the send time does not
+  // PSN 3 is lost (path gap) and re-sent: acked later, it is no run's.
+  const auto ack = [&](uint32_t cum, std::vector<uint32_t> sacked, PathId ep,
+                       uint32_t eseq, TimeNs now) {
+    std::vector<uint64_t> bits(2, 0);
+    for (uint32_t p : sacked) {
+      const uint32_t off = p - cum - 1;
+      bits[off / 64] |= uint64_t{1} << (off % 64);
+    }
+    AckInfo a;
+    a.cum = Psn(cum);
+    a.sack = absl::MakeConstSpan(bits);
+    a.echo_path = ep;
+    a.echo_path_seq = PathSeq(eseq);
+    ASSERT_TRUE(with.OnAck(a, now, ev_with));
+    ASSERT_TRUE(without.OnAck(a, now, ev_without));
+  };
+  std::vector<uint32_t> sacked;
+  for (uint32_t p = 4; p < 27; ++p) sacked.push_back(p);
+  // 0-2 by cum (echoing PSN 2: path 0, seq 2), 4-26 by SACK; 27-28 later.
+  ack(3, sacked, 0, 2, T(130));
+  Psn psn;
+  uint64_t tag;
+  uint32_t bytes;
+  PathId last;
+  for (SentPacketManager* m : {&with, &without}) {
+    ASSERT_TRUE(m->PopRetransmit(&psn, &tag, &bytes, &last));
+    ASSERT_EQ(psn, Psn(3));
+    m->OnRetransmitted(psn, 1, PathSeq(next_seq[1]), T(131));
+  }
+  ++next_seq[1];
+  ack(29, {}, 1, next_seq[1] - 1, T(160));
+  // Runs: [0-2] (the echoed PSN 2 in it), [4-9], [10-14], [15-20], [21-24],
+  // [25-26] and [27-28]; PSN 3 (re-sent) alone.
+  EXPECT_EQ(ev_with.acked_runs, 7);
+  EXPECT_EQ(ev_without.acked_runs, 0);
+  ASSERT_EQ(ev_with.acked.size(), 29u);
+  ASSERT_EQ(ev_with.acked.size(), ev_without.acked.size());
+  ASSERT_EQ(ev_with.acked_tx.size(), 29u);
+  ASSERT_EQ(ev_with.acked_tx.size(), ev_without.acked_tx.size());
+  for (size_t i = 0; i < ev_with.acked.size(); ++i) {
+    EXPECT_EQ(ev_with.acked[i].psn, ev_without.acked[i].psn) << i;
+    EXPECT_EQ(ev_with.acked[i].path, ev_without.acked[i].path) << i;
+    EXPECT_EQ(ev_with.acked[i].retransmitted, ev_without.acked[i].retransmitted)
+        << i;
+    EXPECT_EQ(ev_with.acked_tx[i].path, ev_without.acked_tx[i].path) << i;
+    EXPECT_EQ(ev_with.acked_tx[i].seq, ev_without.acked_tx[i].seq) << i;
+    EXPECT_EQ(ev_with.acked_tx[i].was_outstanding,
+              ev_without.acked_tx[i].was_outstanding)
+        << i;
+  }
+  EXPECT_EQ(ev_with.lost.size(), ev_without.lost.size());
+  EXPECT_EQ(ev_with.rtts, ev_without.rtts);
+  EXPECT_EQ(with.counters().packets_acked, without.counters().packets_acked);
+  EXPECT_EQ(with.counters().bytes_acked, without.counters().bytes_acked);
+  EXPECT_EQ(with.bytes_in_flight(), 0u);
+  EXPECT_EQ(without.bytes_in_flight(), 0u);
+  EXPECT_EQ(with.packets_in_flight(), 0u);
+  EXPECT_EQ(with.NextTimerTime(), without.NextTimerTime());
 }
 
 }  // namespace

@@ -55,10 +55,17 @@ void Pattern::Restamp(absl::Span<uint8_t> buf, const Header& h) {
   buf[3] = 0;
   std::memcpy(buf.data() + 4, &h.run, 4);
   std::memcpy(buf.data() + 8, &h.id, 8);
+  // Whole 8-byte stamps with a fixed-size store, then a cut-off last one.
+  const uint64_t base = StampBase(h.run, h.id);
   uint64_t block = 0;
-  for (size_t off = kHeaderBytes; off < buf.size(); off += kBlockBytes) {
-    const uint64_t st = Stamp(h.run, h.id, block++);
-    std::memcpy(buf.data() + off, &st, std::min<size_t>(8, buf.size() - off));
+  size_t off = kHeaderBytes;
+  for (; off + 8 <= buf.size(); off += kBlockBytes) {
+    const uint64_t st = StampOf(base, block++);
+    std::memcpy(buf.data() + off, &st, 8);
+  }
+  if (off < buf.size()) {
+    const uint64_t st = StampOf(base, block);
+    std::memcpy(buf.data() + off, &st, buf.size() - off);
   }
 }
 
@@ -69,9 +76,10 @@ Verdict Pattern::Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
   if (h->kind != want_kind) return Verdict::kBadKind;
   if (msg.size() != want_size) return Verdict::kWrongSize;
   if (msg.size() > ref_.size()) return Verdict::kWrongSize;
+  const uint64_t base = StampBase(h->run, h->id);
   uint64_t block = 0;
   for (size_t off = kHeaderBytes; off < msg.size(); off += kBlockBytes) {
-    const uint64_t st = Stamp(h->run, h->id, block++);
+    const uint64_t st = StampOf(base, block++);
     const size_t n = std::min<size_t>(8, msg.size() - off);
     if (std::memcmp(msg.data() + off, &st, n) != 0) return Verdict::kBadStamp;
     if (!pattern) continue;

@@ -85,13 +85,20 @@ class Pattern {
 
 // The stamp of block `block` of message (run, id).
 // Inline: a 64 KiB message takes 128 of them, on the sender's hot path.
-inline uint64_t Stamp(uint32_t run, uint64_t id, uint64_t block) {
+// The part of a stamp that is the same for every block of one message.
+inline uint64_t StampBase(uint32_t run, uint64_t id) {
+  return id * 0x9e3779b97f4a7c15ULL ^ (uint64_t{run} << 32);
+}
+// The stamp of block `block` of the message whose StampBase is `base`.
+inline uint64_t StampOf(uint64_t base, uint64_t block) {
   // splitmix64 finaliser over the three inputs.
-  uint64_t z = id * 0x9e3779b97f4a7c15ULL ^ (uint64_t{run} << 32) ^
-               (block * 0xd1b54a32d192ed03ULL);
+  uint64_t z = base ^ (block * 0xd1b54a32d192ed03ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+inline uint64_t Stamp(uint32_t run, uint64_t id, uint64_t block) {
+  return StampOf(StampBase(run, id), block);
 }
 
 }  // namespace braid::perf

@@ -34,6 +34,30 @@ TEST(PayloadTest, RestampOfAReusedBufferGivesTheSameBytesAsAFreshFill) {
   EXPECT_EQ(m, Make(p, 5000, 3, 77));
 }
 
+// Block b's stamp sits at 16 + 512 b, little-endian, cut off by the end
+// of the message: checked byte by byte against Stamp(), for sizes that end
+// inside, right after and right before a stamp.
+TEST(PayloadTest, StampsSitAtEveryBlockStartAndAreCutOffByTheEnd) {
+  for (uint32_t size : {16u, 17u, 20u, 23u, 24u, 25u, 527u, 528u, 531u, 536u,
+                        1040u, 1047u, 1048u, 65536u}) {
+    std::vector<uint8_t> m(size, 0xee);
+    Pattern::Restamp(absl::MakeSpan(m), Header{Kind::kData, 5, 99});
+    std::vector<uint8_t> want = m;
+    for (uint32_t off = kHeaderBytes, b = 0; off < size; off += kBlockBytes) {
+      const uint64_t st = Stamp(5, 99, b++);
+      for (uint32_t k = 0; k < 8 && off + k < size; ++k) {
+        want[off + k] = static_cast<uint8_t>(st >> (8 * k));
+      }
+    }
+    EXPECT_EQ(m, want) << size;
+    for (uint32_t i = kHeaderBytes; i < size; ++i) {
+      if ((i - kHeaderBytes) % kBlockBytes >= 8) {
+        ASSERT_EQ(m[i], 0xee) << i;
+      }
+    }
+  }
+}
+
 TEST(PayloadTest, EveryFlippedByteIsDetected) {
   const Pattern p(2000);
   const std::vector<uint8_t> good = Make(p, 2000, 5, 42);

@@ -35,6 +35,12 @@ struct TxPacket {
   // the answer come from the address it knows), or 0 for the backend's own
   // choice (its bound address, or the route's when bound to the any-address).
   uint8_t local = 0;
+  // A hint, which a backend may ignore: the next `run_follow` packets of the
+  // burst are this one's siblings in one GSO run, with the same dst,
+  // entropy, ect, local and size (each still has its own data and tail), and
+  // valid if this one is. 0 = no claim. Whoever drops, adds or reorders
+  // packets of a burst must clear it.
+  uint8_t run_follow = 0;
 
   // Datagram size on the wire (UDP payload).
   uint32_t size() const { return len + tail_len; }

@@ -423,7 +423,9 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
         std::memcpy(frame + hdr, payload, plen);
       }
       payload += plen;
-      batch->Commit(addr_, entropy, len, /*ect=*/true, tail, local_);
+      batch->Commit(
+          addr_, entropy, len, /*ect=*/true, tail, local_,
+          static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
     }
     n += count;
     // The last datagram we can send for now asks for an immediate ack, as

@@ -44,6 +44,7 @@ TimeNs ImpairBackend::NextDeadline() const {
 
 void ImpairBackend::Emit(const TxPacket& p) {
   out_.push_back(p);
+  out_.back().run_follow = 0;  // the burst is no longer the one built
   // Held datagrams count down as others pass them.
   for (Held& h : held_) --h.release_after;
 }
@@ -83,6 +84,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       h.bytes.resize(send->size());
       send->CopyTo(h.bytes.data());
       h.pkt = *send;
+      h.pkt.run_follow = 0;
       h.pkt.len = send->size();
       h.pkt.tail = nullptr;
       h.pkt.tail_len = 0;

@@ -148,6 +148,31 @@ namespace {
 
 }  // namespace
 
+void UdpDatapath::TakeRunFollowers(absl::Span<const TxPacket> pkts, size_t* i,
+                                   size_t* npkt, size_t* niov, size_t m) {
+  // Packet *i was just added to message m; its run_follow siblings (same
+  // dst, entropy, ect, local and size: TxPacket::run_follow) join m
+  // without the per-packet checks, as far as m's limits allow.
+  const TxPacket& p = pkts[*i];
+  TxMsg& cur = tx_msgs_[m];
+  const uint32_t size = p.size();
+  if (p.run_follow == 0 || cur.closed || size == 0 || size != cur.seg) return;
+  size_t k = std::min<size_t>(p.run_follow, pkts.size() - *i - 1);
+  k = std::min<size_t>(k, burst_ - *npkt);
+  k = std::min<size_t>(k, kMaxGsoSegments - cur.count);
+  k = std::min<size_t>(k, (kMaxGsoBytes - cur.bytes) / size);
+  msghdr& h = tx_hdrs_[m].msg_hdr;
+  for (size_t j = 1; j <= k; ++j) {
+    const TxPacket& q = pkts[*i + j];
+    AddPiece(q.data, q.len, tx_iov_.data(), niov, &h);
+    AddPiece(q.tail, q.tail_len, tx_iov_.data(), niov, &h);
+  }
+  cur.count += static_cast<uint32_t>(k);
+  cur.bytes += static_cast<uint32_t>(k) * size;
+  *npkt += k;
+  *i += k;
+}
+
 size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
   const wire::Entropy e = pkts[i].entropy;
   size_t nmsg = 0;
@@ -171,6 +196,7 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
         AddPiece(p.data, p.len, tx_iov_.data(), &niov, &h);
         AddPiece(p.tail, p.tail_len, tx_iov_.data(), &niov, &h);
         ++npkt;
+        TakeRunFollowers(pkts, &i, &npkt, &niov, nmsg - 1);
         continue;
       }
     }
@@ -202,6 +228,7 @@ size_t UdpDatapath::BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i) {
     AddPiece(p.tail, p.tail_len, tx_iov_.data(), &niov, &h);
     ++nmsg;
     ++npkt;
+    if (gso_) TakeRunFollowers(pkts, &i, &npkt, &niov, nmsg - 1);
   }
   for (size_t m = 0; m < nmsg; ++m) FinishTxMsg(m, pkts[tx_msgs_[m].first]);
   return nmsg;

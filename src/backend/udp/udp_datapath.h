@@ -137,6 +137,10 @@ class UdpDatapath {
   // Builds messages for packets from `i` on (same entropy, at most burst_
   // packets, stops at an invalid packet). Returns the number of messages.
   size_t BuildTxBatch(absl::Span<const TxPacket> pkts, size_t i);
+  // Adds the TxPacket::run_follow siblings of pkts[*i] (just added to
+  // tx_msgs_[m]) to that message, advancing *i, *npkt and *niov.
+  void TakeRunFollowers(absl::Span<const TxPacket> pkts, size_t* i,
+                        size_t* npkt, size_t* niov, size_t m);
   void FinishTxMsg(size_t m, const TxPacket& first);
   void DecodeRx(size_t j);
   // One receive syscall into rx_hdrs_[0, vlen): recvmsg for one slot,

@@ -31,9 +31,14 @@ void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
   // group is already one contiguous run (a bulk sender's spray runs).
   bool interleaved = false;
   uint32_t prev = UINT32_MAX;
-  for (const TxPacket& p : pkts) {
+  for (size_t i = 0; i < pkts.size();) {
+    const TxPacket& p = pkts[i];
+    // A run's siblings (TxPacket::run_follow) share its entropy: counted
+    // with it, not looked at one by one.
+    const size_t n = 1 + std::min<size_t>(p.run_follow, pkts.size() - i - 1);
+    i += n;
     if (p.entropy >= rank_.size()) {
-      ++out_of_range;
+      out_of_range += n;
       continue;
     }
     int32_t& r = rank_[p.entropy];
@@ -44,7 +49,7 @@ void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
       interleaved = true;
     }
     prev = p.entropy;
-    ++start_[static_cast<size_t>(r) + 1];
+    start_[static_cast<size_t>(r) + 1] += n;
   }
   if (!interleaved && out_of_range == 0) {
     for (uint16_t e : seen_) rank_[e] = -1;
@@ -55,13 +60,19 @@ void EntropyGrouper::GroupChunk(absl::Span<TxPacket> pkts) {
     start_[r] += start_[r - 1];
   }
   size_t tail = pkts.size() - out_of_range;
-  // Pass 2: scatter (stable), then copy back.
-  for (const TxPacket& p : pkts) {
-    if (p.entropy >= rank_.size()) {
-      scratch_[tail++] = p;
-    } else {
-      scratch_[start_[static_cast<size_t>(rank_[p.entropy])]++] = p;
-    }
+  // Pass 2: scatter (stable), then copy back. A run stays contiguous (its
+  // packets share an entropy and were adjacent), but its hint may not reach
+  // past this chunk any more: other packets of its entropy group may now
+  // follow it.
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    const TxPacket& p = pkts[i];
+    TxPacket& q =
+        p.entropy >= rank_.size()
+            ? scratch_[tail++]
+            : scratch_[start_[static_cast<size_t>(rank_[p.entropy])]++];
+    q = p;
+    q.run_follow = static_cast<uint8_t>(
+        std::min<size_t>(p.run_follow, pkts.size() - i - 1));
   }
   std::copy(scratch_.begin(), scratch_.begin() + pkts.size(), pkts.begin());
   for (uint16_t e : seen_) rank_[e] = -1;

@@ -1,5 +1,6 @@
 #include "backend/udp/entropy_grouper.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -80,6 +81,45 @@ TEST(EntropyGrouperTest, SpansLongerThanMaxBurstAreGroupedPerChunk) {
   std::vector<TxPacket> v = Burst({0, 1, 0, 1, 2, 3, 2, 3});
   g.Group(absl::MakeSpan(v));
   EXPECT_EQ(Entropies(v), (std::vector<wire::Entropy>{0, 0, 1, 1, 2, 2, 3, 3}));
+}
+
+// Runs marked with TxPacket::run_follow (counted at their first packet)
+// are grouped exactly as the same packets unmarked: interleaved runs,
+// an out-of-range run, runs cut by the chunk edge, a hint past the end.
+// And the hints still hold afterwards (none reaches into another run).
+TEST(EntropyGrouperTest, RunHintsGroupLikeUnmarkedPackets) {
+  // Runs: (entropy, length); their packets carry run_follow = how many
+  // of the run follow them.
+  const std::vector<std::pair<wire::Entropy, int>> runs = {
+      {3, 5}, {1, 4}, {3, 2}, {99, 3}, {0, 6}, {1, 7}, {3, 5}};
+  std::vector<wire::Entropy> flat;
+  std::vector<uint8_t> follow;
+  for (const auto& [e, n] : runs) {
+    for (int k = 0; k < n; ++k) {
+      flat.push_back(e);
+      follow.push_back(static_cast<uint8_t>(n - 1 - k));
+    }
+  }
+  follow.back() = 9;  // claims more than the burst holds
+  for (const size_t chunk : {size_t{64}, size_t{10}}) {
+    EntropyGrouper plain(chunk, 16), hinted(chunk, 16);
+    std::vector<TxPacket> a = Burst(flat), b = Burst(flat);
+    for (size_t i = 0; i < b.size(); ++i) b[i].run_follow = follow[i];
+    plain.Group(absl::MakeSpan(a));
+    hinted.Group(absl::MakeSpan(b));
+    EXPECT_EQ(Entropies(b), Entropies(a)) << "chunk " << chunk;
+    EXPECT_EQ(Positions(b), Positions(a)) << "chunk " << chunk;
+    // Every hint still holds: the packets it claims (up to the burst's end,
+    // where a backend stops anyway) follow it, and they are the ones that
+    // followed it in its run (consecutive positions).
+    for (size_t k = 0; k < b.size(); ++k) {
+      const size_t claims = std::min<size_t>(b[k].run_follow, b.size() - k - 1);
+      for (size_t j = 1; j <= claims; ++j) {
+        EXPECT_EQ(b[k + j].len, b[k].len + j)
+            << "chunk " << chunk << ", packet " << k << " claims " << j;
+      }
+    }
+  }
 }
 
 TEST(EntropyGrouperTest, RepeatedUseStartsFresh) {

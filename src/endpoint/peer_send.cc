@@ -389,7 +389,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
         std::min<size_t>({size_t{whole}, max - n, batch->room(),
                           size_t{1} + (run_goes_on ? run_left_ : 0u)}));
     const uint32_t count = NewDatagramBudget(hdr + plen, cap);
-    if (count == 0) break;  // cannot happen: can_send held; keeps us honest
+    if (count == 0) break;  // (not expected: CanSendNew held for the first)
     run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     last_ack_urgent_ = false;
     wire::DataHeader h;

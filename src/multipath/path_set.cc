@@ -210,18 +210,7 @@ void PathSet::OnAckedRun(wire::PathId p, wire::PathSeq first_seq,
   path.stats.in_flight -= count;
   total_in_flight_ -= count;
   path.last_ack_stale = false;
-  // MarkDelivered, `count` times over (the rates decay once per packet).
-  path.badness = 0;
-  for (uint32_t i = 0; i < count && path.loss_rate != 0; ++i) {
-    SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
-  }
-  for (uint32_t i = 0; i < count && path.ecn_rate != 0; ++i) {
-    SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
-  }
-  path.clean_acks += count;
-  if (path.clean_acks >= opts_.forgive_after_acks) {
-    path.consecutive_penalties = 0;
-  }
+  MarkDelivered(path, count);
 }
 
 void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
@@ -232,13 +221,14 @@ void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   MarkDelivered(path);
 }
 
-void PathSet::MarkDelivered(Path& path) {
+void PathSet::MarkDelivered(Path& path, uint32_t n) {
   path.badness = 0;
-  // (A clean path's rates are 0 and stay so: skip the arithmetic.)
-  if (path.loss_rate != 0) {
+  // Once per delivery. (A clean path's rates are 0 and stay so: skip the
+  // arithmetic.)
+  for (uint32_t i = 0; i < n && path.loss_rate != 0; ++i) {
     SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
   }
-  if (path.ecn_rate != 0) {
+  for (uint32_t i = 0; i < n && path.ecn_rate != 0; ++i) {
     SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
   }
   switch (path.stats.health) {
@@ -253,7 +243,8 @@ void PathSet::MarkDelivered(Path& path) {
       path.clean_acks = 0;
       break;
     case PathHealth::kHealthy:
-      if (++path.clean_acks >= opts_.forgive_after_acks) {
+      path.clean_acks += n;
+      if (path.clean_acks >= opts_.forgive_after_acks) {
         path.consecutive_penalties = 0;
       }
       break;

@@ -197,7 +197,9 @@ class PathSet {
   // slots were released when the path went to probing); returns whether
   // it was stale.
   bool TakeOutcome(Path& path, wire::PathSeq seq);
-  void MarkDelivered(Path& path);
+  // `n` packets on `path` got through (n > 1 only on a healthy path, as
+  // OnAckedRun calls it): the same as n single deliveries.
+  void MarkDelivered(Path& path, uint32_t n = 1);
   // Whether a value other than p's current entropy is free (recycling
   // needs one), and one such value drawn at random.
   bool DrawFreshEntropy(wire::PathId p, wire::Entropy* out);

@@ -102,26 +102,23 @@ void SentPacketManager::Grow() {
   heap_.reserve(ring_.size());
 }
 
-void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
-                                           wire::PathId path, wire::PathSeq seq,
-                                           TimeNs now, uint8_t repairs) {
-  PathState& ps = Path(path);
+bool SentPacketManager::BeginPathSends(PathState& ps, wire::PathSeq seq,
+                                       uint32_t count) {
   if (ps.has_last && !(seq > ps.last_seq)) ++counters_.path_seq_regressions;
-  ps.last_seq = seq;
+  ps.last_seq = seq + (count - 1);
   ps.has_last = true;
-  pkt.tx_index = ++tx_counter_;
-  pkt.sent = now;
-  pkt.seq = seq;
-  pkt.path = path;
-  if (pkt.tx_count < std::numeric_limits<uint16_t>::max()) ++pkt.tx_count;
-  ps.log.Append(seq, psn, now, pkt.tx_index, repairs);
+  return ps.log.unresolved() == 0;
+}
+
+void SentPacketManager::EndPathSends(PathState& ps, wire::PathId path,
+                                     bool was_idle, TimeNs now) {
   if (!ps.active) {
     ps.active = true;
     active_paths_.push_back(path);
   }
-  if (ps.log.unresolved() == 1) {
-    // The path was idle: this transmission is its front. The time rule can
-    // apply only once something sent after it has arrived.
+  if (was_idle) {
+    // The path was idle: the first of these transmissions is its front.
+    // The time rule can apply only once something sent after it arrived.
     path_timers_.Park(path, static_cast<uint64_t>(now.ns()));
   }
   if (now != rto_memo_sent_ || path != rto_memo_path_) {
@@ -129,6 +126,20 @@ void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
     rto_memo_sent_ = now;
     rto_memo_path_ = path;
   }
+}
+
+void SentPacketManager::RecordTransmission(Packet& pkt, wire::Psn psn,
+                                           wire::PathId path, wire::PathSeq seq,
+                                           TimeNs now, uint8_t repairs) {
+  PathState& ps = Path(path);
+  const bool was_idle = BeginPathSends(ps, seq, 1);
+  pkt.tx_index = ++tx_counter_;
+  pkt.sent = now;
+  pkt.seq = seq;
+  pkt.path = path;
+  if (pkt.tx_count < std::numeric_limits<uint16_t>::max()) ++pkt.tx_count;
+  ps.log.Append(seq, psn, now, pkt.tx_index, repairs);
+  EndPathSends(ps, path, was_idle, now);
 }
 
 void SentPacketManager::OnFirstSentRun(uint64_t first_tag, uint64_t tag_step,
@@ -140,10 +151,7 @@ void SentPacketManager::OnFirstSentRun(uint64_t first_tag, uint64_t tag_step,
   // RecordTransmission's work, once per run where it can be: the packets
   // differ only in PSN, tag, path seq and send index.
   PathState& ps = Path(path);
-  if (ps.has_last && !(seq > ps.last_seq)) ++counters_.path_seq_regressions;
-  ps.last_seq = seq + (count - 1);
-  ps.has_last = true;
-  const bool path_was_idle = ps.log.unresolved() == 0;
+  const bool was_idle = BeginPathSends(ps, seq, count);
   uint64_t tag = first_tag;
   for (uint32_t i = 0; i < count; ++i) {
     Packet& pkt = ring_[(next_.value() + i) & mask_];
@@ -159,20 +167,7 @@ void SentPacketManager::OnFirstSentRun(uint64_t first_tag, uint64_t tag_step,
     ps.log.Append(seq + i, next_ + i, now, pkt.tx_index, TxRecord::kFirstSend);
     tag += tag_step;
   }
-  if (!ps.active) {
-    ps.active = true;
-    active_paths_.push_back(path);
-  }
-  if (path_was_idle) {
-    // The path was idle: this run's first transmission is its front. The
-    // time rule can apply only once something sent after it has arrived.
-    path_timers_.Park(path, static_cast<uint64_t>(now.ns()));
-  }
-  if (now != rto_memo_sent_ || path != rto_memo_path_) {
-    rto_deadline_ = Min(rto_deadline_, now + PathRto(path));
-    rto_memo_sent_ = now;
-    rto_memo_path_ = path;
-  }
+  EndPathSends(ps, path, was_idle, now);
   bytes_in_flight_ += uint64_t{bytes} * count;
   packets_in_flight_ += count;
   counters_.packets_sent += count;

@@ -265,6 +265,12 @@ class SentPacketManager {
     return p < paths_.size() ? paths_[p] : AddPaths(p);
   }
   PathState& AddPaths(wire::PathId p);
+  // The per-path part of recording `count` transmissions sent back to back
+  // with path seqs from `seq`: BeginPathSends before they enter ps.log
+  // (returns whether the path was idle), EndPathSends after.
+  bool BeginPathSends(PathState& ps, wire::PathSeq seq, uint32_t count);
+  void EndPathSends(PathState& ps, wire::PathId path, bool was_idle,
+                    TimeNs now);
   void Grow();
   // `repairs`: TxRecord::kFirstSend, or the LossCause a re-send repairs.
   void RecordTransmission(Packet& pkt, wire::Psn psn, wire::PathId path,

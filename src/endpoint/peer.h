@@ -225,10 +225,10 @@ class Peer : private retransmit::SenderEvents {
            (session_confirmed_ ? 0 : wire::kCtrlFrameSize);
   }
   OutMessage* MessageForTag(uint64_t tag);
-  // One more fragment of the message `tag` names is acked; completes the
-  // message when that was its last (or marks an ordered one as awaiting
-  // delivery).
-  void OnFragmentAcked(uint64_t tag);
+  // `count` more fragments of the message `tag` names are acked; completes
+  // the message when they were its last (or marks an ordered one as
+  // awaiting delivery).
+  void OnFragmentsAcked(uint64_t tag, uint32_t count);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
   // Completes the ordered messages awaiting delivery that every ack so far

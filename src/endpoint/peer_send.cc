@@ -412,7 +412,12 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
       uint8_t* slot = batch->next_slot().data();
       frame = slot + wire::kPreambleSize;
       if (i > 0) {
-        std::memcpy(slot, first, wire::kPreambleSize + hdr);
+        // A fixed size for the usual header: inline moves, not a call.
+        if (hdr == wire::kDataHeaderSize) {
+          std::memcpy(slot, first, wire::kPreambleSize + wire::kDataHeaderSize);
+        } else {
+          std::memcpy(slot, first, wire::kPreambleSize + hdr);
+        }
         wire::PatchDataHeader(frame, h.psn + i, h.path_seq + i,
                               offset + i * plen);
       }
@@ -522,7 +527,7 @@ void Peer::OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
   pending_ack_event_.bytes_acked += bytes;
   ++pending_ack_event_.packets_acked;
   have_ack_event_ = true;
-  OnFragmentAcked(tag);
+  OnFragmentsAcked(tag, 1);
 }
 
 void Peer::OnRunAcked(const AckedRun& run) {
@@ -535,13 +540,23 @@ void Peer::OnRunAcked(const AckedRun& run) {
   pending_ack_event_.bytes_acked += uint64_t{run.bytes} * run.count;
   pending_ack_event_.packets_acked += run.count;
   have_ack_event_ = true;
-  for (uint32_t i = 0; i < run.count; ++i) OnFragmentAcked(run.tags[i]);
+  // A run's fragments are mostly consecutive ones of one message: each
+  // message's share is counted at once.
+  for (uint32_t i = 0; i < run.count;) {
+    const uint32_t msg = MsgOf(run.tags[i]);
+    uint32_t k = 1;
+    while (i + k < run.count && MsgOf(run.tags[i + k]) == msg) ++k;
+    OnFragmentsAcked(run.tags[i], k);
+    i += k;
+  }
 }
 
-void Peer::OnFragmentAcked(uint64_t tag) {
+void Peer::OnFragmentsAcked(uint64_t tag, uint32_t count) {
   OutMessage* m = MessageForTag(tag);
   if (m == nullptr || m->done) return;
-  ++m->frags_acked;
+  // No message has more fragments acked than sent, so the message cannot
+  // have been fully acked before the last of these `count`.
+  m->frags_acked += count;
   if (!m->FullyAcked()) return;
   if (m->stream == 0) {
     // Unordered: the receiver delivers a message the moment it has all of

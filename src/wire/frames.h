@@ -4,8 +4,10 @@
 #ifndef BRAID_WIRE_FRAMES_H_
 #define BRAID_WIRE_FRAMES_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "absl/types/span.h"
 #include "wire/psn.h"
@@ -212,12 +214,14 @@ inline constexpr size_t kDataOffsetFragOffset = 44;
 // building a run of them copies the first header and patches the copies.
 inline void PatchDataHeader(uint8_t* frame, Psn psn, PathSeq path_seq,
                             uint32_t frag_offset) {
-  // Big-endian stores, byte by byte (compilers make each one bswap + mov).
+  // Big-endian stores as one byte swap and one 4-byte store each. (Written
+  // byte by byte, GCC 12 fused the two adjacent fields into one 8-byte value
+  // assembled by shifts: ~30 instructions per datagram instead of ~6.)
   const auto put = [](uint8_t* p, uint32_t v) {
-    p[0] = static_cast<uint8_t>(v >> 24);
-    p[1] = static_cast<uint8_t>(v >> 16);
-    p[2] = static_cast<uint8_t>(v >> 8);
-    p[3] = static_cast<uint8_t>(v);
+    if constexpr (std::endian::native == std::endian::little) {
+      v = __builtin_bswap32(v);
+    }
+    std::memcpy(p, &v, sizeof(v));
   };
   put(frame + kDataOffsetPsn, psn.value());
   put(frame + kDataOffsetPathSeq, path_seq.value());

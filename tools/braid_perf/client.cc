@@ -21,6 +21,8 @@ namespace {
 
 // Cookies of control sends; data sends use their slot index (< 2^32).
 constexpr uint64_t kCtrlCookie = uint64_t{1} << 40;
+// How long a run cut short spends on getting its Bye out.
+constexpr int64_t kByeGraceNs = 100'000'000;
 // Ping buffers (zero-copy sends): a ping's buffer is reused only after its
 // send completed, so a late ACK seldom holds the next ping back.
 constexpr uint64_t kPingSlots = 16;
@@ -43,7 +45,13 @@ class Client {
       if (r.time_limit || !r.have_server) fatal = true;
       if (fatal) break;
     }
-    if (!fatal) SayBye();
+    if (!fatal) {
+      SayBye();
+    } else if (run_in_progress_) {
+      // Cut short (time limit, or no Result): tell the server now, or it
+      // learns only from 5 s of silence that this run is over.
+      ByeWithoutWaiting();
+    }
     std::string stats_json;
     if (f_.stats && f_.json) {
       // {"endpoint":{...},"peers":[{...with paths...}]}
@@ -352,6 +360,7 @@ class Client {
     }
     Inbox box;
     if (!Connect(size, &r, &box)) return r;
+    run_in_progress_ = true;
     r.have_server = false;
     const SideCounters before = ep_->Snapshot();
     if (f_.test == Test::kLat) {
@@ -388,6 +397,7 @@ class Client {
       }
     }
     if (box.result) {
+      run_in_progress_ = false;
       std::optional<ResultMsg> res = DecodeResult(*box.result);
       if (res) {
         r.server = *res;
@@ -442,26 +452,54 @@ class Client {
       Pump(r, box);
       if (!r->failure.empty()) return false;
       if (deadline_.Passed()) {
+        // Say why, too: a --time-limit below kConnectSeconds ends here.
+        Fail(r, absl::StrCat("no answer from server ", f_.server.ToString(),
+                             " yet", NoAnswerDetail(*box)));
         r->time_limit = true;
         return false;
       }
       if (give_up.Passed()) {
-        std::string why;
-        if (box->hello_failures > 0) {
-          why = absl::StrCat(": ", box->hello_failures, " hello(s) failed (",
-                             FailureCauseName(box->hello_cause), ")");
-          if (ep_->ep().stats().tx_icmp_errors > 0) {
-            absl::StrAppend(&why,
-                            ", the host answered with ICMP errors (is a "
-                            "braid-perf --server listening on that port?)");
-          }
-        }
-        Fail(r, absl::StrCat("no answer from server ", f_.server.ToString(),
-                             " in ", kConnectSeconds, " s", why));
+        Fail(r,
+             absl::StrCat("no answer from server ", f_.server.ToString(),
+                          " in ", kConnectSeconds, " s", NoAnswerDetail(*box)));
         return false;
       }
     }
     return true;
+  }
+
+  // What the Hellos met, for a failure that says why nobody answered.
+  std::string NoAnswerDetail(const Inbox& box) const {
+    if (box.hello_failures == 0) return "";
+    std::string why =
+        absl::StrCat(": ", box.hello_failures, " hello(s) failed (",
+                     FailureCauseName(box.hello_cause), ")");
+    if (ep_->ep().stats().tx_icmp_errors > 0) {
+      absl::StrAppend(&why,
+                      ", the host answered with ICMP errors (is a "
+                      "braid-perf --server listening on that port?)");
+    }
+    return why;
+  }
+
+  // Queues a Bye and gives the endpoint at most kByeGraceNs to send it; its
+  // delivery is not awaited (the time limit has passed, or the server has
+  // stopped answering).
+  void ByeWithoutWaiting() {
+    const std::vector<uint8_t> bye = EncodeBye(run_);
+    if (!ep_->ep().Send(f_.server, bye, {.cookie = kCtrlCookie + 3}).ok()) {
+      return;
+    }
+    const int64_t until = NowNs() + kByeGraceNs;
+    while (NowNs() < until) {
+      ep_->ep().Recycle(&comps_);
+      ep_->Step(&comps_);
+      for (const Completion& c : comps_) {
+        if (c.cookie == kCtrlCookie + 3 && c.type != CompletionType::kRecv) {
+          return;
+        }
+      }
+    }
   }
 
   void SayBye() {
@@ -498,6 +536,7 @@ class Client {
   uint64_t pings_ = 0;
   uint64_t ping_id_ = 0;
   bool pong_seen_ = false;
+  bool run_in_progress_ = false;  // a server took the run; no Result yet
   int64_t first_send_ns_ = 0;
   int64_t last_done_ns_ = 0;
 };

@@ -32,11 +32,12 @@ const char* PerfUsage() {
   return R"(usage:
   braid-perf --server [--bind ADDR:PORT] [--persistent] [common flags]
              (--persistent: serve clients one after another until SIGINT /
-             SIGTERM, which print --stats and exit 0)
-  braid-perf --client HOST:PORT --test bw|lat|rate [-s SIZE | -a] [-n ITERS | -D SECONDS]
+             SIGTERM, which print --stats and exit 0, or 1 if any run failed
+             or was abandoned by its client)
+  braid-perf --client HOST:PORT [--test bw|lat|rate] [-s SIZE | -a] [-n ITERS | -D SECONDS]
              [--window W] [common flags]
 
-  --test bw    one way, W messages outstanding; goodput (default -s 65536, W 32)
+  --test bw    (default) one way, W messages outstanding; goodput (default -s 65536, W 32)
   --test lat   ping-pong; one-way latency = RTT/2 (default -s 64)
   --test rate  one way, small messages; messages/s (default -s 64, W 1024)
   -s SIZE      message size in bytes, 16..64M (suffixes k/K = KiB,
@@ -76,7 +77,9 @@ common flags (give the impairment flags to both sides to impair acks too):
   --seed S           impairment seed (default 1)
   --time-limit S     hard limit on the whole run (default 60); exit 3 past it
   --stats            print the endpoint's counters after the run
-  --json             one JSON object on stdout instead of the table
+  --json             JSON on stdout instead of the table: the client prints
+                     one object; the server one line (an object) per run,
+                     i.e. per size of a client's -a sweep
 
 exit: 0 ok, 1 verification/transport failure, 2 bad flags, 3 time limit.
 )";

@@ -219,6 +219,14 @@ class Server {
         break;
       case Kind::kBye:
         if (!run_ || c.peer == run_->client) {
+          if (run_ && !run_->result_sent && h.run == run_->id) {
+            // The client gave up on this run (its time limit, or it stopped
+            // waiting for our Result): it is over, unfinished.
+            AbandonRun(
+                absl::StrFormat("%s ended it unfinished (Bye before "
+                                "the Result)",
+                                run_->client.ToString()));
+          }
           bye_ns_ = NowNs();
           return;
         }

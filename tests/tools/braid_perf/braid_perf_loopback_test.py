@@ -204,6 +204,13 @@ class BraidPerfLoopbackTest(unittest.TestCase):
                  "-D", "30", "--time-limit", "1", "--block"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 timeout=60)
+            # The client's Bye ends the unfinished run at once (not after
+            # the 5 s of silence that end a vanished client's run).
+            start = time.monotonic()
+            rc, _, err = srv.wait(timeout=10)
+            self.assertLess(time.monotonic() - start, 3, err)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("ended it unfinished", err)
         finally:
             srv.kill()
         self.assertEqual(p.returncode, 3, p.stderr)
@@ -359,7 +366,12 @@ class BraidPerfLoopbackTest(unittest.TestCase):
             text=True, timeout=30)
         self.assertIn(p.returncode, (1, 3), p.stderr)
         self.assertLess(time.monotonic() - start, 15)
-        self.assertFalse(json.loads(p.stdout)["ok"])
+        out = json.loads(p.stdout)
+        self.assertFalse(out["ok"])
+        # Ended by the time limit (3 s < the 10 s a Hello is retried), and
+        # still saying why.
+        self.assertIn("no answer from server",
+                      out["results"][0]["errors"]["failure"])
 
     def test_server_without_client_exits_3_at_its_time_limit(self):
         srv = Server(time_limit=1)

@@ -13,6 +13,18 @@ uint32_t RoundUpPow2(uint32_t n) {
 PathTxLog::PathTxLog(uint32_t initial_capacity)
     : ring_(RoundUpPow2(initial_capacity)), mask_(ring_.size() - 1) {}
 
+TxRecord* PathTxLog::FindCopyAfter(wire::Psn psn, uint64_t tx_index) {
+  // Newest first, down to the first record sent before `tx_index` (the log
+  // is in send order): only what was sent since is looked at.
+  TxRecord* found = nullptr;
+  for (uint64_t i = tail_; i > oldest_; --i) {
+    TxRecord& r = ring_[(i - 1) & mask_];
+    if (r.tx_index <= tx_index) break;
+    if (r.psn == psn) found = &r;
+  }
+  return found;
+}
+
 TxRecord* PathTxLog::Find(wire::PathSeq seq) {
   if (oldest_ == tail_) return nullptr;
   const wire::PathSeq first = ring_[oldest_ & mask_].seq;

@@ -33,7 +33,11 @@ struct TxRecord {
   // a packet's first transmission.
   uint8_t repairs = kFirstSend;
   bool dup_noted = false;  // echoed as a duplicate already
+  // When superseded: the path its re-send went on. Set with `superseded`
+  // and read only while that is true (Append leaves it stale).
+  uint8_t superseded_on = kNoPath;
   static constexpr uint8_t kFirstSend = 0xff;
+  static constexpr uint8_t kNoPath = 0xff;
 };
 
 class PathTxLog {
@@ -56,6 +60,10 @@ class PathTxLog {
   // The transmission with `seq`, resolved or not; nullptr if it is not (or no
   // longer) in the log.
   TxRecord* Find(wire::PathSeq seq);
+  // The oldest transmission of `psn` sent after `tx_index`, resolved or not;
+  // nullptr if there is none in the log. Scans what was sent after
+  // `tx_index`: for rare events.
+  TxRecord* FindCopyAfter(wire::Psn psn, uint64_t tx_index);
   // Forgets everything, keeping the memory.
   void Clear() { oldest_ = head_ = tail_ = 0; }
   size_t capacity() const { return ring_.size(); }

@@ -210,6 +210,7 @@ void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
     TxRecord* old = paths_[pkt->path].log.Find(pkt->seq);
     if (old != nullptr && old->tx_index == pkt->tx_index) {
       old->superseded = true;
+      old->superseded_on = path;
     }
     pkt->state = State::kInFlight;
     bytes_in_flight_ += pkt->bytes;
@@ -448,13 +449,13 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     if (rec->superseded) {
       rec->superseded = false;
       if (pkt == nullptr || !pkt->spurious_reported) {
-        if (pkt != nullptr) {
-          pkt->spurious_reported = true;
-          // Its re-send will arrive as a duplicate: already counted.
-          TxRecord* latest = paths_[pkt->path].log.Find(pkt->seq);
-          if (latest != nullptr && latest->tx_index == pkt->tx_index) {
-            latest->dup_noted = true;
-          }
+        // The re-send that superseded this copy is what was not needed; if
+        // it arrives as a duplicate too, that is already counted here.
+        if (pkt != nullptr) pkt->spurious_reported = true;
+        if (rec->superseded_on < paths_.size()) {
+          TxRecord* resend = paths_[rec->superseded_on].log.FindCopyAfter(
+              rec->psn, rec->tx_index);
+          if (resend != nullptr) resend->dup_noted = true;
         }
         ++counters_.spurious_retransmits;
         ev.OnSpuriousRetransmit(rec->psn);

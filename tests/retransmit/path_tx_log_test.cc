@@ -35,6 +35,26 @@ TEST(PathTxLogTest, FindWorksWhenSeqsHaveGaps) {
   EXPECT_EQ(log.Find(PathSeq(21)), nullptr);
 }
 
+TEST(PathTxLogTest, FindCopyAfterReturnsTheFirstCopySentLater) {
+  PathTxLog log(16);
+  // PSN 7 goes out at send indexes 10, 14 and 17; other PSNs between.
+  log.Append(PathSeq(0), Psn(7), T(0), 10);
+  log.Append(PathSeq(1), Psn(8), T(1), 12);
+  log.Append(PathSeq(2), Psn(7), T(2), 14);
+  log.Append(PathSeq(3), Psn(9), T(3), 15);
+  log.Append(PathSeq(4), Psn(7), T(4), 17);
+  log.PopFront();  // resolved ones are history, and still found
+  TxRecord* r = log.FindCopyAfter(Psn(7), 10);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->tx_index, 14u);
+  r = log.FindCopyAfter(Psn(7), 14);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->tx_index, 17u);
+  EXPECT_EQ(log.FindCopyAfter(Psn(7), 17), nullptr);
+  EXPECT_EQ(log.FindCopyAfter(Psn(8), 12), nullptr);
+  EXPECT_EQ(log.FindCopyAfter(Psn(5), 0), nullptr);
+}
+
 TEST(PathTxLogTest, PoppedTransmissionsStayFindableAsHistory) {
   PathTxLog log(8);
   for (uint32_t i = 0; i < 3; ++i) log.Append(PathSeq(i), Psn(i), T(i), i);

@@ -744,6 +744,40 @@ TEST_F(SentPacketManagerTest,
   EXPECT_TRUE(ev_.spurious.empty());
 }
 
+// A packet probed, then given up on by the RTO: two re-sends. The original
+// arrives, then both re-sends arrive as duplicates, after the packet left
+// the window. Each re-send is counted once as spurious: never more spurious
+// re-sends than re-sends (seen in a lossless ping-pong: 11 against 10).
+TEST_F(SentPacketManagerTest,
+       EachUnneededResendIsCountedOnceAfterThePacketIsGone) {
+  Make(RetransmitOptions{});
+  Send(0, T(0));
+  const TimeNs probe_at = m_->NextTimerTime();
+  m_->OnTimer(probe_at, ev_);  // the tail probe
+  ASSERT_EQ(m_->counters().tail_probes, 1u);
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 1, probe_at);
+  const auto probe = last_tx_.at(0);
+  TimeNs rto_at = m_->NextTimerTime();
+  for (int i = 0; i < 10 && m_->counters().rtos == 0; ++i) {
+    rto_at = m_->NextTimerTime();
+    m_->OnTimer(rto_at, ev_);  // up to the RTO
+  }
+  ASSERT_EQ(m_->counters().rtos, 1u);
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
+  Resend(Psn(0), 2, rto_at);
+  const auto rto = last_tx_.at(0);
+  ASSERT_EQ(m_->counters().retransmits, 2u);
+  // The original was only slow: it is acked, and PSN 0 leaves the window.
+  ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), rto_at + Us(10)));
+  echo_dup_ = true;
+  ASSERT_TRUE(AckEcho(1, {}, probe.first, probe.second, rto_at + Us(20)));
+  echo_dup_ = true;
+  ASSERT_TRUE(AckEcho(1, {}, rto.first, rto.second, rto_at + Us(30)));
+  EXPECT_EQ(m_->counters().spurious_retransmits, 2u);
+  EXPECT_EQ(ev_.spurious.size(), 2u);
+}
+
 TEST_F(SentPacketManagerTest, EchoOfTheOriginalAfterARetransmitIsSpurious) {
   Send(0, T(0));
   m_->OnTimer(T(300), ev_);  // RTO declares PSN 0 lost

@@ -451,6 +451,16 @@ class Client {
       }
       Pump(r, box);
       if (!r->failure.empty()) return false;
+      if (!warned_no_server_ && ep_->ep().stats().tx_icmp_errors > 0) {
+        // Say so now rather than after kConnectSeconds of silence (the
+        // server may yet start: keep trying).
+        warned_no_server_ = true;
+        std::fprintf(stderr,
+                     "braid-perf: %s answers with ICMP errors (is a "
+                     "braid-perf --server listening there?); retrying for "
+                     "up to %.0f s\n",
+                     f_.server.ToString().c_str(), kConnectSeconds);
+      }
       if (deadline_.Passed()) {
         // Say why, too: a --time-limit below kConnectSeconds ends here.
         Fail(r, absl::StrCat("no answer from server ", f_.server.ToString(),
@@ -536,7 +546,8 @@ class Client {
   uint64_t pings_ = 0;
   uint64_t ping_id_ = 0;
   bool pong_seen_ = false;
-  bool run_in_progress_ = false;  // a server took the run; no Result yet
+  bool run_in_progress_ = false;   // a server took the run; no Result yet
+  bool warned_no_server_ = false;  // said that the server's host refuses
   int64_t first_send_ns_ = 0;
   int64_t last_done_ns_ = 0;
 };

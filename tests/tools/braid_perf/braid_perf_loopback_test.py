@@ -372,6 +372,9 @@ class BraidPerfLoopbackTest(unittest.TestCase):
         # still saying why.
         self.assertIn("no answer from server",
                       out["results"][0]["errors"]["failure"])
+        # Said at once on stderr, not only at the end.
+        self.assertIn("answers with ICMP errors", p.stderr)
+        self.assertIn("retrying for up to 10 s", p.stderr)
 
     def test_server_without_client_exits_3_at_its_time_limit(self):
         srv = Server(time_limit=1)

@@ -10,8 +10,9 @@ namespace braid::perf {
 // Serves until the client says Bye (or forever with --persistent). Returns
 // the process exit code: 0, kExitFailed if a run saw a bad, duplicate or
 // missing message or the client vanished (nothing received from it, and
-// no datagram at all, for 5 s mid-run: the run is abandoned, and a
-// --persistent server serves the next client), kExitTimeLimit past
+// no datagram at all, for 5 s mid-run) or said Bye before the Result (the
+// run is abandoned, and a --persistent server serves the next client),
+// kExitTimeLimit past
 // --time-limit (a --persistent server abandons the run instead).
 int RunServer(const PerfFlags& f);
 

@@ -22,7 +22,7 @@ namespace {
 // Cookies of control sends; data sends use their slot index (< 2^32).
 constexpr uint64_t kCtrlCookie = uint64_t{1} << 40;
 // How long a run cut short spends on getting its Bye out.
-constexpr int64_t kByeGraceNs = 100'000'000;
+constexpr double kByeGraceS = 0.1;
 // Ping buffers (zero-copy sends): a ping's buffer is reused only after its
 // send completed, so a late ACK seldom holds the next ping back.
 constexpr uint64_t kPingSlots = 16;
@@ -46,11 +46,11 @@ class Client {
       if (fatal) break;
     }
     if (!fatal) {
-      SayBye();
+      SayBye(3);
     } else if (run_in_progress_) {
       // Cut short (time limit, or no Result): tell the server now, or it
       // learns only from 5 s of silence that this run is over.
-      ByeWithoutWaiting();
+      SayBye(kByeGraceS);
     }
     std::string stats_json;
     if (f_.stats && f_.json) {
@@ -492,39 +492,24 @@ class Client {
     return why;
   }
 
-  // Queues a Bye and gives the endpoint at most kByeGraceNs to send it; its
-  // delivery is not awaited (the time limit has passed, or the server has
-  // stopped answering).
-  void ByeWithoutWaiting() {
+  // Sends a Bye and waits up to `wait_s` for its completion, so the server
+  // hears it. The time limit ends the wait too, unless it had passed
+  // already (a run it cut short still says Bye).
+  // One attempt to send: after a finished run the send queue has room, and
+  // a run cut short does not wait for it.
+  void SayBye(double wait_s) {
     const std::vector<uint8_t> bye = EncodeBye(run_);
     if (!ep_->ep().Send(f_.server, bye, {.cookie = kCtrlCookie + 3}).ok()) {
       return;
     }
-    const int64_t until = NowNs() + kByeGraceNs;
-    while (NowNs() < until) {
+    const Deadline give_up(wait_s);
+    const bool limit_counts = !deadline_.Passed();
+    while (!give_up.Passed() && !(limit_counts && deadline_.Passed())) {
       ep_->ep().Recycle(&comps_);
       ep_->Step(&comps_);
       for (const Completion& c : comps_) {
         if (c.cookie == kCtrlCookie + 3 && c.type != CompletionType::kRecv) {
           return;
-        }
-      }
-    }
-  }
-
-  void SayBye() {
-    RunResult scratch;
-    const std::vector<uint8_t> bye = EncodeBye(run_);
-    if (!SendCtrl(bye, kCtrlCookie + 3, &scratch)) return;
-    // Wait (briefly) for the Bye's completion so the server hears it.
-    const Deadline give_up(3);
-    bool acked = false;
-    while (!acked && !give_up.Passed() && !deadline_.Passed()) {
-      ep_->ep().Recycle(&comps_);
-      ep_->Step(&comps_);
-      for (const Completion& c : comps_) {
-        if (c.cookie == kCtrlCookie + 3 && c.type != CompletionType::kRecv) {
-          acked = true;
         }
       }
     }

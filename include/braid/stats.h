@@ -105,8 +105,13 @@ struct PeerStats {
   uint64_t messages_sent = 0;  // completed kSendDone
   uint64_t messages_failed = 0;
   uint64_t messages_received = 0;
-  uint64_t messages_placed = 0;    // received, placed directly
-  uint64_t messages_refused = 0;   // received, placement refused
+  uint64_t messages_placed = 0;   // received, placed directly
+  uint64_t messages_refused = 0;  // received, placement refused
+  // Ordered messages dropped after arriving whole: their stream_seq was
+  // already delivered, or one with the same stream_seq is held. Their
+  // packets were acknowledged, so the sender saw kSendDone. A sender that
+  // follows the protocol never causes one (protocol.md, known gap 2).
+  uint64_t ordered_refused = 0;
   uint64_t bytes_placed = 0;       // received, written straight to place
   uint64_t bytes_reassembled = 0;  // received, copied into message buffers
   uint64_t acks_sent = 0;
@@ -151,6 +156,7 @@ struct EndpointStats {
   uint64_t messages_received = 0;
   uint64_t messages_placed = 0;  // see PeerStats
   uint64_t messages_refused = 0;
+  uint64_t ordered_refused = 0;  // see PeerStats
   uint64_t bytes_placed = 0;
   uint64_t bytes_reassembled = 0;
   uint64_t acks_sent = 0;

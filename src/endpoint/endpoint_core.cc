@@ -561,6 +561,7 @@ EndpointStats EndpointCore::stats() const {
   e.messages_received = sum.messages_received;
   e.messages_placed = sum.messages_placed;
   e.messages_refused = sum.messages_refused;
+  e.ordered_refused = sum.ordered_refused;
   e.bytes_placed = sum.bytes_placed;
   e.bytes_reassembled = sum.bytes_reassembled;
   e.acks_sent = sum.acks_sent;

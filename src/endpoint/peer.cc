@@ -321,6 +321,8 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   const reorder::ReassemblerStats& rs = reassembler_.stats();
   s->messages_placed = rs.messages_placed;
   s->messages_refused = rs.messages_refused;
+  const reorder::OrderedReleaseStats& os = ordered_.stats();
+  s->ordered_refused = os.stale + os.duplicate + os.too_many_streams;
   s->bytes_placed = rs.bytes_placed;
   s->bytes_reassembled = rs.bytes_copied;
   s->acks_sent = acks_sent_;

@@ -118,6 +118,9 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
                retransmit);
   if (r == reorder::FragResult::kComplete) {
     released_.clear();
+    // A refusal (a stream_seq already released or held: only a buggy or
+    // forged sender's) drops the message; OrderedRelease counts it, and
+    // FillStats reports it as ordered_refused (protocol.md, known gap 2).
     ordered_.Push(std::move(done), &released_);
     for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
     released_.clear();

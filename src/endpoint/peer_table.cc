@@ -12,6 +12,7 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   acc->messages_received += s.messages_received;
   acc->messages_placed += s.messages_placed;
   acc->messages_refused += s.messages_refused;
+  acc->ordered_refused += s.ordered_refused;
   acc->bytes_placed += s.bytes_placed;
   acc->bytes_reassembled += s.bytes_reassembled;
   acc->acks_sent += s.acks_sent;

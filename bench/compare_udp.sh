@@ -20,7 +20,10 @@
 #   braid lat with --loss P on both sides
 #
 # (--block: both tools wait in poll/epoll instead) then prints the median of each figure over the rounds and the ratios the
-# issue asks for, plus one --block bw run for syscalls per datagram.
+# issue asks for, plus one --block bw run for syscalls per datagram. For the
+# goodput and latency ratios it also prints each round's ratio and, for the
+# median of those, a distribution-free ~95 % interval (bench/compare_stats.py)
+# that says whether the rounds settle the figure: met, short or undecided.
 # Every server is started by this script for one measurement and stopped by
 # its PID; a trap stops whatever is left. The whole run is bounded (default
 # budget 170 s; each process also has its own time limit).
@@ -256,8 +259,9 @@ want bw && braid braid_bw_block "${COMMON[@]}" --block -- --test bw -s 65536 -D 
 over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later runs skipped" >&2
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" "$PIN" <<'PY'
+PYTHONPATH="$here/bench${PYTHONPATH:+:$PYTHONPATH}" python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" "$PIN" <<'PY'
 import json, statistics, sys
+from compare_stats import judged, median_ci
 path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs, block, pin = sys.argv[1:]
 runs = {}
 try:
@@ -350,6 +354,9 @@ rounds_lat = per_round(series("braid_lat", "lat_p50_us"),
 failures = {t: failed(t) for t in runs if failed(t)}
 counts = {t: len(v) for t, v in runs.items()}
 
+ci_bw = median_ci(rounds_bw)
+ci_lat = median_ci(rounds_lat)
+
 if as_json == "1":
     print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
                       "datagram": int(mtu) - 28, "gso": gso == "--gso", "gro": gro == "--gro",
@@ -363,6 +370,9 @@ if as_json == "1":
                                   "header_ceiling_over_raw": ceiling},
                       "per_round": {"goodput_braid_over_raw": rounds_bw,
                                     "latency_p50_braid_over_raw": rounds_lat},
+                      "per_round_median_ci": {
+                          "goodput_braid_over_raw": None if ci_bw is None else dict(zip(("median", "lo", "hi", "coverage"), ci_bw)),
+                          "latency_p50_braid_over_raw": None if ci_lat is None else dict(zip(("median", "lo", "hi", "coverage"), ci_lat))},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
 
@@ -409,6 +419,13 @@ if rounds_bw:
     print(f"per round: goodput braid/raw {fr(rounds_bw)}")
 if rounds_lat:
     print(f"per round: latency p50 braid/raw {fr(rounds_lat)}")
+for name, ci, op, target in (("goodput braid/raw", ci_bw, ">=", 0.9),
+                             ("latency p50 braid/raw", ci_lat, "<=", 1.3)):
+    if ci is not None:
+        m, lo, hi, cov = ci
+        print(f"median of the per-round {name} {m:.3f}, {cov*100:.1f} % interval "
+              f"[{lo:.3f}, {hi:.3f}] (order statistics): {op} {target} "
+              f"{judged(ci, op, target)}")
 if sysc:
     print()
     print("steady state (one --block 64 KiB bw run): " +

@@ -21,7 +21,7 @@
 #
 # (--block: both tools wait in poll/epoll instead) then prints the median of each figure over the rounds and the ratios the
 # issue asks for, plus one --block bw run for syscalls per datagram. For the
-# goodput and latency ratios it also prints each round's ratio and, for the
+# goodput, latency and loss ratios it also prints each round's ratio and, for the
 # median of those, a distribution-free ~95 % interval (bench/compare_stats.py)
 # that says whether the rounds settle the figure: met, short or undecided.
 # Every server is started by this script for one measurement and stopped by
@@ -354,8 +354,14 @@ rounds_lat = per_round(series("braid_lat", "lat_p50_us"),
 failures = {t: failed(t) for t in runs if failed(t)}
 counts = {t: len(v) for t, v in runs.items()}
 
+rounds_loss_bw = per_round(series("braid_bw_loss", "gbps"),
+                           series("braid_bw", "gbps"))
+rounds_loss_p99 = per_round(series("braid_lat_loss", "lat_p99_us"),
+                            series("braid_lat", "lat_p99_us"))
 ci_bw = median_ci(rounds_bw)
 ci_lat = median_ci(rounds_lat)
+ci_loss_bw = median_ci(rounds_loss_bw)
+ci_loss_p99 = median_ci(rounds_loss_p99)
 
 if as_json == "1":
     print(json.dumps({"tool": "compare_udp", "rounds": int(rounds), "mtu": int(mtu),
@@ -369,10 +375,12 @@ if as_json == "1":
                                   "goodput_raw_with_iovecs_over_raw": ratio(fig["raw_bw_iov_gbps"], fig["raw_bw_gbps"]),
                                   "header_ceiling_over_raw": ceiling},
                       "per_round": {"goodput_braid_over_raw": rounds_bw,
-                                    "latency_p50_braid_over_raw": rounds_lat},
-                      "per_round_median_ci": {
-                          "goodput_braid_over_raw": None if ci_bw is None else dict(zip(("median", "lo", "hi", "coverage"), ci_bw)),
-                          "latency_p50_braid_over_raw": None if ci_lat is None else dict(zip(("median", "lo", "hi", "coverage"), ci_lat))},
+                                    "latency_p50_braid_over_raw": rounds_lat,
+                                    "loss_goodput_over_lossless": rounds_loss_bw,
+                                    "loss_p99_over_lossless": rounds_loss_p99},
+                      "per_round_median_ci": {k: None if c is None else dict(zip(("median", "lo", "hi", "coverage"), c)) for k, c in (
+                          ("goodput_braid_over_raw", ci_bw), ("latency_p50_braid_over_raw", ci_lat),
+                          ("loss_goodput_over_lossless", ci_loss_bw), ("loss_p99_over_lossless", ci_loss_p99))},
                       "syscalls": sysc, "runs": counts, "failed_runs": failures}))
     sys.exit(0)
 
@@ -419,8 +427,14 @@ if rounds_bw:
     print(f"per round: goodput braid/raw {fr(rounds_bw)}")
 if rounds_lat:
     print(f"per round: latency p50 braid/raw {fr(rounds_lat)}")
+if rounds_loss_bw:
+    print(f"per round: goodput with loss / lossless {fr(rounds_loss_bw)}")
+if rounds_loss_p99:
+    print(f"per round: p99 with loss / lossless {fr(rounds_loss_p99)}")
 for name, ci, op, target in (("goodput braid/raw", ci_bw, ">=", 0.9),
-                             ("latency p50 braid/raw", ci_lat, "<=", 1.3)):
+                             ("latency p50 braid/raw", ci_lat, "<=", 1.3),
+                             ("goodput with loss / lossless", ci_loss_bw, ">=", 0.85),
+                             ("p99 with loss / lossless", ci_loss_p99, "<=", 3.0)):
     if ci is not None:
         m, lo, hi, cov = ci
         print(f"median of the per-round {name} {m:.3f}, {cov*100:.1f} % interval "

@@ -178,6 +178,8 @@ raw() {
     record "$tag" "$out"
   else
     echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
+    # A placeholder keeps the per-round pairing of later rounds aligned.
+    record "$tag" '{"tool":"udp-blast","failed":true}'
   fi
   stop_server
   progress "$tag" "$t0"
@@ -210,6 +212,9 @@ braid() {
   out="$(timeout 45 "${CLI[@]}" "$PERF" --client "$addr" --time-limit 40 --json "$@" 2>"$WORK/perf_client.err")" || rc=$?
   if [[ -n "$out" ]]; then
     record "$tag" "$out"
+  else
+    # No report at all: a failed run (placeholder, as for udp-blast).
+    record "$tag" '{"tool":"braid-perf","ok":false,"results":[]}'
   fi
   if [[ $rc -ne 0 ]]; then
     echo "compare_udp.sh: braid-perf $tag exited $rc: $(tail -3 "$WORK/perf_client.err")" >&2

@@ -76,7 +76,10 @@ common flags (give the impairment flags to both sides to impair acks too):
                      would (counted apart from --loss under --stats)
   --seed S           impairment seed (default 1)
   --time-limit S     hard limit on the whole run (default 60); exit 3 past it
-  --stats            print the endpoint's counters after the run
+  --stats            print the endpoint's counters after the run: the
+                     client on stdout after its table (with --json, as the
+                     object's "stats"), the server on stderr (with --json
+                     its stdout carries one object per run)
   --json             JSON on stdout instead of the table: the client prints
                      one object; the server one line (an object) per run,
                      i.e. per size of a client's -a sweep

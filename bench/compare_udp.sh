@@ -205,6 +205,7 @@ braid() {
   done
   if [[ -z "$addr" ]]; then
     echo "compare_udp.sh: braid-perf server did not start: $(cat "$WORK/perf_server.err")" >&2
+    record "$tag" '{"tool":"braid-perf","ok":false,"results":[]}'
     stop_server
     return 0
   fi

@@ -151,6 +151,10 @@ BLAST_PORT=$((20000 + RANDOM % 20000))
 
 # record <tag> <json line>: appends to the results file.
 record() { printf '%s\t%s\n' "$1" "$2" >> "$WORK/results.tsv"; }
+# record_failed <tag> <tool>: a run that left no report. The placeholder
+# keeps each later round's runs paired with their own round's; the
+# summary counts it as failed (braid-perf) or skips it (udp-blast).
+record_failed() { record "$1" "{\"tool\":\"$2\",\"ok\":false,\"results\":[]}"; }
 # progress <tag> <start second>: one line on stderr per measurement.
 progress() {
   [[ $JSON -eq 1 ]] || echo "  $1: $((SECONDS - $2)) s" >&2
@@ -178,8 +182,7 @@ raw() {
     record "$tag" "$out"
   else
     echo "compare_udp.sh: udp-blast $tag failed: $(cat "$WORK/blast_client.err")" >&2
-    # A placeholder keeps the per-round pairing of later rounds aligned.
-    record "$tag" '{"tool":"udp-blast","failed":true}'
+    record_failed "$tag" udp-blast
   fi
   stop_server
   progress "$tag" "$t0"
@@ -205,7 +208,7 @@ braid() {
   done
   if [[ -z "$addr" ]]; then
     echo "compare_udp.sh: braid-perf server did not start: $(cat "$WORK/perf_server.err")" >&2
-    record "$tag" '{"tool":"braid-perf","ok":false,"results":[]}'
+    record_failed "$tag" braid-perf
     stop_server
     return 0
   fi
@@ -214,8 +217,7 @@ braid() {
   if [[ -n "$out" ]]; then
     record "$tag" "$out"
   else
-    # No report at all: a failed run (placeholder, as for udp-blast).
-    record "$tag" '{"tool":"braid-perf","ok":false,"results":[]}'
+    record_failed "$tag" braid-perf
   fi
   if [[ $rc -ne 0 ]]; then
     echo "compare_udp.sh: braid-perf $tag exited $rc: $(tail -3 "$WORK/perf_client.err")" >&2

@@ -134,6 +134,10 @@ class Endpoint {
 
   // Makes progress (receive, timers, transmit) and appends up to `max`
   // completions to `out`. Never blocks. Returns the number appended.
+  // With max 0 it only makes progress (acks go out at once, completions
+  // wait for a later Poll): a single-threaded program in the middle of long
+  // work, e.g. consuming a message of many MiB, calls it every few hundred
+  // microseconds so that its peers' timers see acks and do not re-send.
   size_t Poll(std::vector<Completion>* out, size_t max = 256);
 
   // Gives a received message's buffer (a kRecv Completion::data) back, so a

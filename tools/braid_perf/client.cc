@@ -237,8 +237,8 @@ class Client {
   void OnPong(Completion& c, const Header& h, RunResult* r) {
     if (test_ != Test::kLat) return;
     Header vh;
-    const Verdict v =
-        pattern_->Verify(c.data, size_, Kind::kPong, f_.verify, &vh);
+    const Verdict v = pattern_->Verify(c.data, size_, Kind::kPong, f_.verify,
+                                       &vh, [this] { ep_->Progress(); });
     if (v != Verdict::kOk) {
       if (r->client_bad++ == 0) {
         std::fprintf(stderr, "braid-perf: pong failed verification: %s\n",

@@ -71,14 +71,23 @@ void Pattern::Restamp(absl::Span<uint8_t> buf, const Header& h) {
 
 Verdict Pattern::Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
                         Kind want_kind, bool pattern, Header* h) const {
+  return Verify(msg, want_size, want_kind, pattern, h, [] {});
+}
+
+Verdict Pattern::Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
+                        Kind want_kind, bool pattern, Header* h,
+                        absl::FunctionRef<void()> progress) const {
   if (msg.size() < kHeaderBytes) return Verdict::kTooShort;
   if (!ReadHeader(msg, h)) return Verdict::kBadMagic;
   if (h->kind != want_kind) return Verdict::kBadKind;
   if (msg.size() != want_size) return Verdict::kWrongSize;
   if (msg.size() > ref_.size()) return Verdict::kWrongSize;
   const uint64_t base = StampBase(h->run, h->id);
+  static_assert(kProgressBytes % kBlockBytes == 0);
+  constexpr uint64_t kBlocksPerProgress = kProgressBytes / kBlockBytes;
   uint64_t block = 0;
   for (size_t off = kHeaderBytes; off < msg.size(); off += kBlockBytes) {
+    if (block > 0 && block % kBlocksPerProgress == 0) progress();
     const uint64_t st = StampOf(base, block++);
     const size_t n = std::min<size_t>(8, msg.size() - off);
     if (std::memcmp(msg.data() + off, &st, n) != 0) return Verdict::kBadStamp;

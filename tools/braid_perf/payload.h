@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 
 namespace braid::perf {
@@ -78,6 +79,14 @@ class Pattern {
   // read.
   Verdict Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
                  Kind want_kind, bool pattern, Header* h) const;
+  // The same, calling `progress` after every kProgressBytes checked. A
+  // single-threaded program gives its endpoint a turn there (Poll with max
+  // 0): checking a 64 MiB message takes milliseconds, long enough for the
+  // peer to time out the acks it waits for and re-send.
+  Verdict Verify(absl::Span<const uint8_t> msg, uint32_t want_size,
+                 Kind want_kind, bool pattern, Header* h,
+                 absl::FunctionRef<void()> progress) const;
+  static constexpr size_t kProgressBytes = 1 << 20;
 
  private:
   std::vector<uint8_t> ref_;

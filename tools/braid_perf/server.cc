@@ -305,9 +305,9 @@ class Server {
     }
     const bool lat = run_->hello.test == Test::kLat;
     Header vh;
-    const Verdict v = pattern_->Verify(c.data, run_->hello.size,
-                                       lat ? Kind::kPing : Kind::kData,
-                                       run_->hello.verify, &vh);
+    const Verdict v = pattern_->Verify(
+        c.data, run_->hello.size, lat ? Kind::kPing : Kind::kData,
+        run_->hello.verify, &vh, [this] { ep_->Progress(); });
     if (v != Verdict::kOk || h.id >= kMaxId) {
       OnBadMessage(c, v == Verdict::kOk ? Verdict::kBadMagic : v);
       return;

@@ -108,6 +108,33 @@ TEST(PayloadTest, AnUnexpectedKindIsNamed) {
   EXPECT_EQ(p.Verify(m, 100, Kind::kPong, true, &h), Verdict::kBadKind);
 }
 
+// The progress hook runs after each kProgressBytes checked, so a program
+// checking a large message can give its endpoint a turn; a mismatch found
+// after it still fails the message.
+TEST(PayloadTest, VerifyCallsProgressPerMiBChecked) {
+  constexpr uint32_t kSize = 4 * Pattern::kProgressBytes + kHeaderBytes;
+  const Pattern p(kSize);
+  std::vector<uint8_t> m = Make(p, kSize, 3, 7);
+  Header h;
+  int calls = 0;
+  EXPECT_EQ(p.Verify(m, kSize, Kind::kData, true, &h, [&] { ++calls; }),
+            Verdict::kOk);
+  // Blocks start at kHeaderBytes: four MiB of them, a turn between each.
+  EXPECT_EQ(calls, 3);
+
+  calls = 0;
+  m[kSize - 100] ^= 1;
+  EXPECT_EQ(p.Verify(m, kSize, Kind::kData, true, &h, [&] { ++calls; }),
+            Verdict::kBadPattern);
+  EXPECT_EQ(calls, 3);
+
+  calls = 0;
+  std::vector<uint8_t> small = Make(p, 65536, 3, 8);
+  EXPECT_EQ(p.Verify(small, 65536, Kind::kData, true, &h, [&] { ++calls; }),
+            Verdict::kOk);
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(PayloadTest, StampsDifferAcrossRunsIdsAndBlocks) {
   EXPECT_NE(Stamp(1, 2, 3), Stamp(2, 2, 3));
   EXPECT_NE(Stamp(1, 2, 3), Stamp(1, 3, 3));

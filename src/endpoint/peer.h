@@ -115,7 +115,7 @@ class Peer : private retransmit::SenderEvents {
              uint16_t return_port = 0);
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
   // A re-sent copy of data we already hold arrived: see peer_receive.cc.
-  void BlameLastAckPath(TimeNs now);
+  void BlameLastAckPath(TimeNs now, wire::Psn psn);
   // Checks a frame's incarnations against what we know of the peer. Returns
   // false (and counts) if the frame is stale. A new incarnation — accepted
   // only from a frame that may announce one (`may_announce`: SYNC, STALE) —
@@ -333,9 +333,12 @@ class Peer : private retransmit::SenderEvents {
   // the data path's delay, nor Swift's).
   uint64_t slow_return_samples_ = 0;
   // The path of the last datagram that carried an ack, blamable once if
-  // the peer re-sends data we had acked (BlameLastAckPath).
+  // the peer re-sends data we had acked (BlameLastAckPath): data received
+  // before that ack, i.e. outside the PSN range received since.
   wire::PathId last_ack_path_ = 0;
   bool last_ack_blamable_ = false;
+  bool rx_since_ack_ = false;  // new data arrived since the last ack
+  wire::Psn rx_since_ack_lo_, rx_since_ack_hi_;
   uint64_t return_path_losses_ = 0;
   multipath::ReturnPaths return_paths_;
   uint16_t ack_return_port_ = 0;  // of the ack being processed; 0 unknown

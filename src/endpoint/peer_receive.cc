@@ -24,9 +24,11 @@ void Peer::ResetReceiveSide(uint32_t session, wire::Psn base) {
   nak_pending_ = false;
   nak_sent_for_cum_ = false;
   rx_path_seen_.fill(false);
+  last_ack_blamable_ = false;  // its PSNs were the old session's
+  rx_since_ack_ = false;
 }
 
-void Peer::BlameLastAckPath(TimeNs now) {
+void Peer::BlameLastAckPath(TimeNs now, wire::Psn psn) {
   // The peer re-sent a packet we hold: every ack covering it since it
   // arrived was lost (or is very late), the last one among them. A side
   // sending data of its own gets outcomes for its paths and judges them by
@@ -34,6 +36,14 @@ void Peer::BlameLastAckPath(TimeNs now) {
   // (protocol.md gap 14). Once per ack sent: the re-sends of one loss
   // burst blame one path.
   if (!last_ack_blamable_ || sent_.HasUnacked()) return;
+  // Not evidence against that ack: a packet that arrived after it. We were
+  // late to ack (descheduled, or holding the ack for the application's
+  // answer) and the peer's timer re-sent it. Judged by the range of PSNs
+  // received since the last ack (a superset under reordering: fewer
+  // blames, never more).
+  if (rx_since_ack_ && !(psn < rx_since_ack_lo_) && !(psn > rx_since_ack_hi_)) {
+    return;
+  }
   last_ack_blamable_ = false;
   ++return_path_losses_;
   if (paths_.OnReturnLoss(last_ack_path_, now) ==
@@ -60,7 +70,7 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
   const bool retransmit = (h.flags & wire::kDataFlagRetransmit) != 0;
   if (h.psn < cum || window_.Contains(h.psn)) {
     ++drops->duplicates;
-    if (retransmit) BlameLastAckPath(now);
+    if (retransmit) BlameLastAckPath(now, h.psn);
     acks_.OnData(at, h.path_id, h.path_seq, ce, ack_now, false, true,
                  retransmit);
     return;
@@ -100,6 +110,14 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
     return;
   }
   window_.OnPacket(h.psn);
+  if (!rx_since_ack_) {
+    rx_since_ack_ = true;
+    rx_since_ack_lo_ = rx_since_ack_hi_ = h.psn;
+  } else if (h.psn < rx_since_ack_lo_) {
+    rx_since_ack_lo_ = h.psn;
+  } else if (h.psn > rx_since_ack_hi_) {
+    rx_since_ack_hi_ = h.psn;
+  }
   nak_sent_for_cum_ = false;
   bytes_received_ += h.payload_len;
   // A jump in the sender's per-path sequence is a loss on that path.
@@ -204,6 +222,7 @@ size_t Peer::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
   const size_t size = wire::WriteAck(h, absl::MakeConstSpan(words, n), out);
   if (size == 0) return 0;
   ++acks_sent_;
+  rx_since_ack_ = false;
   window_update_ = false;
   if (nak_pending_) {
     nak_pending_ = false;

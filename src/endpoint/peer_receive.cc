@@ -110,14 +110,9 @@ void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
     return;
   }
   window_.OnPacket(h.psn);
-  if (!rx_since_ack_) {
-    rx_since_ack_ = true;
-    rx_since_ack_lo_ = rx_since_ack_hi_ = h.psn;
-  } else if (h.psn < rx_since_ack_lo_) {
-    rx_since_ack_lo_ = h.psn;
-  } else if (h.psn > rx_since_ack_hi_) {
-    rx_since_ack_hi_ = h.psn;
-  }
+  rx_since_ack_lo_ = rx_since_ack_ ? wire::Min(rx_since_ack_lo_, h.psn) : h.psn;
+  rx_since_ack_hi_ = rx_since_ack_ ? wire::Max(rx_since_ack_hi_, h.psn) : h.psn;
+  rx_since_ack_ = true;
   nak_sent_for_cum_ = false;
   bytes_received_ += h.payload_len;
   // A jump in the sender's per-path sequence is a loss on that path.

@@ -10,12 +10,16 @@
 #include "endpoint/endpoint_core.h"
 #include "gtest/gtest.h"
 #include "tests/endpoint/core_pair.h"
+#include "tests/endpoint/data_frames.h"
 #include "wire/frames.h"
 
 namespace braid::endpoint {
 namespace {
 
 using testing::CorePair;
+using testing::DataDatagram;
+using testing::DataFrame;
+using testing::FindDataFrame;
 using testing::Wire;
 
 constexpr uint16_t kStream = 3;
@@ -35,27 +39,8 @@ OutMessage Msg(const std::vector<uint8_t>& b, uint64_t cookie) {
 }
 
 // The data frame of `w` on kStream, if it carries one.
-struct DataFrame {
-  uint16_t reply_port = 0;
-  wire::DataHeader h;
-  std::vector<uint8_t> payload;
-};
 std::optional<DataFrame> StreamFrame(const Wire& w) {
-  wire::ParseError e;
-  DataFrame d;
-  d.reply_port = wire::ParsePreamble(w.bytes, &e);
-  if (d.reply_port == 0) return std::nullopt;
-  wire::FrameReader r(
-      absl::MakeConstSpan(w.bytes).subspan(wire::kPreambleSize));
-  wire::Frame f;
-  while (r.Next(&f)) {
-    if (f.type == wire::FrameType::kData && f.data.stream_id == kStream) {
-      d.h = f.data;
-      d.payload.assign(f.payload, f.payload + f.data.payload_len);
-      return d;
-    }
-  }
-  return std::nullopt;
+  return FindDataFrame(w.bytes, kStream);
 }
 
 // A datagram with one data frame: `d` under fresh packet and message
@@ -66,11 +51,7 @@ std::vector<uint8_t> Forge(const DataFrame& d, wire::Psn psn,
   h.psn = psn;
   h.path_seq = wire::PathSeq(h.path_seq.value() + 1000);
   h.msg_seq = wire::MsgSeq(msg_seq);
-  std::vector<uint8_t> out(2048);
-  size_t n = wire::WritePreamble(d.reply_port, absl::MakeSpan(out));
-  n += wire::WriteData(h, d.payload, absl::MakeSpan(out).subspan(n));
-  out.resize(n);
-  return out;
+  return DataDatagram(d, h);
 }
 
 struct Harness {

@@ -12,12 +12,16 @@
 #include "endpoint/endpoint_core.h"
 #include "gtest/gtest.h"
 #include "tests/endpoint/core_pair.h"
+#include "tests/endpoint/data_frames.h"
 #include "wire/frames.h"
 
 namespace braid::endpoint {
 namespace {
 
 using testing::CorePair;
+using testing::DataDatagram;
+using testing::DataFrame;
+using testing::FindDataFrame;
 using testing::Wire;
 
 constexpr size_t kLen = 700;  // one datagram
@@ -28,39 +32,12 @@ OutMessage Msg(uint8_t seed) {
   return OutMessage::Copy(v.data(), kLen);
 }
 
-// The data frame of datagram `bytes`, if it carries one.
-struct DataFrame {
-  uint16_t reply_port = 0;
-  wire::DataHeader h;
-  std::vector<uint8_t> payload;
-};
-std::optional<DataFrame> FindData(const std::vector<uint8_t>& bytes) {
-  wire::ParseError e;
-  DataFrame d;
-  d.reply_port = wire::ParsePreamble(bytes, &e);
-  if (d.reply_port == 0) return std::nullopt;
-  wire::FrameReader r(absl::MakeConstSpan(bytes).subspan(wire::kPreambleSize));
-  wire::Frame f;
-  while (r.Next(&f)) {
-    if (f.type == wire::FrameType::kData) {
-      d.h = f.data;
-      d.payload.assign(f.payload, f.payload + f.data.payload_len);
-      return d;
-    }
-  }
-  return std::nullopt;
-}
-
 // `d` again, flagged as a re-send (as the sender's timers send it).
 std::vector<uint8_t> Resend(const DataFrame& d) {
   wire::DataHeader h = d.h;
   h.flags |= wire::kDataFlagRetransmit;
   h.path_seq = wire::PathSeq(h.path_seq.value() + 100);
-  std::vector<uint8_t> out(2048);
-  size_t n = wire::WritePreamble(d.reply_port, absl::MakeSpan(out));
-  n += wire::WriteData(h, d.payload, absl::MakeSpan(out).subspan(n));
-  out.resize(n);
-  return out;
+  return DataDatagram(d, h);
 }
 
 uint64_t ReturnLossesAtB(const CorePair& p) {
@@ -114,7 +91,7 @@ TEST(EndpointCoreReturnBlameTest, AResendOfDataNotYetAckedBlamesNothing) {
   ASSERT_TRUE(p.a->Send(p.now, p.b_addr, Msg(2)).ok());
   p.Run(1);
   ASSERT_EQ(held.size(), 1u);
-  std::optional<DataFrame> d = FindData(held[0]);
+  std::optional<DataFrame> d = FindDataFrame(held[0]);
   ASSERT_TRUE(d.has_value());
   p.b->OnDatagram(p.now, p.a_addr, held[0], false);
   p.b->OnDatagram(p.now, p.a_addr, Resend(*d), false);

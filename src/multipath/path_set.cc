@@ -35,7 +35,11 @@ PathSetOptions Sanitize(const PathSetOptions& in) {
 const PathStats PathSet::kNoStats{};
 
 PathSet::PathSet(const PathSetOptions& opts, uint64_t seed)
-    : opts_(Sanitize(opts)), rng_(seed), paths_(opts_.num_paths) {
+    : opts_(Sanitize(opts)),
+      rng_(seed),
+      paths_(opts_.num_paths),
+      loss_decay_(opts_.loss_rate_gain),
+      ecn_decay_(opts_.ecn_rate_gain) {
   for (size_t i = 0; i < paths_.size(); ++i) {
     Path& path = paths_[i];
     if (opts_.entropy_space < paths_.size()) {
@@ -223,14 +227,11 @@ void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
 
 void PathSet::MarkDelivered(Path& path, uint32_t n) {
   path.badness = 0;
-  // Once per delivery. (A clean path's rates are 0 and stay so: skip the
-  // arithmetic.)
-  for (uint32_t i = 0; i < n && path.loss_rate != 0; ++i) {
-    SetLossRate(path, path.loss_rate * (1.0 - opts_.loss_rate_gain));
-  }
-  for (uint32_t i = 0; i < n && path.ecn_rate != 0; ++i) {
-    SetEcnRate(path, path.ecn_rate * (1.0 - opts_.ecn_rate_gain));
-  }
+  // One decay step per delivery. (A clean path's rates are 0 and stay so:
+  // skip the arithmetic.)
+  if (path.loss_rate != 0)
+    SetLossRate(path, loss_decay_.Apply(path.loss_rate, n));
+  if (path.ecn_rate != 0) SetEcnRate(path, ecn_decay_.Apply(path.ecn_rate, n));
   switch (path.stats.health) {
     case PathHealth::kProbing:
       // The probe (or a packet sent after it) got through.

@@ -33,6 +33,7 @@
 #include "base/rng.h"
 #include "braid/time.h"
 #include "multipath/path_set_options.h"
+#include "multipath/rate_decay.h"
 #include "wire/psn.h"
 
 namespace braid::multipath {
@@ -225,6 +226,8 @@ class PathSet {
   uint64_t total_in_flight_ = 0;
   double sum_loss_rate_ = 0;
   double sum_ecn_rate_ = 0;
+  RateDecay loss_decay_;
+  RateDecay ecn_decay_;
   uint64_t total_penalties_ = 0;
   uint64_t total_recycles_ = 0;
   TimeNs next_timer_ = TimeNs::Infinite();

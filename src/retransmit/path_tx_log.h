@@ -49,6 +49,11 @@ class PathTxLog {
   // checks. May overwrite the oldest history entry, or grow the ring.
   void Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent, uint64_t tx_index,
               uint8_t repairs = TxRecord::kFirstSend);
+  // Appends `count` first sends made back to back: seqs seq, seq + 1, ...,
+  // PSNs psn, psn + 1, ..., send indices tx_index, tx_index + 1, ..., all
+  // sent at `sent`. The same as `count` Appends (but may keep more history).
+  void AppendRun(wire::PathSeq seq, wire::Psn psn, uint32_t count, TimeNs sent,
+                 uint64_t tx_index);
   // True if there is an unresolved transmission.
   bool HasUnresolved() const { return head_ != tail_; }
   // Number of unresolved transmissions.
@@ -96,6 +101,29 @@ inline void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
   r.repairs = repairs;
   r.dup_noted = false;
   ++tail_;
+}
+
+// Inline: it runs once per GSO run sent.
+inline void PathTxLog::AppendRun(wire::PathSeq seq, wire::Psn psn,
+                                 uint32_t count, TimeNs sent,
+                                 uint64_t tx_index) {
+  while (unresolved() + count > ring_.size() / 2) Grow();
+  // Overwrite as much of the oldest history as the run needs.
+  if (tail_ + count - oldest_ > ring_.size()) {
+    oldest_ = tail_ + count - ring_.size();
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    TxRecord& r = ring_[(tail_ + i) & mask_];
+    r.seq = seq + i;
+    r.psn = psn + i;
+    r.sent = sent;
+    r.tx_index = tx_index + i;
+    r.sampled = false;
+    r.superseded = false;
+    r.repairs = TxRecord::kFirstSend;
+    r.dup_noted = false;
+  }
+  tail_ += count;
 }
 
 }  // namespace braid::retransmit

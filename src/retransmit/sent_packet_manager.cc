@@ -76,16 +76,6 @@ void SentPacketManager::Reset(wire::Psn base) {
   echo_active_ = false;
 }
 
-SentPacketManager::Packet* SentPacketManager::Get(wire::Psn psn) {
-  if (psn < base_ || psn >= next_) return nullptr;
-  return &ring_[psn.value() & mask_];
-}
-
-const SentPacketManager::Packet* SentPacketManager::Get(wire::Psn psn) const {
-  if (psn < base_ || psn >= next_) return nullptr;
-  return &ring_[psn.value() & mask_];
-}
-
 SentPacketManager::PathState& SentPacketManager::AddPaths(wire::PathId p) {
   while (paths_.size() <= p) paths_.emplace_back(opts_);
   return paths_[p];
@@ -152,21 +142,21 @@ void SentPacketManager::OnFirstSentRun(uint64_t first_tag, uint64_t tag_step,
   // differ only in PSN, tag, path seq and send index.
   PathState& ps = Path(path);
   const bool was_idle = BeginPathSends(ps, seq, count);
+  ps.log.AppendRun(seq, next_, count, now, tx_counter_ + 1);
   uint64_t tag = first_tag;
   for (uint32_t i = 0; i < count; ++i) {
     Packet& pkt = ring_[(next_.value() + i) & mask_];
-    pkt = Packet{};
-    pkt.tag = tag;
-    pkt.bytes = bytes;
-    pkt.state = State::kInFlight;
-    pkt.tx_index = ++tx_counter_;
-    pkt.sent = now;
-    pkt.seq = seq + i;
-    pkt.path = path;
-    pkt.tx_count = 1;
-    ps.log.Append(seq + i, next_ + i, now, pkt.tx_index, TxRecord::kFirstSend);
+    pkt = Packet{.tag = tag,
+                 .tx_index = tx_counter_ + 1 + i,
+                 .sent = now,
+                 .seq = seq + i,
+                 .bytes = bytes,
+                 .tx_count = 1,
+                 .path = path,
+                 .state = State::kInFlight};
     tag += tag_step;
   }
+  tx_counter_ += count;
   EndPathSends(ps, path, was_idle, now);
   bytes_in_flight_ += uint64_t{bytes} * count;
   packets_in_flight_ += count;

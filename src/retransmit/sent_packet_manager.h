@@ -257,8 +257,16 @@ class SentPacketManager {
     bool touched = false;  // listed in touched_paths_
   };
 
-  Packet* Get(wire::Psn psn);
-  const Packet* Get(wire::Psn psn) const;
+  // The packet of `psn`; nullptr unless base_ <= psn < next_. Inline: the
+  // loss rules look up every transmission they pass.
+  Packet* Get(wire::Psn psn) {
+    if (psn < base_ || psn >= next_) return nullptr;
+    return &ring_[psn.value() & mask_];
+  }
+  const Packet* Get(wire::Psn psn) const {
+    if (psn < base_ || psn >= next_) return nullptr;
+    return &ring_[psn.value() & mask_];
+  }
   // Path p's state, created (with those below it) on first use. The common
   // case is inline: it runs twice per packet.
   PathState& Path(wire::PathId p) {

@@ -98,6 +98,45 @@ TEST(PathTxLogTest, SeqWraparoundIsHandled) {
   EXPECT_EQ(log.Find(PathSeq(0xFFFFFFFDu)), nullptr);
 }
 
+TEST(PathTxLogTest, AppendRunRecordsWhatAppendsOneByOneWould) {
+  // Runs of varying length, some resolved as they go (history is
+  // overwritten), some left unresolved (the ring grows): every unresolved
+  // transmission and the latest history answer Find as with Append.
+  PathTxLog by_run(8);
+  PathTxLog by_one(8);
+  uint32_t seq = 0xFFFFFFF0u;  // wraps on the way
+  uint64_t tx = 1;
+  const uint32_t runs[] = {3, 1, 7, 44, 2, 64, 5, 30};
+  for (size_t k = 0; k < 8; ++k) {
+    const uint32_t n = runs[k];
+    by_run.AppendRun(PathSeq(seq), Psn(seq + 1000), n, T(k), tx);
+    for (uint32_t i = 0; i < n; ++i) {
+      by_one.Append(PathSeq(seq + i), Psn(seq + 1000 + i), T(k), tx + i);
+    }
+    seq += n;
+    tx += n;
+    if (k % 2 == 0) {  // resolve all but the last two
+      while (by_run.unresolved() > 2) by_run.PopFront();
+      while (by_one.unresolved() > 2) by_one.PopFront();
+    }
+    ASSERT_EQ(by_run.unresolved(), by_one.unresolved()) << "run " << k;
+    ASSERT_EQ(by_run.Front().seq, by_one.Front().seq) << "run " << k;
+    for (uint32_t back = 1; back <= n; ++back) {
+      const PathSeq s(seq - back);
+      const TxRecord* a = by_run.Find(s);
+      const TxRecord* b = by_one.Find(s);
+      ASSERT_NE(a, nullptr) << "run " << k << " seq " << s.value();
+      ASSERT_NE(b, nullptr);
+      EXPECT_EQ(a->psn, b->psn);
+      EXPECT_EQ(a->sent, b->sent);
+      EXPECT_EQ(a->tx_index, b->tx_index);
+      EXPECT_EQ(a->repairs, TxRecord::kFirstSend);
+      EXPECT_FALSE(a->sampled || a->superseded || a->dup_noted);
+    }
+  }
+  EXPECT_GE(by_run.capacity(), 2 * by_run.unresolved());
+}
+
 TEST(PathTxLogTest, ClearForgetsEverything) {
   PathTxLog log(8);
   log.Append(PathSeq(1), Psn(1), T(1), 1);

@@ -229,9 +229,12 @@ void PathSet::MarkDelivered(Path& path, uint32_t n) {
   path.badness = 0;
   // One decay step per delivery. (A clean path's rates are 0 and stay so:
   // skip the arithmetic.)
-  if (path.loss_rate != 0)
+  if (path.loss_rate != 0) {
     SetLossRate(path, loss_decay_.Apply(path.loss_rate, n));
-  if (path.ecn_rate != 0) SetEcnRate(path, ecn_decay_.Apply(path.ecn_rate, n));
+  }
+  if (path.ecn_rate != 0) {
+    SetEcnRate(path, ecn_decay_.Apply(path.ecn_rate, n));
+  }
   switch (path.stats.health) {
     case PathHealth::kProbing:
       // The probe (or a packet sent after it) got through.

@@ -75,6 +75,9 @@ class PathTxLog {
 
  private:
   void Grow();
+  // Writes a fresh record (no flags set) at ring position `pos`.
+  void Store(uint64_t pos, wire::PathSeq seq, wire::Psn psn, TimeNs sent,
+             uint64_t tx_index, uint8_t repairs);
 
   std::vector<TxRecord> ring_;
   uint64_t mask_ = 0;
@@ -82,6 +85,19 @@ class PathTxLog {
   uint64_t head_ = 0;
   uint64_t tail_ = 0;
 };
+
+inline void PathTxLog::Store(uint64_t pos, wire::PathSeq seq, wire::Psn psn,
+                             TimeNs sent, uint64_t tx_index, uint8_t repairs) {
+  TxRecord& r = ring_[pos & mask_];
+  r.seq = seq;
+  r.psn = psn;
+  r.sent = sent;
+  r.tx_index = tx_index;
+  r.sampled = false;
+  r.superseded = false;
+  r.repairs = repairs;
+  r.dup_noted = false;
+}
 
 // Inline: it runs once per transmission.
 inline void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
@@ -91,15 +107,7 @@ inline void PathTxLog::Append(wire::PathSeq seq, wire::Psn psn, TimeNs sent,
   if (unresolved() + 1 > ring_.size() / 2) Grow();
   if (tail_ - oldest_ == ring_.size()) ++oldest_;  // overwrite oldest history
   if (oldest_ > head_) oldest_ = head_;            // (cannot happen; guard)
-  TxRecord& r = ring_[tail_ & mask_];
-  r.seq = seq;
-  r.psn = psn;
-  r.sent = sent;
-  r.tx_index = tx_index;
-  r.sampled = false;
-  r.superseded = false;
-  r.repairs = repairs;
-  r.dup_noted = false;
+  Store(tail_, seq, psn, sent, tx_index, repairs);
   ++tail_;
 }
 
@@ -113,15 +121,8 @@ inline void PathTxLog::AppendRun(wire::PathSeq seq, wire::Psn psn,
     oldest_ = tail_ + count - ring_.size();
   }
   for (uint32_t i = 0; i < count; ++i) {
-    TxRecord& r = ring_[(tail_ + i) & mask_];
-    r.seq = seq + i;
-    r.psn = psn + i;
-    r.sent = sent;
-    r.tx_index = tx_index + i;
-    r.sampled = false;
-    r.superseded = false;
-    r.repairs = TxRecord::kFirstSend;
-    r.dup_noted = false;
+    Store(tail_ + i, seq + i, psn + i, sent, tx_index + i,
+          TxRecord::kFirstSend);
   }
   tail_ += count;
 }

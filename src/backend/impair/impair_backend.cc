@@ -15,6 +15,7 @@ ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
       clock_(clock != nullptr ? clock : &MonotonicNow),
       rng_(imp.seed) {
   out_.reserve(256);
+  out_run_.reserve(256);
 }
 
 size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
@@ -25,7 +26,7 @@ size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
       auto stale = [&](const Held& h) { return now - h.since >= max_hold_; };
       for (const Held& h : held_) {
         if (!stale(h)) continue;
-        out_.push_back(h.pkt);  // data points into h.bytes
+        Emit(h.pkt, kNoRun);  // data points into h.bytes
         ++counters_.released_late;
       }
       Flush();
@@ -42,14 +43,23 @@ TimeNs ImpairBackend::NextDeadline() const {
   return Min(inner, held_.front().since + max_hold_);
 }
 
-void ImpairBackend::Emit(const TxPacket& p) {
+void ImpairBackend::Emit(const TxPacket& p, uint32_t run) {
   out_.push_back(p);
-  out_.back().run_follow = 0;  // the burst is no longer the one built
-  // Held datagrams count down as others pass them.
-  for (Held& h : held_) --h.release_after;
+  out_run_.push_back(run);
 }
 
 void ImpairBackend::Flush() {
+  // The caller's hints no longer count what follows in out_ (drops,
+  // duplicates and held datagrams changed that). Recount from the back:
+  // neighbours from one run are siblings (same dst, entropy, ect, local
+  // and size; a duplicate is its original's sibling too).
+  uint8_t follow = 0;
+  for (size_t i = out_.size(); i-- > 0;) {
+    const bool sibling = i + 1 < out_.size() && out_run_[i] != kNoRun &&
+                         out_run_[i] == out_run_[i + 1];
+    follow = sibling ? static_cast<uint8_t>(std::min(follow + 1, 255)) : 0;
+    out_[i].run_follow = follow;
+  }
   size_t off = 0;
   // The inner backend may take fewer under back-pressure; what it refuses is
   // lost, which the protocol repairs like any other loss.
@@ -59,11 +69,22 @@ void ImpairBackend::Flush() {
     off += n;
   }
   out_.clear();
+  out_run_.clear();
 }
 
 size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   copies_used_ = 0;
-  for (const TxPacket& p : pkts) {
+  // The run the datagram at index i belongs to: runs are named by their
+  // first datagram; run_end is the last index its hints reach.
+  uint32_t run = kNoRun;
+  size_t run_end = 0;
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    const TxPacket& p = pkts[i];
+    if (run == kNoRun || i > run_end) {
+      run = static_cast<uint32_t>(i);
+      run_end = i;
+    }
+    run_end = std::max(run_end, i + p.run_follow);
     if (imp_.drop > 0 && rng_.Bernoulli(imp_.drop)) {
       ++counters_.dropped;
       continue;
@@ -95,16 +116,19 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       ++counters_.reordered;
       continue;
     }
-    Emit(*send);
+    // Held datagrams count down as others pass them.
+    for (Held& h : held_) --h.release_after;
+    Emit(*send, run);
     if (imp_.duplicate > 0 && rng_.Bernoulli(imp_.duplicate)) {
-      Emit(*send);
+      for (Held& h : held_) --h.release_after;
+      Emit(*send, run);
       ++counters_.duplicated;
     }
     // Release held datagrams whose turn has come (after the ones that
     // overtook them).
     for (size_t i = 0; i < held_.size();) {
       if (held_[i].release_after <= 0) {
-        out_.push_back(held_[i].pkt);
+        Emit(held_[i].pkt, kNoRun);
         // Keep the bytes alive until Flush: park them in copies_.
         if (copies_used_ == copies_.size()) copies_.emplace_back();
         copies_[copies_used_].bytes.swap(held_[i].bytes);
@@ -120,7 +144,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   // Anything still held goes out with the next burst at the latest; if no
   // burst follows, release it now so nothing is stranded forever.
   if (pkts.empty() && !held_.empty()) {
-    for (Held& h : held_) out_.push_back(h.pkt);
+    for (Held& h : held_) Emit(h.pkt, kNoRun);
     Flush();
     held_.clear();
   }

@@ -69,7 +69,11 @@ class ImpairBackend final : public Backend {
     int release_after = 0;
     TimeNs since;  // when it was held
   };
-  void Emit(const TxPacket& p);
+  // A run id (see TxBurst) for datagrams that have no siblings.
+  static constexpr uint32_t kNoRun = UINT32_MAX;
+  // Appends p to out_, a member of run `run` of the current burst.
+  void Emit(const TxPacket& p, uint32_t run);
+  // Hands out_ to inner_, with TxPacket::run_follow rewritten from out_run_.
   void Flush();
 
   std::unique_ptr<Backend> inner_;
@@ -82,6 +86,13 @@ class ImpairBackend final : public Backend {
   std::vector<Held> copies_;  // storage for this burst's altered copies
   size_t copies_used_ = 0;
   std::vector<TxPacket> out_;  // the burst handed to inner_
+  // Per out_ entry: the run of the caller's burst it came from (the index
+  // of the run's first datagram), or kNoRun. Entries next to each other
+  // with one run id are still siblings after drops and duplicates, so
+  // Flush can give inner_ true run_follow hints (without them the UDP
+  // backend groups a GSO run datagram by datagram: 2.7 % of the sender's
+  // time at 1 % loss against 0.4 % lossless, perf).
+  std::vector<uint32_t> out_run_;
 };
 
 }  // namespace braid::backend

@@ -1,6 +1,7 @@
 #include "backend/impair/impair_backend.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/monotonic_clock.h"
 
@@ -16,6 +17,24 @@ ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
       rng_(imp.seed) {
   out_.reserve(256);
   out_run_.reserve(256);
+  drop_.Init(imp.drop, &rng_);
+  corrupt_.Init(imp.corrupt, &rng_);
+  reorder_.Init(imp.reorder, &rng_);
+  duplicate_.Init(imp.duplicate, &rng_);
+}
+
+void ImpairBackend::EventGap::Init(double p, Rng* rng) {
+  p_ = p;
+  left_ = Draw(rng);
+}
+
+uint64_t ImpairBackend::EventGap::Draw(Rng* rng) const {
+  if (p_ <= 0) return UINT64_MAX;
+  if (p_ >= 1) return 0;
+  // Datagrams before the next hit: P(gap = k) = (1 - p)^k p.
+  const double u = 1.0 - rng->UniformDouble();  // (0, 1]
+  const double gap = std::floor(std::log(u) / std::log1p(-p_));
+  return gap >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(gap);
 }
 
 size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
@@ -60,19 +79,33 @@ void ImpairBackend::Flush() {
     follow = sibling ? static_cast<uint8_t>(std::min(follow + 1, 255)) : 0;
     out_[i].run_follow = follow;
   }
-  size_t off = 0;
-  // The inner backend may take fewer under back-pressure; what it refuses is
-  // lost, which the protocol repairs like any other loss.
-  while (off < out_.size()) {
-    const size_t n = inner_->TxBurst(absl::MakeConstSpan(out_).subspan(off));
-    if (n == 0) break;
-    off += n;
-  }
+  Forward(out_);
   out_.clear();
   out_run_.clear();
 }
 
+void ImpairBackend::Forward(absl::Span<const TxPacket> pkts) {
+  size_t off = 0;
+  while (off < pkts.size()) {
+    const size_t n = inner_->TxBurst(pkts.subspan(off));
+    if (n == 0) break;
+    off += n;
+  }
+}
+
 size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
+  const uint64_t n = pkts.size();
+  if (n > 0 && held_.empty() && n < drop_.left() && n < corrupt_.left() &&
+      n < reorder_.left() && n < duplicate_.left()) {
+    // Nothing in this burst is impaired: it goes on as it is, hints and
+    // all, uncopied.
+    drop_.Pass(n);
+    corrupt_.Pass(n);
+    reorder_.Pass(n);
+    duplicate_.Pass(n);
+    Forward(pkts);
+    return pkts.size();
+  }
   copies_used_ = 0;
   // The run the datagram at index i belongs to: runs are named by their
   // first datagram; run_end is the last index its hints reach.
@@ -85,12 +118,12 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       run_end = i;
     }
     run_end = std::max(run_end, i + p.run_follow);
-    if (imp_.drop > 0 && rng_.Bernoulli(imp_.drop)) {
+    if (drop_.Hit(&rng_)) {
       ++counters_.dropped;
       continue;
     }
     const TxPacket* send = &p;
-    if (imp_.corrupt > 0 && p.size() > 0 && rng_.Bernoulli(imp_.corrupt)) {
+    if (corrupt_.Hit(&rng_)) {
       // Corruption on the wire: the receiver's UDP checksum (computed by
       // this host's kernel after us, so a flip here would go unnoticed)
       // discards the datagram. Modelled as that discard; the parser's
@@ -99,7 +132,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       ++counters_.corrupted;
       continue;
     }
-    if (imp_.reorder > 0 && rng_.Bernoulli(imp_.reorder)) {
+    if (reorder_.Hit(&rng_)) {
       Held h;
       // Held past this call: keep a copy of the whole datagram.
       h.bytes.resize(send->size());
@@ -119,24 +152,24 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
     // Held datagrams count down as others pass them.
     for (Held& h : held_) --h.release_after;
     Emit(*send, run);
-    if (imp_.duplicate > 0 && rng_.Bernoulli(imp_.duplicate)) {
+    if (duplicate_.Hit(&rng_)) {
       for (Held& h : held_) --h.release_after;
       Emit(*send, run);
       ++counters_.duplicated;
     }
     // Release held datagrams whose turn has come (after the ones that
     // overtook them).
-    for (size_t i = 0; i < held_.size();) {
-      if (held_[i].release_after <= 0) {
-        Emit(held_[i].pkt, kNoRun);
+    for (size_t k = 0; k < held_.size();) {
+      if (held_[k].release_after <= 0) {
+        Emit(held_[k].pkt, kNoRun);
         // Keep the bytes alive until Flush: park them in copies_.
         if (copies_used_ == copies_.size()) copies_.emplace_back();
-        copies_[copies_used_].bytes.swap(held_[i].bytes);
+        copies_[copies_used_].bytes.swap(held_[k].bytes);
         out_.back().data = copies_[copies_used_].bytes.data();
         ++copies_used_;
-        held_.erase(held_.begin() + static_cast<long>(i));
+        held_.erase(held_.begin() + static_cast<long>(k));
       } else {
-        ++i;
+        ++k;
       }
     }
   }

@@ -1,6 +1,7 @@
 #include "backend/impair/impair_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -282,6 +283,44 @@ TEST(ImpairBackendTest, ReorderedDatagramsBreakRunHints) {
   size_t hinted = 0;
   for (const auto& s : seen) hinted += s.run_follow > 0;
   EXPECT_GT(hinted, seen.size() / 2);  // runs between the holes keep theirs
+}
+
+// Rates come out as asked, whether bursts take the unimpaired fast path or
+// not: counts within 5 standard deviations of n * p.
+TEST(ImpairBackendTest, ImpairmentRatesMatchTheirProbabilities) {
+  for (const double p : {0.001, 0.01, 0.2}) {
+    std::vector<HintRecorder::Seen> seen;
+    TestImpairments imp;
+    imp.drop = p;
+    imp.duplicate = p;
+    imp.seed = 11;
+    ImpairBackend b(std::make_unique<HintRecorder>(&seen), imp);
+    constexpr int kBursts = 16000;
+    RunBurst burst(64, 32);
+    for (int i = 0; i < kBursts; ++i) b.TxBurst(burst.pkts);
+    const double n = 64.0 * kBursts;
+    const double dropped = static_cast<double>(b.impair_counters().dropped);
+    EXPECT_NEAR(dropped, n * p, 5 * std::sqrt(n * p * (1 - p))) << p;
+    // Duplication applies to the datagrams that were not dropped.
+    const double kept = n - dropped;
+    const double dups = static_cast<double>(b.impair_counters().duplicated);
+    EXPECT_NEAR(dups, kept * p, 5 * std::sqrt(kept * p * (1 - p))) << p;
+    EXPECT_EQ(seen.size(), kept + dups);
+  }
+}
+
+TEST(ImpairBackendTest, UnimpairedBurstsPassWithTheirHints) {
+  std::vector<HintRecorder::Seen> seen;
+  TestImpairments imp;
+  imp.drop = 1e-12;  // asked for, but no datagram of this test meets it
+  ImpairBackend b(std::make_unique<HintRecorder>(&seen), imp);
+  RunBurst burst(64, 40);
+  b.TxBurst(burst.pkts);
+  ASSERT_EQ(seen.size(), 64u);
+  for (size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(seen[i].tag, i);
+    EXPECT_EQ(seen[i].run_follow, burst.pkts[i].run_follow);
+  }
 }
 
 }  // namespace

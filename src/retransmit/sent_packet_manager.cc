@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "wire/frames.h"
+
 namespace braid::retransmit {
 
 namespace {
@@ -31,6 +33,7 @@ SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
       response_(opts.initial_rtt),
       rto_floor_(opts.min_rto) {
   heap_.reserve(ring_.size());
+  sack_memo_.reserve(wire::kMaxSackWords);  // no allocation per ack
   active_paths_.reserve(256);
   rto_lost_.reserve(256);
   touched_paths_.reserve(256);
@@ -39,6 +42,7 @@ SentPacketManager::SentPacketManager(const RetransmitOptions& opts)
 
 void SentPacketManager::Reset(wire::Psn base) {
   for (Packet& p : ring_) p = Packet{};
+  sack_memo_.clear();
   base_ = next_ = reach_ = base;
   tx_counter_ = 0;
   rack_sent_ = TimeNs::Zero();
@@ -378,6 +382,15 @@ void SentPacketManager::AckRange(wire::Psn from, wire::Psn to, bool runs,
   }
 }
 
+uint64_t SentPacketManager::SackMemoBits(uint64_t off) const {
+  const uint64_t word = off / 64;
+  const unsigned sh = static_cast<unsigned>(off % 64);
+  const uint64_t lo = word < sack_memo_.size() ? sack_memo_[word] : 0;
+  if (sh == 0) return lo;
+  const uint64_t hi = word + 1 < sack_memo_.size() ? sack_memo_[word + 1] : 0;
+  return (lo >> sh) | (hi << (64 - sh));
+}
+
 bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                               SenderEvents& ev) {
   rto_memo_sent_ = TimeNs::Infinite();
@@ -468,8 +481,13 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   const uint64_t acked_before = counters_.packets_acked;
   const bool runs = ev.TakesAckedRuns();
   if (base_ < ack.cum) AckRange(base_, ack.cum, runs, now, ev);
+  // Bit i of word j here is bit memo_shift + 64 j + i of the memo.
+  const int32_t memo_shift = sack_memo_.empty() ? -1 : ack.cum - sack_memo_cum_;
   for (size_t j = 0; j < words; ++j) {
     uint64_t w = ack.sack[j];
+    if (w != 0 && memo_shift >= 0) {
+      w &= ~SackMemoBits(static_cast<uint64_t>(memo_shift) + 64 * j);
+    }
     if (w == 0) continue;
     const wire::Psn word_base =
         ack.cum + static_cast<int64_t>(1 + 64 * static_cast<uint64_t>(j));
@@ -488,6 +506,11 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     }
   }
   echo_active_ = false;
+  // An older ack (reordered on the way) names nothing the memo lacks.
+  if (sack_memo_.empty() || memo_shift >= 0) {
+    sack_memo_cum_ = ack.cum;
+    sack_memo_.assign(ack.sack.begin(), ack.sack.end());
+  }
   // F-RTO (RFC 5682's rule, per packet): data sent before the RTO and never
   // re-sent was delivered after it, so the path was not dead but slow (a
   // stalled receiver, a descheduled host): the timeout was premature. The

@@ -11,7 +11,6 @@ ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
                              const TestImpairments& imp, DurationNs max_hold,
                              Clock clock)
     : inner_(std::move(inner)),
-      imp_(imp),
       max_hold_(max_hold),
       clock_(clock != nullptr ? clock : &MonotonicNow),
       rng_(imp.seed) {

@@ -108,7 +108,6 @@ class ImpairBackend final : public Backend {
   void Forward(absl::Span<const TxPacket> pkts);
 
   std::unique_ptr<Backend> inner_;
-  TestImpairments imp_;
   DurationNs max_hold_;
   Clock clock_;
   Rng rng_;

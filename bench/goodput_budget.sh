@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Where a bulk sender's CPU goes, per gigabyte of goodput. Runs, back to
 # back and each with its own server, the pinned client of
-#   raw       udp-blast bw (1472-byte datagrams, GSO + GRO, busy-polling)
+#   raw       udp-blast bw (MTU - 28 byte datagrams, GSO + GRO, busy-polling)
 #   raw+copy  the same, copying each payload from a 2 MiB source first
-#   braid     braid-perf --test bw -s 65536 (busy-polling)
+#   raw+iov   the same, each datagram a header iovec plus its payload left
+#             in place in a 2 MiB source (braid's layout from --mtu 9000 on)
+#   braid     braid-perf --test bw -s 65536 --mtu MTU (busy-polling)
 # under `perf record`, and prints for each the perf samples per GB of
 # goodput, split into kernel and user space, then the costliest symbols.
 # Samples per GB compare CPU cost per byte between tools measured in the
 # same minute; the goodput ratio target of issue 3 (braid >= 0.9 x raw) is
 # a bound on braid's total: raw's total / 0.9.
 #
-#   bench/goodput_budget.sh [--build DIR] [--seconds 3] [--top 15]
+#   bench/goodput_budget.sh [--build DIR] [--seconds 3] [--top 15] [--mtu 1500]
 #
 # Needs `perf` (Debian: linux-perf) and permission to sample the kernel
 # (root, or kernel.perf_event_paranoid <= 1). Clients run on CPU 0 and
@@ -21,12 +23,14 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$here/build-rel"
 SECS=3
 TOP=15
+MTU=1500
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) BUILD="$2"; shift 2 ;;
     --seconds) SECS="$2"; shift 2 ;;
     --top) TOP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --mtu) MTU="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "goodput_budget.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +69,8 @@ blast() {
   SERVER=$!
   sleep 0.3
   timeout 30 taskset -c 0 perf record -q -F 4999 -o "$WORK/$name.data" \
-    "$BLAST" client -c "127.0.0.1:$PORT" bw -D "$SECS" --busy-poll --json \
+    "$BLAST" client -c "127.0.0.1:$PORT" bw -s "$((MTU - 28))" -D "$SECS" \
+    --busy-poll --json \
     "$@" >"$WORK/$name.client" 2>"$WORK/$name.err"
   stop_server
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gbps"])' \
@@ -86,17 +91,18 @@ braid() {
   [[ -n "$addr" ]] || { echo "goodput_budget.sh: braid-perf server did not start" >&2; exit 1; }
   timeout 40 taskset -c 0 perf record -q -F 4999 -o "$WORK/$name.data" \
     "$PERF_TOOL" --client "$addr" --time-limit 35 --test bw -s 65536 \
-    -D "$SECS" --json >"$WORK/$name.client" 2>"$WORK/$name.err"
+    --mtu "$MTU" -D "$SECS" --json >"$WORK/$name.client" 2>"$WORK/$name.err"
   stop_server
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["gbps"])' \
     "$WORK/$name.client" >"$WORK/$name.gbps"
 }
 
-echo "goodput_budget.sh: $SECS s per run, clients on CPU 0, servers on CPU 1; $(date -u +%H:%M:%S) UTC" >&2
+echo "goodput_budget.sh: MTU $MTU, $SECS s per run, clients on CPU 0, servers on CPU 1; $(date -u +%H:%M:%S) UTC" >&2
 blast raw
 blast rawcopy --copy-from 2M
+blast rawiov --iov-from 2M
 braid braid
-for name in raw rawcopy braid; do
+for name in raw rawcopy rawiov braid; do
   perf report -i "$WORK/$name.data" --no-children --sort sym -n --stdio \
     2>/dev/null >"$WORK/$name.syms"
 done
@@ -106,7 +112,7 @@ import re, sys
 work, secs, top = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 line = re.compile(r"\s*[\d.]+%\s+(\d+)\s+\[(.)\]\s+(.*)")
 runs = [("raw", "raw udp-blast"), ("rawcopy", "raw + 1 user copy"),
-        ("braid", "braid-perf bw 64 KiB")]
+        ("rawiov", "raw, 2 iovecs/datagram"), ("braid", "braid-perf bw 64 KiB")]
 data = {}
 for name, _ in runs:
     gbps = float(open(f"{work}/{name}.gbps").read())

@@ -60,6 +60,10 @@ struct ReliabilityStats {
   // Time-rule loss declarations proven wrong (the copy arrived); each can
   // widen the sender's reorder window.
   uint64_t spurious_losses = 0;
+  // Path-gap loss declarations proven wrong: the network reordered packets
+  // inside one path (one UDP 5-tuple). Each can raise the peer's gap
+  // threshold (PeerStats::gap_threshold).
+  uint64_t spurious_gap_losses = 0;
   // RTOs proven premature (the network delivered what they gave up on);
   // their backoff and congestion-window cut are undone.
   uint64_t spurious_rtos = 0;
@@ -124,6 +128,10 @@ struct PeerStats {
   DurationNs rto;
   uint64_t cwnd_bytes = 0;
   uint64_t bytes_in_flight = 0;
+  // Seqs a path must deliver past a packet before a gap in it counts as a
+  // loss: 1 while paths keep their order, learnt from spurious gap losses
+  // when they do not (protocol.md §7).
+  uint32_t gap_threshold = 1;
   uint64_t credit_blocked = 0;  // times the sender waited for receive credit
   uint32_t healthy_paths = 0;
   uint64_t penalties = 0;

@@ -331,6 +331,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->ecn_echoes = ecn_echoes_;
   s->reliability = rel_;
   s->reliability.spurious_losses = sent_.counters().spurious_time_losses;
+  s->reliability.spurious_gap_losses = sent_.counters().spurious_gap_losses;
   // By the loss each re-send repaired, counted when it is sent (so they sum
   // to `retransmits`; a packet declared lost and acked before its re-send
   // counts nowhere).
@@ -347,6 +348,7 @@ void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->rto = sent_.rto();
   s->cwnd_bytes = cc_->cwnd_bytes();
   s->bytes_in_flight = sent_.bytes_in_flight();
+  s->gap_threshold = sent_.gap_threshold();
   s->credit_blocked = credit_blocked_count_;
   s->healthy_paths = paths_.healthy_paths();
   s->penalties = paths_.total_penalties();

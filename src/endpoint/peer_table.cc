@@ -33,6 +33,7 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.rtos += x.rtos;
   r.spurious_retransmits += x.spurious_retransmits;
   r.spurious_losses += x.spurious_losses;
+  r.spurious_gap_losses += x.spurious_gap_losses;
   r.spurious_rtos += x.spurious_rtos;
 }
 

@@ -23,6 +23,7 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back({"rtos", absl::StrCat(r.rtos)});
   f->push_back({"spurious_retransmits", absl::StrCat(r.spurious_retransmits)});
   f->push_back({"spurious_losses", absl::StrCat(r.spurious_losses)});
+  f->push_back({"spurious_gap_losses", absl::StrCat(r.spurious_gap_losses)});
   f->push_back({"spurious_rtos", absl::StrCat(r.spurious_rtos)});
 }
 
@@ -130,6 +131,7 @@ Fields Flatten(const PeerStats& s) {
       {"ecn_echoes", s.ecn_echoes},
       {"cwnd_bytes", s.cwnd_bytes},
       {"bytes_in_flight", s.bytes_in_flight},
+      {"gap_threshold", s.gap_threshold},
       {"credit_blocked", s.credit_blocked},
       {"healthy_paths", s.healthy_paths},
       {"path_penalties", s.penalties},

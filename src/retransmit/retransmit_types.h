@@ -29,6 +29,17 @@ struct RetransmitOptions {
   // where path_srtt/rttvar are those of the candidate's own path.
   int reorder_tolerance_eighths = 2;
   DurationNs min_reorder_window = DurationNs::Micros(5);
+  // Reordering inside one path breaks the gap rule's FIFO assumption (a
+  // link-aggregation group or a switch that sprays per packet behind one
+  // 5-tuple, a test impairment). The gap threshold is how many seqs past a
+  // transmission its path must have delivered before the gap rule declares
+  // it lost: 1 (strict FIFO) until a gap loss is proven wrong (an ack echoes
+  // the copy declared lost, or its re-send arrives as a duplicate while the
+  // network is not seen duplicating), then the displacement seen + 1 (or
+  // twice the threshold when the displacement is unknown), up to this; the
+  // time rule judges what the threshold leaves. It halves per 64 srtt of
+  // acks without such proof. 1 = never adapt.
+  uint32_t max_gap_threshold = 256;
   // Tail loss probe: after 2 * srtt + max_ack_delay without new data sent or
   // new data acked, with data in flight, queue the newest in-flight packet
   // for re-sending once (cause kTailProbe). Never fires after the RTO.
@@ -112,6 +123,9 @@ struct SenderCounters {
   // Time-rule losses proven wrong (the copy declared lost arrived); each
   // may widen the reorder window.
   uint64_t spurious_time_losses = 0;
+  // Path-gap losses proven wrong (reordering inside a path); each may raise
+  // the gap threshold (RetransmitOptions::max_gap_threshold).
+  uint64_t spurious_gap_losses = 0;
   // Tail probes proven unnecessary (the receiver saw the probe as a
   // duplicate); each doubles the probe timeout (at most 8x; it decays).
   uint64_t spurious_tail_probes = 0;

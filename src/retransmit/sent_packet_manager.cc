@@ -54,6 +54,9 @@ void SentPacketManager::Reset(wire::Psn base) {
   acked_pre_rto_original_ = false;
   rto_lost_.clear();
   reo_extra_eighths_ = 0;
+  gap_thresh_ = 1;
+  gap_changed_ = TimeNs::Zero();
+  has_net_dup_ = false;
   bytes_in_flight_ = 0;
   packets_in_flight_ = 0;
   lost_pending_ = 0;
@@ -199,7 +202,9 @@ void SentPacketManager::OnRetransmitted(wire::Psn psn, wire::PathId path,
     // gone. After a time, RTO or probe loss the earlier copy may still
     // arrive, so a cum/SACK ack of this packet says nothing about which
     // copy did (no gap inference from it).
-    if (pkt->last_loss != LossCause::kPathGap &&
+    // (Once reordering inside a path has been seen, a gap loss proves no
+    // more than the time rule does.)
+    if ((pkt->last_loss != LossCause::kPathGap || gap_thresh_ > 1) &&
         pkt->last_loss != LossCause::kNak) {
       pkt->ambiguous = true;
     }
@@ -444,6 +449,9 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
     if (declared_lost && pkt != nullptr && !pkt->loss_disproved) {
       pkt->loss_disproved = true;
       if (pkt->last_loss == LossCause::kTime) OnSpuriousTimeLoss(now);
+      if (pkt->last_loss == LossCause::kPathGap) {
+        OnSpuriousGapLoss(Overtaken(ack.echo_path, *rec), now);
+      }
       if (pkt->last_loss == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
     }
     // The receiver flags an echo of a duplicate: one copy of this packet
@@ -462,7 +470,15 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
         if (rec->superseded_on < paths_.size()) {
           TxRecord* resend = paths_[rec->superseded_on].log.FindCopyAfter(
               rec->psn, rec->tx_index);
-          if (resend != nullptr) resend->dup_noted = true;
+          if (resend != nullptr) {
+            resend->dup_noted = true;
+            // A packet acked through its re-send and retired before its
+            // late original was echoed: the re-send names the loss rule.
+            if (pkt == nullptr &&
+                resend->repairs == static_cast<uint8_t>(LossCause::kPathGap)) {
+              OnSpuriousGapLoss(Overtaken(ack.echo_path, *rec), now);
+            }
+          }
         }
         ++counters_.spurious_retransmits;
         ev.OnSpuriousRetransmit(rec->psn);
@@ -530,6 +546,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   if (counters_.packets_acked != acked_before) {
     last_progress_ = now;
     DecayReorderWindow(now);
+    DecayGapThreshold(now);
     DecayPto(now);
     if (rto_floor_ > opts_.min_rto &&
         now >= rto_floor_changed_ + rto_floor_ * kRtoFloorDecayRtos) {
@@ -571,6 +588,25 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
       (pkt == nullptr || !pkt->loss_disproved)) {
     if (pkt != nullptr) pkt->loss_disproved = true;
     OnSpuriousTimeLoss(now);
+  }
+  // A first transmission, never re-sent, arrived twice: the network
+  // duplicates packets (or, rarely, a tail probe's original came late).
+  if (rec.repairs == TxRecord::kFirstSend && !rec.superseded &&
+      (pkt == nullptr || pkt->tx_count == 1)) {
+    net_dup_seen_ = now;
+    has_net_dup_ = true;
+  }
+  // The re-send of a gap loss arrived as a duplicate: its original had
+  // arrived, overtaken on its path (the usual proof: the receiver's ack of a
+  // late original often echoes another arrival of its batch) -- unless the
+  // network duplicates, when this may be the re-send of a packet really
+  // lost. How far it was overtaken is not known here: double the threshold.
+  if (rec.repairs == static_cast<uint8_t>(LossCause::kPathGap) &&
+      (pkt == nullptr || !pkt->loss_disproved) &&
+      !(has_net_dup_ &&
+        now < net_dup_seen_ + rtt_.srtt() * kNetDupQuietSrtts)) {
+    if (pkt != nullptr) pkt->loss_disproved = true;
+    OnSpuriousGapLoss(2 * gap_thresh_ - 1, now);
   }
   if (rto_undo_armed_ && std::find(rto_lost_.begin(), rto_lost_.end(),
                                    rec.psn) != rto_lost_.end()) {

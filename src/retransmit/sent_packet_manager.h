@@ -19,6 +19,15 @@
 //    copy; its cum/SACK ack is ambiguous and nothing is inferred from it.)
 //    An old copy superseded by a newer transmission is dead: it is never
 //    declared lost.
+//    "Earlier" means at least gap_threshold() seqs earlier: 1 while paths
+//    are FIFO. A gap loss proven wrong (an ack echoes the copy declared
+//    lost: reordering inside a path) raises it to the displacement seen + 1
+//    (up to max_gap_threshold); the time rule judges what it leaves, and
+//    re-sends of gap losses are then ambiguous too. It halves per 64 srtt
+//    without such proof. A re-send of a gap loss reported as a duplicate
+//    doubles it instead (the displacement is unknown), but not while the
+//    network is seen duplicating first transmissions (then the re-send of
+//    a packet really lost may arrive twice).
 //  * Time (kTime, RACK-like). A live transmission sent at an earlier time
 //    than some transmission known to have arrived is lost once
 //    now >= sent + W(path):
@@ -194,6 +203,10 @@ class SentPacketManager {
   DurationNs path_srtt(wire::PathId p) const;
   // Time-based loss threshold of path `p` (see class comment).
   DurationNs ReorderWindow(wire::PathId p) const;
+  // Seqs a path must deliver past a transmission before the gap rule
+  // declares it lost: 1 unless reordering inside a path was seen (see
+  // RetransmitOptions::max_gap_threshold).
+  uint32_t gap_threshold() const { return gap_thresh_; }
   // RTO of transmissions on path `p`, backoff included (see class comment).
   DurationNs PathRto(wire::PathId p) const;
 
@@ -334,6 +347,17 @@ class SentPacketManager {
   void OnSpuriousTimeLoss(TimeNs now);
   // Shrinks the learnt reorder tolerance by one step per 16 srtt.
   void DecayReorderWindow(TimeNs now);
+  // How many seqs of path p known to have arrived come after `rec`. For a
+  // late copy just echoed: the receiver acks it at once (it fills a hole or
+  // is a duplicate), so these are the seqs that overtook it.
+  uint32_t Overtaken(wire::PathId p, const TxRecord& rec) const {
+    return static_cast<uint32_t>(std::max(paths_[p].hwm - rec.seq, 0));
+  }
+  // A path-gap loss turned out spurious: the declared-lost copy was echoed
+  // after `displacement` later seqs of its path. Raises gap_thresh_.
+  void OnSpuriousGapLoss(uint32_t displacement, TimeNs now);
+  // Halves the gap threshold once per 64 srtt without a spurious gap loss.
+  void DecayGapThreshold(TimeNs now);
 
   RetransmitOptions opts_;
   std::vector<Packet> ring_;  // indexed by psn & mask_
@@ -369,6 +393,15 @@ class SentPacketManager {
   // losses; decays while none are seen.
   int reo_extra_eighths_ = 0;
   TimeNs reo_changed_ = TimeNs::Zero();
+  // Seqs a path must deliver past a transmission before the gap rule
+  // declares it lost (1 = strict FIFO); learnt from spurious gap losses.
+  uint32_t gap_thresh_ = 1;
+  TimeNs gap_changed_ = TimeNs::Zero();
+  // When a first transmission last arrived twice (the network duplicates):
+  // for kNetDupQuietSrtts after it, a duplicate re-send proves no reorder.
+  TimeNs net_dup_seen_ = TimeNs::Zero();
+  bool has_net_dup_ = false;
+  static constexpr int64_t kNetDupQuietSrtts = 256;
   // The probe timeout is (2 srtt + max_ack_delay) << pto_shift_: a tail
   // probe proven spurious (a host whose scheduling delays answers) doubles
   // it, up to 8x; one step back per 256 srtt without one.

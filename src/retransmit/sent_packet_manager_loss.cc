@@ -12,6 +12,7 @@ constexpr int kMaxBackoff = 30;
 constexpr int kReorderStepEighths = 4;
 constexpr int kMaxReorderExtraEighths = 32;
 constexpr int64_t kReorderDecaySrtts = 16;
+constexpr int64_t kGapDecaySrtts = 64;
 }  // namespace
 
 TxRecord* SentPacketManager::LiveFront(PathState& ps) {
@@ -145,10 +146,12 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
 
 bool SentPacketManager::IsGapLost(const PathState& ps,
                                   const TxRecord& rec) const {
+  // (hwm - seq: the wrap-aware distance, positive when hwm is later.)
+  const int32_t thresh = static_cast<int32_t>(gap_thresh_);
   if (ps.has_barrier && rec.seq < ps.barrier) {
-    return ps.has_pre_hwm && rec.seq < ps.pre_hwm;
+    return ps.has_pre_hwm && ps.pre_hwm - rec.seq >= thresh;
   }
-  return ps.has_hwm && rec.seq < ps.hwm;
+  return ps.has_hwm && ps.hwm - rec.seq >= thresh;
 }
 
 void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
@@ -235,6 +238,23 @@ void SentPacketManager::OnSpuriousTimeLoss(TimeNs now) {
     reo_extra_eighths_ = std::min(reo_extra_eighths_ + kReorderStepEighths,
                                   kMaxReorderExtraEighths);
     reo_changed_ = now;
+  }
+}
+
+void SentPacketManager::OnSpuriousGapLoss(uint32_t displacement, TimeNs now) {
+  ++counters_.spurious_gap_losses;
+  // As TCP learns its reordering degree from D-SACKs: the path delivered
+  // `displacement` later seqs before this one, so wait for one more.
+  const uint32_t want =
+      std::min<uint64_t>(uint64_t{displacement} + 1, opts_.max_gap_threshold);
+  if (want > gap_thresh_) gap_thresh_ = want;
+  gap_changed_ = now;
+}
+
+void SentPacketManager::DecayGapThreshold(TimeNs now) {
+  if (gap_thresh_ > 1 && now >= gap_changed_ + rtt_.srtt() * kGapDecaySrtts) {
+    gap_thresh_ = std::max<uint32_t>(1, gap_thresh_ / 2);
+    gap_changed_ = now;
   }
 }
 

@@ -282,6 +282,46 @@ TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   }
 }
 
+// Reordering inside a path (the impairment holds datagrams back behind
+// later ones of the same source port) with no loss at all: the sender
+// learns the displacement from its first few spurious gap losses instead of
+// re-sending every overtaken packet. Measured (session 23, 6 runs each):
+// 18-20 re-sends of ~44 600 packets; with the strict FIFO rule
+// (max_gap_threshold 1) 152-189, and braid-perf -s 1M --reorder 0.3, whose
+// two processes poll concurrently, re-sent 7 % of its packets.
+TEST(EndpointIntegrationTest, ReorderingInsideAPathIsLearntNotResent) {
+  EndpointOptions o;
+  o.impair = {.reorder = 0.3, .seed = 5};
+  auto a = OpenOrDie(o);
+  auto b = OpenOrDie();
+  ASSERT_TRUE(a && b);
+  constexpr uint64_t kSeed = 19;
+  FlowConfig bulk{.flow = 1, .count = 240, .seed = kSeed, .size = [](Rng&) {
+                    return uint32_t{256} << 10;
+                  }};
+  FlowSender f(bulk, a.get(), b->local_address());
+  ReceiveChecker at_b(kSeed);
+  at_b.ExpectFlow(1, 0, a->local_address());
+  ReceiveChecker at_a(kSeed);
+  Side sa{a.get(), {&f}, &at_a, 0};
+  Side sb{b.get(), {}, &at_b, bulk.count};
+  std::vector<std::string> errors;
+  EXPECT_TRUE(DrivePair(sa, sb, std::chrono::seconds(120), &errors));
+  ExpectNoErrors(errors, "completions");
+  ExpectNoErrors(f.errors(), "sender");
+  ExpectNoErrors(at_b.errors(), "receiver");
+  EXPECT_EQ(at_b.Missing(1, bulk.count), 0u);
+  const EndpointStats st = a->stats();
+  EXPECT_GT(st.impair_reordered, 1000u);
+  EXPECT_EQ(st.impair_dropped, 0u);
+  EXPECT_GT(st.reliability.spurious_gap_losses, 0u);
+  // ~44 600 data packets, ~13 300 of them held back: at most ~60 re-sends.
+  EXPECT_LT(st.reliability.retransmits * 750, st.packets_sent)
+      << "retransmits " << st.reliability.retransmits << " of "
+      << st.packets_sent << " packets";
+  ExpectCausesSumToRetransmits(*a);
+}
+
 TEST(EndpointIntegrationTest,
      GoBackNModeDeliversExactlyOnceUnderLossDupAndReorder) {
   EndpointOptions o;

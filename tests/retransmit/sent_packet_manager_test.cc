@@ -163,6 +163,19 @@ class SentPacketManagerTest : public ::testing::Test {
     m_->OnRetransmitted(psn, p, seq, now);
     last_tx_[psn.value()] = {p, seq};
   }
+  // Four first sends on path 0 from `t` (1 us apart); the ack of the last
+  // (SACK of the later three) declares the first lost by the gap rule,
+  // three seqs deep; it is re-sent on path 1 at t + 30 us. Returns its PSN.
+  Psn GapLossReSent(TimeNs t) {
+    const Psn first = Send(0, t);
+    for (int i = 1; i < 4; ++i) Send(0, t + Us(i));
+    const uint32_t f = first.value();
+    EXPECT_TRUE(Ack(f, {f + 1, f + 2, f + 3}, first + 3, t + Us(21)));
+    ExpectOnlyLoss(f, LossCause::kPathGap);
+    EXPECT_EQ(PopAll(), std::vector<uint32_t>{f});
+    Resend(first, 1, t + Us(30));
+    return first;
+  }
   // An ack: cum, the PSNs set in the SACK bitmap (words words), and the
   // latest transmission of `trigger` as echo.
   bool Ack(uint32_t cum, std::vector<uint32_t> sacked, Psn trigger, TimeNs now,
@@ -333,6 +346,96 @@ TEST_F(SentPacketManagerTest, SpuriousTimeLossWidensTheReorderWindow) {
     ASSERT_TRUE(Ack(p.value() + 1, {}, p, now + Us(20)));
   }
   EXPECT_LT(m_->ReorderWindow(0), widened);
+}
+
+TEST_F(SentPacketManagerTest, SpuriousGapLossRaisesTheGapThreshold) {
+  ASSERT_EQ(GapLossReSent(T(0)), Psn(0));
+  EXPECT_EQ(m_->gap_threshold(), 1u);
+  // The original (path 0, seq 0) arrives after all: path 0 reorders. Three
+  // later seqs had overtaken it, so a gap must now be four deep.
+  ASSERT_TRUE(AckEcho(4, {}, 0, PathSeq(0), T(40)));
+  EXPECT_EQ(m_->counters().spurious_gap_losses, 1u);
+  EXPECT_EQ(m_->counters().spurious_retransmits, 1u);
+  EXPECT_EQ(m_->gap_threshold(), 4u);
+  ev_.Clear();
+  for (int i = 0; i < 6; ++i) Send(0, T(50 + i));  // PSNs 4..9, seqs 4..9
+  // PSN 4 missing, three seqs after it arrived: not (yet) a gap loss.
+  ASSERT_TRUE(Ack(4, {5, 6, 7}, Psn(7), T(60)));
+  EXPECT_TRUE(ev_.lost.empty());
+  // Four after it: lost.
+  ASSERT_TRUE(Ack(4, {5, 6, 7, 8}, Psn(8), T(61)));
+  ExpectOnlyLoss(4, LossCause::kPathGap);
+}
+
+TEST_F(SentPacketManagerTest, DuplicateReSendOfAGapLossDoublesTheThreshold) {
+  ASSERT_EQ(GapLossReSent(T(0)), Psn(0));
+  // The original arrived (acked in a batch whose echo named another
+  // packet); the re-send arrives as a duplicate. How far the original was
+  // overtaken is unknown: the threshold doubles.
+  ASSERT_TRUE(Ack(4, {}, Psn(3), T(35)));
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(4, {}, Psn(0), T(40)));
+  EXPECT_EQ(m_->counters().spurious_gap_losses, 1u);
+  EXPECT_EQ(m_->gap_threshold(), 2u);
+}
+
+TEST_F(SentPacketManagerTest,
+       DuplicateReSendIsNoProofWhileTheNetworkDuplicates) {
+  SampleBothPaths();  // PSNs 0, 1
+  // The network duplicates: a first send, never re-sent, arrives twice.
+  Send(1, T(50));  // PSN 2
+  ASSERT_TRUE(Ack(3, {}, Psn(2), T(70)));
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(3, {}, Psn(2), T(71)));
+  ASSERT_EQ(m_->counters().duplicate_echoes, 1u);
+  ASSERT_EQ(GapLossReSent(T(100)), Psn(3));  // PSNs 3..6
+  // The re-send of a packet really lost, duplicated by the network.
+  ASSERT_TRUE(Ack(7, {}, Psn(3), T(150)));
+  echo_dup_ = true;
+  ASSERT_TRUE(Ack(7, {}, Psn(3), T(151)));
+  EXPECT_EQ(m_->counters().duplicate_echoes, 2u);
+  EXPECT_EQ(m_->counters().spurious_gap_losses, 0u);
+  EXPECT_EQ(m_->gap_threshold(), 1u);
+}
+
+TEST_F(SentPacketManagerTest, GapThresholdDecaysOnceReorderingStops) {
+  SampleBothPaths();
+  ASSERT_EQ(GapLossReSent(T(100)), Psn(2));  // PSNs 2..5
+  ASSERT_TRUE(AckEcho(6, {}, 0, PathSeq(1), T(140)));
+  ASSERT_EQ(m_->gap_threshold(), 4u);
+  // Acks with progress and no more proof: it halves per 64 srtt (20 us
+  // here), back to the strict rule.
+  TimeNs now = T(140);
+  int steps = 0;
+  uint32_t last = m_->gap_threshold();
+  for (int i = 0; i < 1000 && m_->gap_threshold() > 1; ++i) {
+    now = now + Us(50);
+    const Psn p = Send(0, now);
+    ASSERT_TRUE(Ack(p.value() + 1, {}, p, now + Us(20)));
+    if (m_->gap_threshold() != last) {
+      EXPECT_EQ(m_->gap_threshold(), last / 2);
+      last = m_->gap_threshold();
+      ++steps;
+    }
+  }
+  EXPECT_EQ(m_->gap_threshold(), 1u);
+  EXPECT_EQ(steps, 2);
+  EXPECT_GT(now - T(140), Us(20) * 64);
+}
+
+TEST_F(SentPacketManagerTest, MaxGapThresholdOneKeepsTheStrictRule) {
+  RetransmitOptions o = NoProbe();
+  o.max_gap_threshold = 1;
+  Make(o);
+  ASSERT_EQ(GapLossReSent(T(0)), Psn(0));
+  ASSERT_TRUE(AckEcho(4, {}, 0, PathSeq(0), T(40)));
+  EXPECT_EQ(m_->counters().spurious_gap_losses, 1u);
+  EXPECT_EQ(m_->gap_threshold(), 1u);
+  ev_.Clear();
+  Send(0, T(50));
+  Send(0, T(51));
+  ASSERT_TRUE(Ack(4, {5}, Psn(5), T(60)));
+  ExpectOnlyLoss(4, LossCause::kPathGap);
 }
 
 TEST_F(SentPacketManagerTest, TimersCoverTheReceiversAckDelay) {

@@ -448,11 +448,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                             pkt->tx_index == rec->tx_index);
     if (declared_lost && pkt != nullptr && !pkt->loss_disproved) {
       pkt->loss_disproved = true;
-      if (pkt->last_loss == LossCause::kTime) OnSpuriousTimeLoss(now);
-      if (pkt->last_loss == LossCause::kPathGap) {
-        OnSpuriousGapLoss(Overtaken(ack.echo_path, *rec), now);
-      }
-      if (pkt->last_loss == LossCause::kRto && rto_undo_armed_) UndoRto(ev);
+      OnLossDisproved(pkt->last_loss, ack.echo_path, *rec, now, ev);
     }
     // The receiver flags an echo of a duplicate: one copy of this packet
     // was unnecessary (like a D-SACK).
@@ -474,9 +470,9 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
             resend->dup_noted = true;
             // A packet acked through its re-send and retired before its
             // late original was echoed: the re-send names the loss rule.
-            if (pkt == nullptr &&
-                resend->repairs == static_cast<uint8_t>(LossCause::kPathGap)) {
-              OnSpuriousGapLoss(Overtaken(ack.echo_path, *rec), now);
+            if (pkt == nullptr && resend->repairs != TxRecord::kFirstSend) {
+              OnLossDisproved(static_cast<LossCause>(resend->repairs),
+                              ack.echo_path, *rec, now, ev);
             }
           }
         }
@@ -573,6 +569,24 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   ProcessPathTimers(now, /*after_ack=*/true, ev);
   if (lost_pending_ == 0) heap_.clear();
   return true;
+}
+
+void SentPacketManager::OnLossDisproved(LossCause cause, wire::PathId path,
+                                        const TxRecord& rec, TimeNs now,
+                                        SenderEvents& ev) {
+  switch (cause) {
+    case LossCause::kTime:
+      OnSpuriousTimeLoss(now);
+      break;
+    case LossCause::kPathGap:
+      OnSpuriousGapLoss(Overtaken(path, rec), now);
+      break;
+    case LossCause::kRto:
+      if (rto_undo_armed_) UndoRto(ev);
+      break;
+    default:  // a probe, or a NAK (go-back-N): nothing to learn
+      break;
+  }
 }
 
 void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,

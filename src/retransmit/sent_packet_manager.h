@@ -339,6 +339,11 @@ class SentPacketManager {
   void PushRetransmit(wire::Psn psn);
   // The last RTO was premature: reset the backoff, count, report.
   void UndoRto(SenderEvents& ev);
+  // An ack echoed `rec`, on `path`, a copy that `cause` had declared lost:
+  // learn from the mistake (widen the reorder window or the gap threshold,
+  // undo the RTO).
+  void OnLossDisproved(LossCause cause, wire::PathId path, const TxRecord& rec,
+                       TimeNs now, SenderEvents& ev);
   // The echoed transmission `rec` (of packet `pkt`, nullptr if it left the
   // window) arrived as a duplicate: undo what the unneeded re-send implied.
   void OnDuplicateArrival(const TxRecord& rec, Packet* pkt, TimeNs now,

@@ -438,6 +438,29 @@ TEST_F(SentPacketManagerTest, MaxGapThresholdOneKeepsTheStrictRule) {
   ExpectOnlyLoss(4, LossCause::kPathGap);
 }
 
+TEST_F(SentPacketManagerTest,
+       LateOriginalOfARetiredPacketStillWidensTheReorderWindow) {
+  SampleBothPaths();
+  const DurationNs before = m_->ReorderWindow(0);
+  Send(0, T(100));  // PSN 2: only late
+  Send(1, T(101));  // PSN 3
+  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
+  m_->OnTimer(T(100) + before, ev_);
+  ExpectOnlyLoss(2, LossCause::kTime);
+  ASSERT_EQ(PopAll(), std::vector<uint32_t>{2});
+  const TimeNs resent = T(100) + before;
+  Resend(Psn(2), 1, resent);
+  // The re-send is acked and PSN 2 leaves the window...
+  ASSERT_TRUE(Ack(4, {}, Psn(2), resent + Us(20)));
+  EXPECT_EQ(m_->lowest_unacked(), Psn(4));
+  EXPECT_EQ(m_->counters().spurious_time_losses, 0u);
+  // ... before the late original (path 0, seq 1) is echoed.
+  ASSERT_TRUE(AckEcho(4, {}, 0, PathSeq(1), resent + Us(25)));
+  EXPECT_EQ(m_->counters().spurious_retransmits, 1u);
+  EXPECT_EQ(m_->counters().spurious_time_losses, 1u);
+  EXPECT_GT(m_->ReorderWindow(0), before);
+}
+
 TEST_F(SentPacketManagerTest, TimersCoverTheReceiversAckDelay) {
   // Acks held 500us at the receiver: the path RTT is 20us, but the sender
   // waits 520us for each ack, and its timers must allow for that.

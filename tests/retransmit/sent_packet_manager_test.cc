@@ -163,6 +163,18 @@ class SentPacketManagerTest : public ::testing::Test {
     m_->OnRetransmitted(psn, p, seq, now);
     last_tx_[psn.value()] = {p, seq};
   }
+  // After SampleBothPaths: PSN 2 on path 0 at 100 us is only late; PSN 3 on
+  // path 1 arrives, and the time rule declares PSN 2 lost at 100 us + the
+  // reorder window (returned: the window before any learning).
+  DurationNs LatePacketTimeLost() {
+    const DurationNs before = m_->ReorderWindow(0);
+    Send(0, T(100));  // PSN 2
+    Send(1, T(101));  // PSN 3
+    EXPECT_TRUE(Ack(2, {3}, Psn(3), T(121)));
+    m_->OnTimer(T(100) + before, ev_);
+    ExpectOnlyLoss(2, LossCause::kTime);
+    return before;
+  }
   // Four first sends on path 0 from `t` (1 us apart); the ack of the last
   // (SACK of the later three) declares the first lost by the gap rule,
   // three seqs deep; it is re-sent on path 1 at t + 30 us. Returns its PSN.
@@ -326,12 +338,7 @@ TEST_F(SentPacketManagerTest, PacketsOfOneBurstNeverJudgeEachOtherByTime) {
 
 TEST_F(SentPacketManagerTest, SpuriousTimeLossWidensTheReorderWindow) {
   SampleBothPaths();
-  const DurationNs before = m_->ReorderWindow(0);
-  Send(0, T(100));  // PSN 2: only late
-  Send(1, T(101));  // PSN 3
-  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
-  m_->OnTimer(T(100) + before, ev_);
-  ASSERT_EQ(ev_.lost.size(), 1u);
+  const DurationNs before = LatePacketTimeLost();
   // The late copy arrives before the re-send: the loss was wrong.
   ASSERT_TRUE(Ack(4, {}, Psn(2), T(200)));
   EXPECT_EQ(m_->counters().spurious_time_losses, 1u);
@@ -441,12 +448,7 @@ TEST_F(SentPacketManagerTest, MaxGapThresholdOneKeepsTheStrictRule) {
 TEST_F(SentPacketManagerTest,
        LateOriginalOfARetiredPacketStillWidensTheReorderWindow) {
   SampleBothPaths();
-  const DurationNs before = m_->ReorderWindow(0);
-  Send(0, T(100));  // PSN 2: only late
-  Send(1, T(101));  // PSN 3
-  ASSERT_TRUE(Ack(2, {3}, Psn(3), T(121)));
-  m_->OnTimer(T(100) + before, ev_);
-  ExpectOnlyLoss(2, LossCause::kTime);
+  const DurationNs before = LatePacketTimeLost();
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{2});
   const TimeNs resent = T(100) + before;
   Resend(Psn(2), 1, resent);

@@ -43,6 +43,13 @@ struct Impairment {
   // Added to the link's propagation delay. FIFO order is preserved when it
   // shrinks (packets never overtake each other on one link).
   DurationNs extra_delay = DurationNs::Zero();
+
+  // Reordering inside the link (a LAG member or a switch that sprays per
+  // packet): with this probability a packet is held `reorder_delay` longer,
+  // and packets behind it overtake it. The only way packets of one link
+  // arrive out of order.
+  double reorder = 0.0;
+  DurationNs reorder_delay = DurationNs::Micros(10);
 };
 
 }  // namespace braid::sim

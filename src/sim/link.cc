@@ -147,7 +147,13 @@ bool Link::Enqueue(Packet* p) {
       finish_ps +
       (options_.delay.ns() + impairment_.extra_delay.ns()) * kPsPerNs;
   arrival_ps = std::max(arrival_ps, last_arrival_ps_);
-  last_arrival_ps_ = arrival_ps;
+  if (impairment_.reorder > 0 && rng_.Bernoulli(impairment_.reorder)) {
+    // Held: later packets keep the FIFO schedule and overtake it.
+    arrival_ps += impairment_.reorder_delay.ns() * kPsPerNs;
+    ++counters_.reordered;
+  } else {
+    last_arrival_ps_ = arrival_ps;
+  }
   p->ready_ps = arrival_ps;
   sim_->ScheduleRaw(TimeNs((arrival_ps + kPsPerNs - 1) / kPsPerNs),
                     &Link::Deliver, this, reinterpret_cast<uint64_t>(p));

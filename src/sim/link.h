@@ -50,6 +50,7 @@ struct LinkCounters {
   // discarded here as the switch in between would on its frame check.
   uint64_t drops_bad_frame = 0;
   uint64_t duplicated = 0;
+  uint64_t reordered = 0;  // held back by Impairment::reorder
   uint64_t corrupted = 0;
   uint64_t ecn_marked = 0;
   uint64_t max_queue_bytes = 0;

@@ -285,6 +285,38 @@ TEST_F(LinkTest, BlackholeDropsEverythingUntilRestored) {
   EXPECT_EQ(sim_.pool().in_use(), 0u);
 }
 
+TEST_F(LinkTest, ReorderHoldsSomePacketsAndLetsLaterOnesOvertake) {
+  MakeLink(LinkOptions{
+      .rate_bps = 0, .delay = DurationNs::Micros(1), .queue_bytes = 1u << 30});
+  link_->SetImpairment(
+      Impairment{.reorder = 0.2, .reorder_delay = DurationNs::Micros(5)});
+  constexpr int kPackets = 2000;
+  for (int i = 0; i < kPackets; ++i) SendOne(8, static_cast<uint32_t>(i));
+  sim_.RunUntilIdle();
+  ASSERT_EQ(rec_.arrivals.size(), static_cast<size_t>(kPackets));
+  // Each held packet arrives 5 us late; the others at 1 us, in order.
+  int late = 0, on_time = 0, overtaken = 0;
+  int64_t last_on_time = -1;
+  for (const auto& a : rec_.arrivals) {
+    if (a.at_ns == 6000) {
+      ++late;
+      continue;
+    }
+    EXPECT_EQ(a.at_ns, 1000);
+    EXPECT_GT(static_cast<int64_t>(a.id), last_on_time);  // FIFO among them
+    last_on_time = a.id;
+    ++on_time;
+  }
+  EXPECT_EQ(late + on_time, kPackets);
+  for (size_t i = 1; i < rec_.arrivals.size(); ++i) {
+    overtaken += rec_.arrivals[i].id < rec_.arrivals[i - 1].id;
+  }
+  EXPECT_EQ(static_cast<uint64_t>(late), link_->counters().reordered);
+  EXPECT_GT(late, kPackets / 10);
+  EXPECT_LT(late, kPackets * 3 / 10);
+  EXPECT_GT(overtaken, 0);
+}
+
 TEST_F(LinkTest, ExtraDelayAddsLatencyButNeverReordersTheLink) {
   MakeLink(LinkOptions{
       .rate_bps = 0, .delay = DurationNs::Micros(1), .queue_bytes = 1u << 30});

@@ -74,6 +74,8 @@ Impairments (repeatable)
   --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
                        keys: spine=K|all dir=up|down|both loss=P ge=PGB:PBG dup=P
                        corrupt=P ecn_kb=K blackhole delay_us=D start_us=T stop_us=T
+                       reorder=P reorder_us=D (hold a packet D us, default 10,
+                       so later ones on the link overtake it)
   --loss P             shorthand: random loss P on every spine, both directions
   --restart H@US       host H restarts (new incarnation) at time US microseconds
 Run
@@ -133,6 +135,12 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
       int64_t d;
       s = Int<int64_t>("--impair delay_us", v, 0, 1000000, &d);
       t.impairment.extra_delay = DurationNs::Micros(d);
+    } else if (k == "reorder") {
+      s = Real("--impair reorder", v, 0, 1, &t.impairment.reorder);
+    } else if (k == "reorder_us") {
+      int64_t d;
+      s = Int<int64_t>("--impair reorder_us", v, 1, 1000000, &d);
+      t.impairment.reorder_delay = DurationNs::Micros(d);
     } else if (k == "start_us" || k == "stop_us") {
       int64_t d;
       s = Int<int64_t>("--impair " + k, v, 0, int64_t{1} << 40, &d);

@@ -101,6 +101,26 @@ TEST(ScenarioMatrixTest, DuplicatedPacketsAreDeliveredOnce) {
   ExpectClean(c, r);
 }
 
+// Reordering inside every link (10 % of packets held 10 us, so packets of
+// the same path overtake them): exactly once, and the sender learns the
+// displacement instead of re-sending the overtaken packets. Measured
+// (session 23, braid-sim --impair spine=all,reorder=0.1 --seed 1): 276
+// re-sends of ~120 000 packets; with the strict FIFO gap rule 13 186.
+TEST(ScenarioMatrixTest, ReorderingInsideEveryLinkIsLearntNotResent) {
+  for (uint64_t seed : {1, 2}) {
+    ScenarioConfig c = Base(seed);
+    sim::Impairment imp;
+    imp.reorder = 0.1;
+    c.impairments.push_back(OnAllSpines(imp));
+    c.messages_per_sender = 1000;
+    const ScenarioResult r = RunScenario(c);
+    ExpectClean(c, r);
+    SCOPED_TRACE(Describe(c, r));
+    // 4 000 messages of 16 data packets.
+    EXPECT_LT(r.retransmits, 1000u);
+  }
+}
+
 TEST(ScenarioMatrixTest, CorruptedPacketsAreDroppedAndRepaired) {
   ScenarioConfig c = Base(5);
   sim::Impairment imp;

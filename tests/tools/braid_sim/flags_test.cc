@@ -141,6 +141,16 @@ TEST(SimFlagsTest, JoinedValueSplitsAtTheFirstEquals) {
   EXPECT_DOUBLE_EQ(f->config.impairments[0].impairment.duplicate, 0.5);
 }
 
+TEST(SimFlagsTest, ReorderKeysSetTheLinkReordering) {
+  absl::StatusOr<SimFlags> f =
+      Parse({"--impair", "spine=2,reorder=0.1,reorder_us=20"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(f->config.impairments.size(), 1u);
+  EXPECT_DOUBLE_EQ(f->config.impairments[0].impairment.reorder, 0.1);
+  EXPECT_EQ(f->config.impairments[0].impairment.reorder_delay,
+            DurationNs::Micros(20));
+}
+
 TEST(SimFlagsTest, FlagsWithoutAValueStillWork) {
   absl::StatusOr<SimFlags> f = Parse({"--json", "--wall", "--ab-demo"});
   ASSERT_TRUE(f.ok()) << f.status();
@@ -182,6 +192,10 @@ TEST(SimFlagsTest, BadFlagsAreErrorsNamingTheFlag) {
       {{"--traffic=all"}, "--traffic: expected pairs, permutation or incast"},
       {{"--size-range=5"}, "--size-range: expected A:B"},
       {{"--impair=spine=1,color=red"}, "--impair: unknown key 'color'"},
+      {{"--impair=spine=1,reorder=2"},
+       "--impair reorder: expected a number in 0..1, got '2'"},
+      {{"--impair=spine=1,reorder_us=0"},
+       "--impair reorder_us: expected an integer in 1..1000000, got '0'"},
       {{"--restart=1"}, "--restart: expected HOST@MICROSECONDS"},
   };
   for (const Case& c : cases) {

@@ -56,7 +56,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   reo_extra_eighths_ = 0;
   gap_thresh_ = 1;
   gap_changed_ = TimeNs::Zero();
-  has_net_dup_ = false;
+  net_dup_quiet_until_ = TimeNs::Zero();
   bytes_in_flight_ = 0;
   packets_in_flight_ = 0;
   lost_pending_ = 0;
@@ -607,8 +607,7 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
   // duplicates packets (or, rarely, a tail probe's original came late).
   if (rec.repairs == TxRecord::kFirstSend && !rec.superseded &&
       (pkt == nullptr || pkt->tx_count == 1)) {
-    net_dup_seen_ = now;
-    has_net_dup_ = true;
+    net_dup_quiet_until_ = now + rtt_.srtt() * kNetDupQuietSrtts;
   }
   // The re-send of a gap loss arrived as a duplicate: its original had
   // arrived, overtaken on its path (the usual proof: the receiver's ack of a
@@ -616,9 +615,7 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
   // network duplicates, when this may be the re-send of a packet really
   // lost. How far it was overtaken is not known here: double the threshold.
   if (rec.repairs == static_cast<uint8_t>(LossCause::kPathGap) &&
-      (pkt == nullptr || !pkt->loss_disproved) &&
-      !(has_net_dup_ &&
-        now < net_dup_seen_ + rtt_.srtt() * kNetDupQuietSrtts)) {
+      (pkt == nullptr || !pkt->loss_disproved) && now >= net_dup_quiet_until_) {
     if (pkt != nullptr) pkt->loss_disproved = true;
     OnSpuriousGapLoss(2 * gap_thresh_ - 1, now);
   }

@@ -402,10 +402,9 @@ class SentPacketManager {
   // declares it lost (1 = strict FIFO); learnt from spurious gap losses.
   uint32_t gap_thresh_ = 1;
   TimeNs gap_changed_ = TimeNs::Zero();
-  // When a first transmission last arrived twice (the network duplicates):
-  // for kNetDupQuietSrtts after it, a duplicate re-send proves no reorder.
-  TimeNs net_dup_seen_ = TimeNs::Zero();
-  bool has_net_dup_ = false;
+  // Until then a duplicate re-send proves no reorder: kNetDupQuietSrtts
+  // after a first transmission last arrived twice (the network duplicates).
+  TimeNs net_dup_quiet_until_ = TimeNs::Zero();
   static constexpr int64_t kNetDupQuietSrtts = 256;
   // The probe timeout is (2 srtt + max_ack_delay) << pto_shift_: a tail
   // probe proven spurious (a host whose scheduling delays answers) doubles

@@ -34,6 +34,10 @@ while [[ $# -gt 0 ]]; do
     *) echo "goodput_budget.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if ! [[ $MTU =~ ^[0-9]+$ ]] || ((MTU < 576 || MTU > 65535)); then
+  echo "goodput_budget.sh: --mtu must be an integer in 576..65535, got '$MTU'" >&2
+  exit 2
+fi
 BLAST="$BUILD/bench/udp_blast/udp-blast"
 PERF_TOOL="$BUILD/tools/braid_perf/braid-perf"
 [[ -x "$BLAST" && -x "$PERF_TOOL" ]] || {

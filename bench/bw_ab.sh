@@ -5,7 +5,7 @@
 # goodput ratio and their median with a distribution-free interval
 # (bench/compare_stats.py). Use it to judge a change to the data path on a
 # noisy machine; instruction counts (callgrind) only rank candidates: a
-# change that runs fewer instructions can still be slower (session 21, a
+# change that runs fewer instructions can still be slower (measured: a
 # struct copy that stalled on store forwarding cost 3-5 %).
 #
 #   bench/bw_ab.sh --a PATH/braid-perf [--b PATH/braid-perf]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# braid vs raw UDP on loopback, measured ALTERNATELY in one run (issue 3's
+# braid vs raw UDP on loopback, measured ALTERNATELY in one run (the loopback
 # figures). Each round runs, in this order, with the same datagram size
 # (MTU - 28) and the same GSO/GRO settings on both tools, both sides
 # busy-polling:
@@ -20,7 +20,7 @@
 #   braid lat with --loss P on both sides
 #
 # (--block: both tools wait in poll/epoll instead) then prints the median of each figure over the rounds and the ratios the
-# issue asks for, plus one --block bw run for syscalls per datagram. For the
+# targets ask for, plus one --block bw run for syscalls per datagram. For the
 # goodput, latency and loss ratios it also prints each round's ratio and, for the
 # median of those, a distribution-free ~95 % interval (bench/compare_stats.py)
 # that says whether the rounds settle the figure: met, short or undecided.
@@ -333,7 +333,7 @@ def ratio(a, b):
 best_hdr = max([v for v in (fig["raw_bw_copy_gbps"], fig["raw_bw_iov_gbps"]) if v is not None], default=None)
 ceiling = ratio(best_hdr, fig["raw_bw_gbps"])
 
-# Issue 3's targets, (comparison, bound): used for the medians and for the
+# The loopback targets, (comparison, bound): used for the medians and for the
 # per-round intervals alike.
 T_GOODPUT, T_LATENCY, T_RATE = (">=", 0.9), ("<=", 1.3), (">=", 1.0)
 T_LOSS_GOODPUT, T_LOSS_P99 = (">=", 0.85), ("<=", 3.0)

@@ -143,6 +143,16 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
 
 namespace {
 
+// A duration flag in whole milliseconds, 1..3600000.
+void Millis(tools::FlagParser& p, const char* name, DurationNs* out) {
+  p.Value({name}, [out](absl::string_view flag, absl::string_view v) {
+    int64_t ms = 0;
+    absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 3600000, &ms);
+    if (s.ok()) *out = DurationNs::Millis(ms);
+    return s;
+  });
+}
+
 // Topology flags, applied to the config after parsing (they combine).
 struct TopologyFlags {
   double link_gbps = 100, host_gbps = 100;
@@ -217,13 +227,7 @@ void AddSimProtocolFlags(tools::FlagParser& p, SimFlags& f) {
   tools::AddProtocolFlags(p, &c.protocol);
   p.Choice<bool>({"--dup-urgent-acks"}, {{"on", true}, {"off", false}},
                  &c.protocol.duplicate_urgent_acks);
-  p.Value(
-      {"--peer-timeout-ms"}, [&c](absl::string_view flag, absl::string_view v) {
-        int64_t ms = 0;
-        absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 3600000, &ms);
-        c.protocol.peer_timeout = DurationNs::Millis(ms);
-        return s;
-      });
+  Millis(p, "--peer-timeout-ms", &c.protocol.peer_timeout);
 }
 
 void AddImpairmentFlags(tools::FlagParser& p, ScenarioConfig& c) {
@@ -262,13 +266,7 @@ void AddImpairmentFlags(tools::FlagParser& p, ScenarioConfig& c) {
 void AddRunFlags(tools::FlagParser& p, SimFlags& f) {
   ScenarioConfig& c = f.config;
   p.Int({"--seed"}, 0, UINT32_MAX, &c.seed);
-  p.Value(
-      {"--time-limit-ms"}, [&c](absl::string_view flag, absl::string_view v) {
-        int64_t ms = 0;
-        absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 3600000, &ms);
-        c.time_limit = DurationNs::Millis(ms);
-        return s;
-      });
+  Millis(p, "--time-limit-ms", &c.time_limit);
   p.Switch({"--json"}, &f.json);
   p.Switch({"--wall"}, &f.wall);
   p.Switch({"--ab-demo"}, &f.ab_demo);

@@ -35,7 +35,9 @@
 //   ep->Recycle(&done);      // buffers back for the next receives; clears
 //
 // Memory: a received message arrives in a std::vector the endpoint takes
-// from a bounded pool; Recycle() returns it (optional, see there).
+// from a bounded pool; Recycle() returns it (optional, see there). A
+// sender that builds messages in buffers of its own hands them over with
+// SendOwned (no copy) and gets each back in its send's completion.
 #ifndef BRAID_ENDPOINT_H_
 #define BRAID_ENDPOINT_H_
 

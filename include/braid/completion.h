@@ -59,9 +59,11 @@ struct Completion {
   NetAddr peer;
   uint16_t stream = 0;  // ordered stream id, 0 = unordered
   uint64_t cookie = 0;  // the caller's cookie (send completions)
-  // The message (kRecv); placed: the head only. Owned by the caller; give
-  // it back with Endpoint::Recycle when done to avoid an allocation per
-  // received message.
+  // The message (kRecv); placed: the head only. A send completion
+  // (kSendDone, kSendFailed) of Endpoint::SendOwned: the buffer that send
+  // took, its bytes unchanged; of other sends: empty. Owned by the caller;
+  // give it back with Endpoint::Recycle when done to avoid an allocation
+  // per message.
   std::vector<uint8_t> data;
   // kRecv of a message sent with a placement descriptor:
   PlacementStatus placement = PlacementStatus::kNone;

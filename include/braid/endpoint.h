@@ -35,7 +35,9 @@
 //   ep->Recycle(&done);      // buffers back for the next receives; clears
 //
 // Memory: a received message arrives in a std::vector the endpoint takes
-// from a bounded pool; Recycle() returns it (optional, see there).
+// from a bounded pool; Recycle() returns it (optional, see there). A
+// sender that builds messages in buffers of its own hands them over with
+// SendOwned (no copy) and gets each back in its send's completion.
 #ifndef BRAID_ENDPOINT_H_
 #define BRAID_ENDPOINT_H_
 
@@ -124,6 +126,27 @@ class Endpoint {
                             absl::Span<const uint8_t> message,
                             const SendOptions& opts = {});
 
+  // Like Send, but takes `buffer` (the whole message, buffer.size() bytes)
+  // instead of copying it: the endpoint sends from it and hands it back,
+  // bytes unchanged, in this send's completion (Completion::data of its
+  // kSendDone or kSendFailed, also after Close), so a caller that builds
+  // each message in a buffer of its own copies nothing and, giving the
+  // buffers back with Recycle and taking new ones with TakeBuffer,
+  // allocates nothing per message. Refused (any error), it leaves `buffer`
+  // untouched with the caller: a retry allocates nothing. Errors: as Send
+  // (a message over max_message_bytes, a placement head longer than the
+  // message or than kMaxPlacementHeadBytes, a bad address: InvalidArgument;
+  // send queue or peer table full: ResourceExhausted; closed:
+  // FailedPrecondition), and InvalidArgument for a non-empty
+  // SendOptions::prefix (put the prefix in the buffer).
+  absl::Status SendOwned(const NetAddr& peer, std::vector<uint8_t>&& buffer,
+                         const SendOptions& opts = {});
+
+  // An empty buffer (size 0) with capacity for at least `capacity` bytes,
+  // from the pool that Recycle fills (allocated when none of that size is
+  // pooled): where to build a message for SendOwned. Valid after Close too.
+  std::vector<uint8_t> TakeBuffer(size_t capacity);
+
   // Installs the receiver-side placement handler (replacing any earlier
   // one; an empty function refuses every placed message). Fragments of a
   // placed message are copied from the datagram straight to the handler's
@@ -140,9 +163,10 @@ class Endpoint {
   // microseconds so that its peers' timers see acks and do not re-send.
   size_t Poll(std::vector<Completion>* out, size_t max = 256);
 
-  // Gives a received message's buffer (a kRecv Completion::data) back, so a
-  // later receive reuses it instead of allocating: a receiver that returns
-  // every buffer allocates nothing per message in the steady state.
+  // Gives a buffer back (a Completion::data: a received message's, or the
+  // one a SendOwned completion returned), so a later receive or TakeBuffer
+  // reuses it instead of allocating: a receiver that returns every buffer
+  // allocates nothing per message in the steady state.
   // Optional: a buffer never given back stays the caller's and is freed by
   // it as usual; nothing leaks. Any vector may be given (its capacity is
   // what counts); the endpoint keeps a bounded number of buffers (at most

@@ -564,6 +564,32 @@ absl::Status Endpoint::SendZeroCopy(const NetAddr& peer,
   return impl_->Send(peer, std::move(*m));
 }
 
+absl::Status Endpoint::SendOwned(const NetAddr& peer,
+                                 std::vector<uint8_t>&& buffer,
+                                 const SendOptions& opts) {
+  if (!opts.prefix.empty()) {
+    return absl::InvalidArgumentError(
+        "SendOwned takes no SendOptions::prefix: build the prefix into the "
+        "buffer");
+  }
+  absl::StatusOr<endpoint::OutMessage> m = MakeMessage(
+      absl::MakeConstSpan(buffer), opts, max_message_bytes(), nullptr);
+  if (!m.ok()) return m.status();
+  // The message sends from the buffer itself (moving a vector keeps its
+  // bytes where they are) and its completion hands it back.
+  m->owned = std::move(buffer);
+  m->give_back = true;
+  absl::Status s = impl_->Send(peer, std::move(*m));
+  // Refused: Send moved nothing; the buffer goes back to the caller as it
+  // came, for a retry.
+  if (!s.ok()) buffer = std::move(m->owned);
+  return s;
+}
+
+std::vector<uint8_t> Endpoint::TakeBuffer(size_t capacity) {
+  return impl_->core().TakePooled(capacity);
+}
+
 void Endpoint::Recycle(std::vector<uint8_t>&& buffer) {
   impl_->core().RecycleReceived(std::move(buffer));
 }

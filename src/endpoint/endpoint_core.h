@@ -142,6 +142,13 @@ class EndpointCore final : public PeerHost {
   // pool the reassembler draws from frees what does not fit). Leaves `b`
   // empty.
   void RecycleReceived(std::vector<uint8_t>&& b) { pool_.Put(std::move(b)); }
+  // An empty buffer with capacity >= n from that pool (allocated if none
+  // fits): Endpoint::TakeBuffer.
+  std::vector<uint8_t> TakePooled(size_t n) {
+    std::vector<uint8_t> b = pool_.Reserve(n);
+    b.clear();
+    return b;
+  }
 
   // Moves up to `max` completions to `out` (appending). Returns the count.
   size_t PollCompletions(std::vector<Completion>* out, size_t max);

@@ -20,6 +20,10 @@ struct OutMessage {
   uint32_t len = 0;
   uint32_t prefix_len = 0;
   std::vector<uint8_t> owned;
+  // `owned` is the caller's buffer (Endpoint::SendOwned, no prefix): the
+  // send's completion hands it back (Completion::data) instead of the
+  // endpoint recycling it.
+  bool give_back = false;
   uint64_t cookie = 0;
   uint16_t stream = 0;  // 0 = unordered
   // Direct placement at the receiver: every fragment carries `placement`

@@ -234,7 +234,10 @@ class Peer : private retransmit::SenderEvents {
   // Completes the ordered messages awaiting delivery that every ack so far
   // shows the receiver has released (see OutMessage::awaiting_delivery).
   void CompleteDelivered(TimeNs now);
-  void FailMessage(const OutMessage& m, FailureCause cause);
+  void FailMessage(OutMessage& m, FailureCause cause);
+  // A SendOwned message's buffer goes into its completion `c` (the caller's
+  // again); other messages keep theirs.
+  void GiveBackBuffer(OutMessage& m, Completion* c);
   void PopFinishedMessages();
   // Starts a new send session. In-flight messages fail with `cause`, or —
   // with kNone (the receiver evicted our idle context) — are sent again.

@@ -108,6 +108,7 @@ void Peer::CompleteMessage(OutMessage& m, TimeNs now) {
   c.peer = addr_;
   c.stream = m.stream;
   c.cookie = m.cookie;
+  GiveBackBuffer(m, &c);
   host_->Complete(std::move(c));
   if (m.owned.capacity() > 0) host_->RecycleBuffer(std::move(m.owned));
   std::vector<uint8_t>().swap(m.owned);  // release the copy now
@@ -121,7 +122,7 @@ void Peer::PopFinishedMessages() {
   }
 }
 
-void Peer::FailMessage(const OutMessage& m, FailureCause cause) {
+void Peer::FailMessage(OutMessage& m, FailureCause cause) {
   ++messages_failed_;
   Completion c;
   c.type = CompletionType::kSendFailed;
@@ -129,7 +130,15 @@ void Peer::FailMessage(const OutMessage& m, FailureCause cause) {
   c.peer = addr_;
   c.stream = m.stream;
   c.cookie = m.cookie;
+  GiveBackBuffer(m, &c);
   host_->Complete(std::move(c));
+}
+
+void Peer::GiveBackBuffer(OutMessage& m, Completion* c) {
+  if (!m.give_back) return;
+  c->data = std::move(m.owned);
+  m.give_back = false;
+  m.data = nullptr;
 }
 
 void Peer::RestartSession(FailureCause cause, TimeNs now) {

@@ -151,11 +151,11 @@ int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
     for (;;) {
       {
         std::lock_guard<std::mutex> lk(ctx->mu());
-        if (ctx->TakeAsync(event)) return 0;
+        if (ctx->async().Take(event)) return 0;
       }
       // None queued: a non-blocking async_fd fails as read(2) would, a
-      // blocking one waits for the next event (TakeAsync alone reads the
-      // fd, with the lock held, so a destroy can drop queued events).
+      // blocking one waits for the next event (AsyncEvents::Take alone reads
+      // the fd, with the lock held, so a destroy can drop queued events).
       const int fl = fcntl(context->async_fd, F_GETFL);
       if (fl < 0) return -1;
       if (fl & O_NONBLOCK) {

@@ -270,7 +270,7 @@ int ibv_destroy_cq(ibv_cq* cq) {
     }
     ctx->ForgetCq(c);
     // Its events the application took must be acked first (libibverbs).
-    const uint32_t reported = ctx->ForgetAsync(cq);
+    const uint32_t reported = ctx->async().Forget(cq);
     if (reported != 0) {
       lk.unlock();
       bvc::WaitAsyncAcks(&cq->mutex, &cq->cond, &cq->async_events_completed,
@@ -288,7 +288,7 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
                      void** cq_context) {
   if (IsBraidContext(channel->context)) {
     Context* ctx = Context::From(channel->context);
-    ctx->NoteAppBlocked();
+    ctx->driver().NoteAppBlocked();
     // A blocking channel: wait here, driving progress (one wake-up per
     // event instead of the progress thread's and then this one's). A
     // non-blocking one: EAGAIN if no event is raised yet. The fd's count
@@ -298,7 +298,7 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq,
     const int fl = fcntl(channel->fd, F_GETFL);
     const bool blocking = fl >= 0 && !(fl & O_NONBLOCK);
     for (;;) {
-      if (blocking && !ctx->WaitReadableDrivingProgress(channel->fd)) {
+      if (blocking && !ctx->driver().WaitReadableDrivingProgress(channel->fd)) {
         return -1;
       }
       std::lock_guard<std::mutex> lk(ctx->mu());
@@ -394,7 +394,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
     Srq* s = Srq::From(srq);
     if (s->users != 0) return EBUSY;
     // Its events the application took must be acked first (libibverbs).
-    const uint32_t reported = ctx->ForgetAsync(srq);
+    const uint32_t reported = ctx->async().Forget(srq);
     if (reported != 0) {
       lk.unlock();
       bvc::WaitAsyncAcks(&srq->mutex, &srq->cond, &srq->events_completed,
@@ -461,7 +461,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
     q->FlushAck();
     ctx->UnregisterQp(q);  // no message reaches it (nor raises events) now
     // Its events the application took must be acked first (libibverbs).
-    const uint32_t reported = ctx->ForgetAsync(qp);
+    const uint32_t reported = ctx->async().Forget(qp);
     if (reported != 0) {
       lk.unlock();
       bvc::WaitAsyncAcks(&qp->mutex, &qp->cond, &qp->events_completed,

@@ -18,7 +18,7 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Cq* cq = Cq::From(ibcq);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->NoteAppActivity();
+  ctx->driver().NoteAppActivity();
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
@@ -39,7 +39,7 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   cq->Arm(solicited_only != 0);
   // Arming precedes a wait for the event (in ibv_get_cq_event or poll()
   // on the channel fd): let the thread drive progress meanwhile.
-  cq->context()->NoteAppBlocked();
+  cq->context()->driver().NoteAppBlocked();
   return 0;
 }
 
@@ -47,7 +47,7 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->NoteAppActivity();
+  ctx->driver().NoteAppActivity();
   return qp->PostSend(wr, bad);
 }
 
@@ -55,7 +55,7 @@ int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->NoteAppActivity();
+  ctx->driver().NoteAppActivity();
   return qp->PostRecv(wr, bad);
 }
 
@@ -63,7 +63,7 @@ int PostSrqRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   Srq* srq = Srq::From(ibsrq);
   Context* ctx = Context::From(ibsrq->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->NoteAppActivity();
+  ctx->driver().NoteAppActivity();
   for (; wr != nullptr; wr = wr->next) {
     const int err = srq->queue().Post(*wr);
     if (err != 0) {
@@ -115,7 +115,7 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Cq* cq = CqOf(cqx);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->NoteAppActivity();
+  ctx->driver().NoteAppActivity();
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
   const int r = NextOneLocked(cqx);
   if (r != 0) ctx->FlushAcks();

@@ -9,7 +9,8 @@
 // are generated in post order (RC ordering) from the head of the send
 // queue. Errors follow the IB spec: a remote access violation completes the
 // WR with IBV_WC_REM_ACCESS_ERR, moves the QP to ERR, and flushes every
-// later WR (send and receive) with IBV_WC_WR_FLUSH_ERR.
+// later WR (send and receive) with IBV_WC_WR_FLUSH_ERR. Code says why a WR
+// ended (WcCause); WcStatus (wc_status.h) picks the status.
 //
 // Methods are called with the context lock held. The implementation is
 // split by job: qp_state.cc (create, modify, query), qp_rc.cc (RC
@@ -36,6 +37,7 @@
 #include "verbs_compat/recv_queue.h"
 #include "verbs_compat/shell.h"
 #include "verbs_compat/verbs_wire.h"
+#include "verbs_compat/wc_status.h"
 
 namespace braid::verbs_compat {
 
@@ -170,8 +172,9 @@ class Qp {
   // MR bounds / access flags, or the READ WR) for every fragment before a
   // byte is written. Returns false to refuse.
   bool PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest);
-  // The transport gave up on a message this QP sent (cookie's psn).
-  void OnTransportFailure(uint32_t psn, bool was_response);
+  // The transport gave up on a message this QP sent (cookie's psn), for
+  // `cause`.
+  void OnTransportFailure(uint32_t psn, bool was_response, FailureCause cause);
   // Transmits queued WRs whose turn has come. A WR posted with
   // IBV_SEND_FENCE, and every WR after it, waits until each earlier READ /
   // atomic has its response (ResumeFenced pumps again). Returns true if
@@ -253,10 +256,10 @@ class Qp {
   // requester retries), UC drops it.
   void RcNoReceive(uint32_t psn);
   void UcDrop(uint32_t psn);
-  // Scatters `parts` into a receive WQE's SGEs. Returns IBV_WC_SUCCESS,
-  // IBV_WC_LOC_LEN_ERR or IBV_WC_LOC_PROT_ERR; touches nothing on error.
-  ibv_wc_status Scatter(const RecvWqe& w,
-                        std::initializer_list<absl::Span<const uint8_t>> parts);
+  // Scatters `parts` into a receive WQE's SGEs. Returns kSuccess,
+  // kLocalLength or kLocalProtection; touches nothing on error.
+  WcCause Scatter(const RecvWqe& w,
+                  std::initializer_list<absl::Span<const uint8_t>> parts);
   // The next receive WQE (SRQ or RQ), or nullptr; PopRecv consumes it.
   RecvWqe* PeekRecv();
   void PopRecv();
@@ -271,7 +274,7 @@ class Qp {
   // A READ / atomic response arrived: if a fenced WR is next to transmit,
   // asks the context to pump this QP.
   void ResumeFenced();
-  void CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
+  void CompleteRecv(const RecvWqe& w, WcCause cause, ibv_wc_opcode op,
                     uint32_t byte_len, bool with_imm, uint32_t imm,
                     uint32_t src_qp, uint16_t slid, bool grh, bool solicited);
 
@@ -281,12 +284,14 @@ class Qp {
   TxResult UdTransmit(SendWqe& w);
 
   // Shared: gathers a WQE's payload after `header_len` bytes of scratch.
-  // Returns IBV_WC_SUCCESS or IBV_WC_LOC_PROT_ERR.
-  ibv_wc_status Gather(const SendWqe& w, size_t header_len,
-                       std::vector<uint8_t>* out);
+  // Returns kSuccess or kLocalProtection.
+  WcCause Gather(const SendWqe& w, size_t header_len,
+                 std::vector<uint8_t>* out);
   // Completes WQEs at the head of the send queue in order.
   void CompleteSendHead();
-  void FailWqe(SendWqe& w, ibv_wc_status st);
+  // Completes `w` in error (its status: WcStatus(cause, transport)).
+  void FailWqe(SendWqe& w, WcCause cause,
+               FailureCause transport = FailureCause::kNone);
   SendWqe& Wqe(uint64_t index) { return sq_[index % sq_.size()]; }
   // Index of the outstanding (sent, not completed) WQE carrying `psn`, or
   // -1.

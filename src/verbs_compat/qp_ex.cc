@@ -55,7 +55,7 @@ int WrComplete(ibv_qp_ex* qpx) {
     }
     ibv_send_wr* bad = nullptr;
     std::lock_guard<std::mutex> lk(ctx->mu());
-    ctx->NoteAppActivity();
+    ctx->driver().NoteAppActivity();
     err = qp->PostSend(&qp->ex_wrs[0].wr, &bad);
   }
   WrStart(qpx);

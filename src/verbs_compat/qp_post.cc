@@ -101,7 +101,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     w.sent = false;
     w.done = false;
     w.zero_copy_pending = 0;
-    w.status = IBV_WC_SUCCESS;
+    w.status = WcStatus(WcCause::kSuccess);
     if (inline_ok) {
       w.inline_data.resize(total);
       size_t off = 0;
@@ -136,7 +136,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     }
     ++sq_tail_;
     if (state_ == IBV_QPS_ERR) {
-      FailWqe(w, IBV_WC_WR_FLUSH_ERR);
+      FailWqe(w, WcCause::kFlushed);
       sq_ack_ = sq_send_ = sq_tail_;
     }
   }
@@ -165,8 +165,8 @@ int Qp::PostRecv(ibv_recv_wr* wr, ibv_recv_wr** bad) {
   }
   if (state_ == IBV_QPS_ERR) {
     while (!rq_.empty()) {
-      CompleteRecv(rq_.front(), IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false, 0,
-                   0, 0, false, false);
+      CompleteRecv(rq_.front(), WcCause::kFlushed, IBV_WC_RECV, 0, false, 0, 0,
+                   0, false, false);
       rq_.pop();
     }
   }
@@ -216,9 +216,9 @@ void Qp::ResumeFenced() {
 void Qp::SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie,
                      const std::optional<PlacementDescriptor>& placement) {
   if (pending_out_.empty()) {
-    const Context::SendResult r =
-        ctx_->Send(remote_, stream_, msg, cookie, placement);
-    if (r != Context::SendResult::kRetry) return;
+    const SendResult r =
+        ctx_->sends().Send(remote_, stream_, msg, cookie, placement);
+    if (r != SendResult::kRetry) return;
   }
   pending_out_.push_back(
       {std::vector<uint8_t>(msg.begin(), msg.end()), cookie, placement});
@@ -228,8 +228,8 @@ void Qp::SendOrQueue(absl::Span<const uint8_t> msg, uint64_t cookie,
 bool Qp::DrainPending() {
   while (!pending_out_.empty()) {
     const PendingOut& o = pending_out_.front();
-    if (ctx_->Send(remote_, stream_, o.msg, o.cookie, o.placement) ==
-        Context::SendResult::kRetry) {
+    if (ctx_->sends().Send(remote_, stream_, o.msg, o.cookie, o.placement) ==
+        SendResult::kRetry) {
       return false;
     }
     pending_out_.pop_front();
@@ -237,29 +237,29 @@ bool Qp::DrainPending() {
   return true;
 }
 
-ibv_wc_status Qp::Gather(const SendWqe& w, size_t header_len,
-                         std::vector<uint8_t>* out) {
+WcCause Qp::Gather(const SendWqe& w, size_t header_len,
+                   std::vector<uint8_t>* out) {
   const bool carries =
       w.opcode == IBV_WR_SEND || w.opcode == IBV_WR_SEND_WITH_IMM ||
       w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
   const size_t len = carries ? w.length : 0;
   out->resize(header_len + len);
-  if (len == 0) return IBV_WC_SUCCESS;
+  if (len == 0) return WcCause::kSuccess;
   uint8_t* dst = out->data() + header_len;
   if (w.is_inline) {
     std::memcpy(dst, w.inline_data.data(), len);
-    return IBV_WC_SUCCESS;
+    return WcCause::kSuccess;
   }
   const MrTable& mrs = ctx_->mrs();
   for (const ibv_sge& s : w.sge) {
     uint8_t* src = nullptr;
     if (mrs.CheckLocal(s, pd_, /*write=*/false, &src) != AccessResult::kOk) {
-      return IBV_WC_LOC_PROT_ERR;
+      return WcCause::kLocalProtection;
     }
     if (s.length) std::memcpy(dst, src, s.length);
     dst += s.length;
   }
-  return IBV_WC_SUCCESS;
+  return WcCause::kSuccess;
 }
 
 void Qp::CompleteSendHead() {
@@ -298,18 +298,18 @@ void Qp::PopRecv() {
       ibv_async_event ev{};
       ev.element.srq = srq_->ibv();
       ev.event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
-      ctx_->RaiseAsync(ev);
+      ctx_->async().Raise(ev);
     }
     return;
   }
   rq_.pop();
 }
 
-ibv_wc_status Qp::Scatter(
-    const RecvWqe& w, std::initializer_list<absl::Span<const uint8_t>> parts) {
+WcCause Qp::Scatter(const RecvWqe& w,
+                    std::initializer_list<absl::Span<const uint8_t>> parts) {
   uint64_t total = 0;
   for (const auto& p : parts) total += p.size();
-  if (total > w.total) return IBV_WC_LOC_LEN_ERR;
+  if (total > w.total) return WcCause::kLocalLength;
   // Validate every SGE that will be written before touching any byte.
   const MrTable& mrs = ctx_->mrs();
   absl::InlinedVector<uint8_t*, 4> dst(w.sge.size(), nullptr);
@@ -318,7 +318,7 @@ ibv_wc_status Qp::Scatter(
     if (w.sge[i].length == 0) continue;
     if (mrs.CheckLocal(w.sge[i], pd_, /*write=*/true, &dst[i]) !=
         AccessResult::kOk) {
-      return IBV_WC_LOC_PROT_ERR;
+      return WcCause::kLocalProtection;
     }
     need -= std::min<uint64_t>(need, w.sge[i].length);
   }
@@ -338,17 +338,17 @@ ibv_wc_status Qp::Scatter(
       soff += n;
     }
   }
-  return IBV_WC_SUCCESS;
+  return WcCause::kSuccess;
 }
 
-void Qp::CompleteRecv(const RecvWqe& w, ibv_wc_status st, ibv_wc_opcode op,
+void Qp::CompleteRecv(const RecvWqe& w, WcCause cause, ibv_wc_opcode op,
                       uint32_t byte_len, bool with_imm, uint32_t imm,
                       uint32_t src_qp, uint16_t slid, bool grh,
                       bool solicited) {
   ibv_wc wc;
   std::memset(&wc, 0, sizeof(wc));
   wc.wr_id = w.wr_id;
-  wc.status = st;
+  wc.status = WcStatus(cause);
   wc.opcode = op;
   wc.byte_len = byte_len;
   wc.qp_num = qpn_;
@@ -385,7 +385,8 @@ void Qp::OnMessage(const NetAddr& from, const VerbsHeader& h,
   }
 }
 
-void Qp::OnTransportFailure(uint32_t psn, bool was_response) {
+void Qp::OnTransportFailure(uint32_t psn, bool was_response,
+                            FailureCause cause) {
   if (type_ == IBV_QPT_UD || state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     return;
   }
@@ -393,7 +394,7 @@ void Qp::OnTransportFailure(uint32_t psn, bool was_response) {
   // a device reports retries exceeded (no event); a failed response has no
   // WR to carry it: QP_FATAL.
   const bool wr_reports = !was_response && sq_ack_ < sq_send_;
-  if (wr_reports) FailWqe(Wqe(sq_ack_), IBV_WC_RETRY_EXC_ERR);
+  if (wr_reports) FailWqe(Wqe(sq_ack_), WcCause::kTransportFailure, cause);
   (void)psn;
   EnterError(wr_reports ? QpErrorEvent::kNone : QpErrorEvent::kFatal);
 }

@@ -47,11 +47,11 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
   h.compare_add = w.compare_add;
   h.swap = w.swap;
   if (w.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
-    FailWqe(w, IBV_WC_LOC_LEN_ERR);
+    FailWqe(w, WcCause::kLocalLength);
     EnterError(QpErrorEvent::kNone);
     return TxResult::kError;
   }
-  std::vector<uint8_t>& buf = ctx_->scratch();
+  std::vector<uint8_t>& buf = ctx_->sends().scratch();
   const size_t hdr = HeaderBytes(h.op);
   // A large payload in one SGE goes from the registered buffer itself, the
   // verbs header in front as the endpoint's copied prefix; the WR then
@@ -67,15 +67,15 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
     uint8_t* src = nullptr;
     if (ctx_->mrs().CheckLocal(w.sge[0], pd_, /*write=*/false, &src) !=
         AccessResult::kOk) {
-      FailWqe(w, IBV_WC_LOC_PROT_ERR);
+      FailWqe(w, WcCause::kLocalProtection);
       EnterError(QpErrorEvent::kNone);
       return TxResult::kError;
     }
     body = absl::MakeConstSpan(src, w.sge[0].length);
     buf.resize(hdr);
   } else {
-    const ibv_wc_status st = Gather(w, hdr, &buf);
-    if (st != IBV_WC_SUCCESS) {
+    const WcCause st = Gather(w, hdr, &buf);
+    if (st != WcCause::kSuccess) {
       FailWqe(w, st);
       EnterError(QpErrorEvent::kNone);
       return TxResult::kError;
@@ -93,15 +93,15 @@ Qp::TxResult Qp::RcTransmit(SendWqe& w) {
     h.flags |= kFlagPlaceResponse;
   }
   EncodeHeader(h, buf.data());
-  const Context::SendResult r =
-      zero_copy ? ctx_->SendZeroCopy(remote_, stream_,
-                                     absl::MakeConstSpan(buf.data(), hdr), body,
-                                     MakeCookie(qpn_, false, w.psn), place)
-                : ctx_->Send(remote_, stream_, buf,
-                             MakeCookie(qpn_, false, w.psn), place);
-  if (r == Context::SendResult::kRetry) return TxResult::kRetry;
-  if (r == Context::SendResult::kFailed) {
-    FailWqe(w, IBV_WC_RETRY_EXC_ERR);
+  const SendResult r =
+      zero_copy ? ctx_->sends().SendZeroCopy(
+                      remote_, stream_, absl::MakeConstSpan(buf.data(), hdr),
+                      body, MakeCookie(qpn_, false, w.psn), place)
+                : ctx_->sends().Send(remote_, stream_, buf,
+                                     MakeCookie(qpn_, false, w.psn), place);
+  if (r == SendResult::kRetry) return TxResult::kRetry;
+  if (r == SendResult::kFailed) {
+    FailWqe(w, WcCause::kTransportFailure);  // refused for good
     EnterError(QpErrorEvent::kNone);
     return TxResult::kError;
   }
@@ -165,7 +165,7 @@ void Qp::ResolveRetry(TimeNs now, uint64_t peer_packets) {
     return;
   }
   ++counters_.retry_timeouts;
-  FailWqe(w, IBV_WC_RETRY_EXC_ERR);
+  FailWqe(w, WcCause::kAckTimeout);
   EnterError(QpErrorEvent::kNone);
 }
 
@@ -224,7 +224,7 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           return;
         }
         if (arrival.placement == PlacementStatus::kRefused) {
-          FailWqe(w, IBV_WC_LOC_PROT_ERR);
+          FailWqe(w, WcCause::kLocalProtection);
           RcAckUpTo(PsnAdd(h.psn, kPsnMask));
           EnterError(QpErrorEvent::kNone);
           return;
@@ -240,11 +240,10 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
       RecvWqe target;
       target.sge.assign(w.sge.begin(), w.sge.end());
       for (const ibv_sge& s : w.sge) target.total += s.length;
-      const ibv_wc_status st =
-          read ? Scatter(target, {payload})
-               : Scatter(target, {absl::MakeConstSpan(orig, 8)});
-      if (st != IBV_WC_SUCCESS) {
-        FailWqe(w, IBV_WC_LOC_PROT_ERR);
+      const WcCause st = read ? Scatter(target, {payload})
+                              : Scatter(target, {absl::MakeConstSpan(orig, 8)});
+      if (st != WcCause::kSuccess) {
+        FailWqe(w, WcCause::kLocalProtection);
         RcAckUpTo(PsnAdd(h.psn, kPsnMask));
         EnterError(QpErrorEvent::kNone);
         return;
@@ -267,7 +266,7 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         case NakCode::kRnr:
           ++counters_.rnr_naks_received;
           if (attr_.rnr_retry != 7 && w.rnr_left == 0) {
-            FailWqe(w, IBV_WC_RNR_RETRY_EXC_ERR);
+            FailWqe(w, WcCause::kRnrRetryExceeded);
             EnterError(QpErrorEvent::kNone);
             return;
           }
@@ -282,13 +281,13 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           ctx_->NeedPump(this);
           return;
         case NakCode::kRemoteAccess:
-          FailWqe(w, IBV_WC_REM_ACCESS_ERR);
+          FailWqe(w, WcCause::kRemoteAccess);
           break;
         case NakCode::kInvalidRequest:
-          FailWqe(w, IBV_WC_REM_INV_REQ_ERR);
+          FailWqe(w, WcCause::kRemoteInvalidRequest);
           break;
         default:
-          FailWqe(w, IBV_WC_REM_OP_ERR);
+          FailWqe(w, WcCause::kRemoteOperation);
           break;
       }
       // The WR's completion reports it; devices raise no event.
@@ -313,7 +312,7 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
   h.ack_psn = LastProcessedPsn();
   h.imm = imm;
   h.orig = orig;
-  std::vector<uint8_t>& buf = ctx_->scratch();
+  std::vector<uint8_t>& buf = ctx_->sends().scratch();
   const size_t hdr = HeaderBytes(op);
   buf.resize(hdr + data.size());
   EncodeHeader(h, buf.data());
@@ -392,19 +391,19 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         RcNoReceive(h.psn);
         return;
       }
-      const ibv_wc_status st = Scatter(*r, {payload});
-      if (st != IBV_WC_SUCCESS) {
+      const WcCause st = Scatter(*r, {payload});
+      if (st != WcCause::kSuccess) {
         CompleteRecv(*r, st, IBV_WC_RECV, 0, false, 0, h.src_qpn, remote_.port,
                      false, false);
         PopRecv();
         // The receive's completion reports the error.
-        RcResponderError(st == IBV_WC_LOC_LEN_ERR ? NakCode::kInvalidRequest
-                                                  : NakCode::kRemoteOp,
+        RcResponderError(st == WcCause::kLocalLength ? NakCode::kInvalidRequest
+                                                     : NakCode::kRemoteOp,
                          h.psn, QpErrorEvent::kNone);
         return;
       }
       ctx_->counters().bytes_copied += payload.size();
-      CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV,
+      CompleteRecv(*r, WcCause::kSuccess, IBV_WC_RECV,
                    static_cast<uint32_t>(payload.size()),
                    h.op == VerbsOp::kSendImm, h.imm, h.src_qpn, remote_.port,
                    false, (h.flags & kFlagSolicited) != 0);
@@ -517,8 +516,8 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     ctx_->counters().bytes_copied += h.length;
   }
   if (r != nullptr) {
-    CompleteRecv(*r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h.length, true,
-                 h.imm, h.src_qpn, remote_.port, false,
+    CompleteRecv(*r, WcCause::kSuccess, IBV_WC_RECV_RDMA_WITH_IMM, h.length,
+                 true, h.imm, h.src_qpn, remote_.port, false,
                  (h.flags & kFlagSolicited) != 0);
     PopRecv();
   }

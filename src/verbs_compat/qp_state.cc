@@ -193,7 +193,7 @@ int Qp::Modify(const ibv_qp_attr& a, int mask) {
   if (prev == IBV_QPS_INIT && next == IBV_QPS_RTR) {
     expected_psn_ = attr_.rq_psn;
     last_ack_sent_ = LastProcessedPsn();
-    ctx_->EnsureThread();
+    ctx_->driver().EnsureThread();
   }
   if (prev == IBV_QPS_RTR && next == IBV_QPS_RTS) {
     next_psn_ = attr_.sq_psn;
@@ -204,7 +204,7 @@ int Qp::Modify(const ibv_qp_attr& a, int mask) {
     ibv_async_event ev{};
     ev.element.qp = ibv();
     ev.event_type = IBV_EVENT_SQ_DRAINED;
-    ctx_->RaiseAsync(ev);
+    ctx_->async().Raise(ev);
   }
   shell_.ibv.qp_base.state = state_;
   return 0;
@@ -230,9 +230,9 @@ int Qp::Query(ibv_qp_attr* a, int /*mask*/, ibv_qp_init_attr* init) const {
   return 0;
 }
 
-void Qp::FailWqe(SendWqe& w, ibv_wc_status st) {
+void Qp::FailWqe(SendWqe& w, WcCause cause, FailureCause transport) {
   w.done = true;
-  w.status = st;
+  w.status = WcStatus(cause, transport);
 }
 
 void Qp::EnterError(QpErrorEvent event) {
@@ -243,14 +243,14 @@ void Qp::EnterError(QpErrorEvent event) {
   // already carry a status.
   for (uint64_t i = sq_head_; i < sq_tail_; ++i) {
     SendWqe& w = Wqe(i);
-    if (!w.done) FailWqe(w, IBV_WC_WR_FLUSH_ERR);
+    if (!w.done) FailWqe(w, WcCause::kFlushed);
   }
   sq_ack_ = sq_send_ = sq_tail_;
   CompleteSendHead();
   if (srq_ == nullptr) {
     while (!rq_.empty()) {
-      CompleteRecv(rq_.front(), IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false, 0,
-                   0, 0, false, false);
+      CompleteRecv(rq_.front(), WcCause::kFlushed, IBV_WC_RECV, 0, false, 0, 0,
+                   0, false, false);
       rq_.pop();
     }
   }
@@ -262,22 +262,22 @@ void Qp::EnterError(QpErrorEvent event) {
       break;
     case QpErrorEvent::kFatal:
       ev.event_type = IBV_EVENT_QP_FATAL;
-      ctx_->RaiseAsync(ev);
+      ctx_->async().Raise(ev);
       break;
     case QpErrorEvent::kReqErr:
       ev.event_type = IBV_EVENT_QP_REQ_ERR;
-      ctx_->RaiseAsync(ev);
+      ctx_->async().Raise(ev);
       break;
     case QpErrorEvent::kAccessErr:
       ev.event_type = IBV_EVENT_QP_ACCESS_ERR;
-      ctx_->RaiseAsync(ev);
+      ctx_->async().Raise(ev);
       break;
   }
   // With an SRQ the QP consumes no more receive WRs from here on: the
   // application may now destroy it without losing one.
   if (srq_ != nullptr) {
     ev.event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
-    ctx_->RaiseAsync(ev);
+    ctx_->async().Raise(ev);
   }
 }
 

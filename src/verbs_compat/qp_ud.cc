@@ -12,7 +12,7 @@ namespace braid::verbs_compat {
 
 Qp::TxResult Qp::UdTransmit(SendWqe& w) {
   if (w.length > kUdMaxPayload) {
-    FailWqe(w, IBV_WC_LOC_LEN_ERR);
+    FailWqe(w, WcCause::kLocalLength);
     return TxResult::kSent;
   }
   VerbsHeader h;
@@ -23,21 +23,21 @@ Qp::TxResult Qp::UdTransmit(SendWqe& w) {
   h.src_qpn = qpn_;
   h.imm = w.imm;
   h.qkey = w.ud_qkey;
-  std::vector<uint8_t>& buf = ctx_->scratch();
+  std::vector<uint8_t>& buf = ctx_->sends().scratch();
   const size_t hdr = HeaderBytes(h.op);
-  const ibv_wc_status st = Gather(w, hdr, &buf);
-  if (st != IBV_WC_SUCCESS) {
+  const WcCause st = Gather(w, hdr, &buf);
+  if (st != WcCause::kSuccess) {
     FailWqe(w, st);
     return TxResult::kSent;
   }
   EncodeHeader(h, buf.data());
-  const Context::SendResult r =
-      ctx_->Send(w.ud_dest, /*stream=*/0, buf, MakeCookie(qpn_, false, 0));
-  if (r == Context::SendResult::kRetry) return TxResult::kRetry;
+  const SendResult r = ctx_->sends().Send(w.ud_dest, /*stream=*/0, buf,
+                                          MakeCookie(qpn_, false, 0));
+  if (r == SendResult::kRetry) return TxResult::kRetry;
   w.sent = true;
   w.done = true;
-  w.status =
-      r == Context::SendResult::kOk ? IBV_WC_SUCCESS : IBV_WC_GENERAL_ERR;
+  w.status = WcStatus(r == SendResult::kOk ? WcCause::kSuccess
+                                           : WcCause::kUdSendRefused);
   ++counters_.requests_sent;
   return TxResult::kSent;
 }
@@ -72,9 +72,9 @@ void Qp::UdOnMessage(const NetAddr& from, const VerbsHeader& h,
   const ibv_gid dgid = ctx_->gid();
   std::memcpy(grh + 8, sgid.raw, 16);
   std::memcpy(grh + 24, dgid.raw, 16);
-  const ibv_wc_status st =
+  const WcCause st =
       Scatter(*r, {absl::MakeConstSpan(grh, kGrhBytes), payload});
-  if (st == IBV_WC_LOC_LEN_ERR) ++counters_.dropped_too_long;
+  if (st == WcCause::kLocalLength) ++counters_.dropped_too_long;
   ++counters_.requests_received;
   CompleteRecv(*r, st, IBV_WC_RECV,
                static_cast<uint32_t>(kGrhBytes + payload.size()),

@@ -218,7 +218,7 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   }
   // A large last payload leaves from the message's buffer (one user-space
   // copy fewer); a small one is cheaper to copy than to describe.
-  if (tail != nullptr && deferred_.len >= cfg_.min_uncopied_payload &&
+  if (tail != nullptr && LeavesTailUncopied(deferred_.len) &&
       deferred_.dst + deferred_.len == out.data() + pos) {
     *tail = absl::MakeConstSpan(deferred_.src, deferred_.len);
     pos -= deferred_.len;

@@ -12,6 +12,11 @@ uint8_t PlacedFlag(const OutMessage& m) {
   return m.placed ? wire::kDataFlagPlaced : 0;
 }
 
+// Header bytes of a first transmission of a fragment of `m`.
+uint32_t NewHeaderBytes(const OutMessage& m) {
+  return static_cast<uint32_t>(wire::DataHeaderBytes(PlacedFlag(m)));
+}
+
 }  // namespace
 
 void Peer::CopyDeferred() {
@@ -21,9 +26,17 @@ void Peer::CopyDeferred() {
   deferred_ = DeferredPayload();
 }
 
+void Peer::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len) {
+  // The previous frame's payload goes in now; this one's waits, so the last
+  // payload of a datagram can leave from the message's buffer uncopied.
+  CopyDeferred();
+  deferred_.dst = dst;
+  deferred_.src = src;
+  deferred_.len = len;
+}
+
 wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
-  if (run_left_ > 0 && run_path_ != avoid &&
-      paths_.stats(run_path_).health == multipath::PathHealth::kHealthy) {
+  if (run_path_ != avoid && SprayRunFollowers() > 0) {
     --run_left_;
     return run_path_;
   }
@@ -32,40 +45,53 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
   return run_path_;
 }
 
+// Inlined: it runs once per frame or run written.
+[[gnu::always_inline]] inline wire::DataHeader Peer::DataFrameHeader(
+    const OutMessage& m, wire::PathId path, uint8_t flags,
+    uint32_t offset) const {
+  wire::DataHeader h;
+  h.flags = flags | PlacedFlag(m);
+  h.path_id = path;
+  h.stream_id = m.stream;
+  h.src_incarnation = cfg_.local_incarnation;
+  h.dst_incarnation = peer_inc_;
+  h.msg_seq = wire::MsgSeq(m.msg_seq);
+  h.stream_seq = m.stream_seq;
+  h.msg_len = m.len;
+  h.frag_offset = offset;
+  h.placement = m.placement;
+  return h;
+}
+
 // Inlined into both callers: it runs once per datagram or run sent.
-[[gnu::always_inline]] inline void Peer::SendNewFragments(
+[[gnu::always_inline]] inline Peer::NewFragments Peer::WriteNewFragments(
     OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
-    wire::DataHeader* h) {
+    absl::Span<uint8_t> first, size_t stride, size_t lead) {
   const uint32_t offset = m.next_offset;
+  wire::DataHeader h = DataFrameHeader(m, path, 0, offset);
   const uint32_t bytes =
-      static_cast<uint32_t>(wire::DataHeaderBytes(h->flags)) + plen;
-  h->stream_id = m.stream;
-  h->psn = sent_.next_psn();
-  h->path_seq = paths_.OnSentRun(path, bytes, count, now);
-  h->msg_seq = wire::MsgSeq(m.msg_seq);
-  h->stream_seq = m.stream_seq;
-  h->msg_len = m.len;
-  h->frag_offset = offset;
-  sent_.OnFirstSentRun(TagOf(m.msg_seq, offset), plen, bytes, path, h->path_seq,
+      static_cast<uint32_t>(wire::DataHeaderBytes(h.flags)) + plen;
+  h.psn = sent_.next_psn();
+  h.path_seq = paths_.OnSentRun(path, bytes, count, now);
+  sent_.OnFirstSentRun(TagOf(m.msg_seq, offset), plen, bytes, path, h.path_seq,
                        count, now);
   if (oldest_unacked_since_.IsInfinite()) TrackOldestUnacked(now);
-  m.last_psn = h->psn + (count - 1);
+  const uint8_t* payload = m.At(offset);
+  m.last_psn = h.psn + (count - 1);
   m.next_offset += plen * count;
   m.frags_sent += count;
   packets_sent_ += count;
   bytes_sent_ += uint64_t{plen} * count;
+  const size_t hdr =
+      wire::WriteDataHeaderRun(h, plen, count, first, stride, lead);
+  return NewFragments{static_cast<uint32_t>(hdr), payload};
 }
 
-size_t Peer::WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
-                        uint32_t len, absl::Span<uint8_t> out) {
-  // The previous frame's payload goes in now; this one's waits, so the last
-  // payload of a datagram can leave from the message's buffer uncopied.
-  CopyDeferred();
-  const size_t hdr = wire::WriteDataHeader(h, len, out);
-  deferred_.dst = out.data() + hdr;
-  deferred_.src = payload;
-  deferred_.len = len;
-  return hdr + len;
+bool Peer::AskAckIfLastForNow(uint8_t* frame) {
+  // The tail of a burst is then never held by ack coalescing.
+  if (HasSendable()) return false;
+  wire::AddDataFlags(frame, wire::kDataFlagAckNow);
+  return true;
 }
 
 size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
@@ -77,10 +103,6 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
   for (;;) {
     const size_t room = out.size() - pos;
     if (room < wire::kDataHeaderSize) break;
-    wire::DataHeader h;
-    h.path_id = path;
-    h.src_incarnation = cfg_.local_incarnation;
-    h.dst_incarnation = peer_inc_;
     wire::Psn psn;
     uint64_t tag;
     uint32_t bytes;
@@ -95,23 +117,19 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
         continue;
       }
       // A re-send carries exactly the bytes of the original fragment.
-      h.flags =
-          wire::kDataFlagRetransmit | wire::kDataFlagAckNow | PlacedFlag(*m);
-      const uint32_t offset = OffsetOf(tag);
-      const uint32_t plen =
-          bytes - static_cast<uint32_t>(wire::DataHeaderBytes(h.flags));
-      h.placement = m->placement;
+      wire::DataHeader h = DataFrameHeader(
+          *m, path, wire::kDataFlagRetransmit | wire::kDataFlagAckNow,
+          OffsetOf(tag));
+      const size_t hdr = wire::DataHeaderBytes(h.flags);
+      const uint32_t plen = bytes - static_cast<uint32_t>(hdr);
       if (bytes > room) break;
       sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
-      h.stream_id = m->stream;
       h.psn = psn;
       h.path_seq = paths_.OnSent(path, bytes, now);
-      h.msg_seq = wire::MsgSeq(m->msg_seq);
-      h.stream_seq = m->stream_seq;
-      h.msg_len = m->len;
-      h.frag_offset = offset;
       last_frame = pos;
-      pos += WriteFrame(h, m->At(offset), plen, out.subspan(pos));
+      wire::WriteDataHeader(h, plen, out.subspan(pos));
+      DeferPayload(out.data() + pos + hdr, m->At(h.frag_offset), plen);
+      pos += bytes;
       sent_.OnRetransmitted(psn, path, h.path_seq, now);
       ++rel_.retransmits;
       ++packets_sent_;
@@ -139,7 +157,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       m = &inflight_.back();
     } else if (!queued_.empty()) {
       const OutMessage& q = queued_.front();
-      const size_t q_hdr = wire::DataHeaderBytes(PlacedFlag(q));
+      const size_t q_hdr = NewHeaderBytes(q);
       if (q_hdr + (q.len > 0 ? 1 : 0) > room) break;
       if (frames > 0 && q_hdr + q.len > room &&
           q_hdr + q.len <= WholeDatagramRoom()) {
@@ -153,9 +171,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     } else {
       break;
     }
-    h.flags = PlacedFlag(*m);
-    h.placement = m->placement;
-    const size_t hdr = wire::DataHeaderBytes(h.flags);
+    const size_t hdr = NewHeaderBytes(*m);
     const uint32_t offset = m->next_offset;
     const uint32_t left = m->len - offset;
     if (hdr + (left > 0 ? 1 : 0) > room) break;
@@ -164,16 +180,13 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     const uint32_t plen = static_cast<uint32_t>(
         std::min<size_t>(m->ContiguousFrom(offset), room - hdr));
     last_frame = pos;
-    const uint8_t* payload = m->At(offset);
-    SendNewFragments(*m, path, plen, 1, now, &h);
-    pos += WriteFrame(h, payload, plen, out.subspan(pos));
+    const NewFragments f = WriteNewFragments(*m, path, plen, /*count=*/1, now,
+                                             out.subspan(pos), 0, 0);
+    DeferPayload(out.data() + pos + f.hdr, f.payload, plen);
+    pos += f.hdr + plen;
     ++frames;
   }
-  // The last frame we can send for now asks for an immediate ack, so the
-  // tail of a burst is never held by ack coalescing.
-  if (last_frame != SIZE_MAX && !HasSendable()) {
-    out[last_frame + 2] |= wire::kDataFlagAckNow;
-  }
+  if (last_frame != SIZE_MAX) AskAckIfLastForNow(out.data() + last_frame);
   return pos;
 }
 
@@ -195,13 +208,11 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
   while (n < max && !batch->full()) {
     OutMessage& m = inflight_.back();
     if (!can_send || !m.HasUnsent()) break;
-    const uint8_t flags = PlacedFlag(m);
-    const uint32_t hdr = static_cast<uint32_t>(wire::DataHeaderBytes(flags));
-    const uint32_t offset = m.next_offset;
+    const uint32_t hdr = NewHeaderBytes(m);
     // One frame fills the datagram: BuildDatagram's fragment would take
     // all of its room too (and then find no room for another frame).
     const uint32_t plen = room - hdr;
-    const uint32_t whole = m.ContiguousFrom(offset) / plen;
+    const uint32_t whole = m.ContiguousFrom(m.next_offset) / plen;
     if (whole == 0) break;
     // A new spray run that the batch cannot hold whole waits for the next.
     if (batch->size() > 0 && RunWouldSplit(batch->room())) {
@@ -210,53 +221,35 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     }
     // The path, chosen as BuildDatagram chooses it for new data. The
     // datagrams after the first continue its run for as long as
-    // NextSprayPath would keep to it (a healthy path with run left) and
-    // CanSendNew would allow them: they go out as one run, each the same
-    // as the one before but for PSN, path seq and offset.
+    // NextSprayPath would keep to it and CanSendNew would allow them: they
+    // go out as one run, built by the same WriteNewFragments.
     const wire::PathId path = NextSprayPath(now, /*avoid=*/-1, false);
-    const bool run_goes_on =
-        paths_.stats(path).health == multipath::PathHealth::kHealthy;
     const uint32_t cap = static_cast<uint32_t>(
         std::min<size_t>({size_t{whole}, max - n, batch->room(),
-                          size_t{1} + (run_goes_on ? run_left_ : 0u)}));
+                          size_t{1} + SprayRunFollowers()}));
     const uint32_t count = NewDatagramBudget(hdr + plen, cap);
     if (count == 0) break;  // (not expected: CanSendNew held for the first)
     run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     last_ack_urgent_ = false;
-    wire::DataHeader h;
-    h.path_id = path;
-    h.src_incarnation = cfg_.local_incarnation;
-    h.dst_incarnation = peer_inc_;
-    h.flags = flags;
-    h.placement = m.placement;
-    const uint8_t* payload = m.At(offset);
-    SendNewFragments(m, path, plen, count, now, &h);
-    const bool tail_uncopied = uncopied && plen >= cfg_.min_uncopied_payload;
-    const uint32_t len = wire::kPreambleSize + hdr + (tail_uncopied ? 0 : plen);
-    const wire::Entropy entropy = paths_.entropy(path);
     uint8_t* first = batch->next_slot().data();
     std::memcpy(first, preamble.data(), wire::kPreambleSize);
-    wire::WriteDataHeader(h, plen,
-                          absl::MakeSpan(first + wire::kPreambleSize, room));
+    const NewFragments f =
+        WriteNewFragments(m, path, plen, count, now,
+                          absl::MakeSpan(first + wire::kPreambleSize, room),
+                          batch->slot_size(), wire::kPreambleSize);
+    const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
+    const uint32_t len =
+        wire::kPreambleSize + f.hdr + (tail_uncopied ? 0 : plen);
+    const wire::Entropy entropy = paths_.entropy(path);
+    const uint8_t* payload = f.payload;
     uint8_t* frame = nullptr;
     for (uint32_t i = 0; i < count; ++i) {
-      uint8_t* slot = batch->next_slot().data();
-      frame = slot + wire::kPreambleSize;
-      if (i > 0) {
-        // A fixed size for the usual header: inline moves, not a call.
-        if (hdr == wire::kDataHeaderSize) {
-          std::memcpy(slot, first, wire::kPreambleSize + wire::kDataHeaderSize);
-        } else {
-          std::memcpy(slot, first, wire::kPreambleSize + hdr);
-        }
-        wire::PatchDataHeader(frame, h.psn + i, h.path_seq + i,
-                              offset + i * plen);
-      }
+      frame = batch->next_slot().data() + wire::kPreambleSize;
       absl::Span<const uint8_t> tail;
       if (tail_uncopied) {
         tail = absl::MakeConstSpan(payload, plen);
       } else {
-        std::memcpy(frame + hdr, payload, plen);
+        std::memcpy(frame + f.hdr, payload, plen);
       }
       payload += plen;
       batch->Commit(
@@ -264,10 +257,9 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
           static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
     }
     n += count;
-    // The last datagram we can send for now asks for an immediate ack, as
-    // in WriteDataFrames (!HasSendable(); no re-send is queued here).
-    can_send = CanSendNew();
-    if (!can_send || !HasNewData()) frame[2] |= wire::kDataFlagAckNow;
+    // As in WriteDataFrames (no re-send is queued here, so what stops the
+    // ack request also stops this loop).
+    can_send = !AskAckIfLastForNow(frame);
     last_activity_ = now;
   }
   return n;

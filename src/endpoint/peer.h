@@ -298,6 +298,12 @@ class Peer : private retransmit::SenderEvents {
                                  uint32_t plen, uint32_t count, TimeNs now,
                                  absl::Span<uint8_t> first, size_t stride,
                                  size_t lead);
+  // WriteNewFragments, out of line (the builder is inlined into its users).
+  NewFragments WriteNewFragmentsForTesting(OutMessage& m, wire::PathId path,
+                                           uint32_t plen, uint32_t count,
+                                           TimeNs now,
+                                           absl::Span<uint8_t> first,
+                                           size_t stride, size_t lead);
   // If nothing more can be sent for now, asks for an immediate ack in the
   // data frame at `frame` (the last one written) and returns true.
   bool AskAckIfLastForNow(uint8_t* frame);

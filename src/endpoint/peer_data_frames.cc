@@ -87,6 +87,12 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
   return NewFragments{static_cast<uint32_t>(hdr), payload};
 }
 
+Peer::NewFragments Peer::WriteNewFragmentsForTesting(
+    OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
+    absl::Span<uint8_t> first, size_t stride, size_t lead) {
+  return WriteNewFragments(m, path, plen, count, now, first, stride, lead);
+}
+
 bool Peer::AskAckIfLastForNow(uint8_t* frame) {
   // The tail of a burst is then never held by ack coalescing.
   if (HasSendable()) return false;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "braid/address.h"
 #include "braid/completion.h"
 #include "braid/options.h"
@@ -279,31 +280,28 @@ class Peer : private retransmit::SenderEvents {
   // path_seq, which come from its transmission.
   wire::DataHeader DataFrameHeader(const OutMessage& m, wire::PathId path,
                                    uint8_t flags, uint32_t offset) const;
-  // What WriteNewFragments wrote: the header bytes of each frame, and the
-  // payload of the first (the others' follow it in the message).
-  struct NewFragments {
-    uint32_t hdr;
-    const uint8_t* payload;
-  };
   // The one builder of new data: records the first transmissions of m's
   // next `count` fragments of `plen` bytes each, back to back on `path`
   // (the message, the sent-packet manager, the path and the counters
   // advance), and writes their frame headers (wire::WriteDataHeaderRun:
   // the first at first.data(), fragment i `stride` * i bytes after it with
   // a copy of the `lead` bytes in front of the first). `first` must hold
-  // the header; the caller places each payload (or sends it as a tail).
-  // Building fragments one at a time (count 1) or as one run gives the same
-  // bytes and the same state.
-  NewFragments WriteNewFragments(OutMessage& m, wire::PathId path,
-                                 uint32_t plen, uint32_t count, TimeNs now,
-                                 absl::Span<uint8_t> first, size_t stride,
-                                 size_t lead);
-  // WriteNewFragments, out of line (the builder is inlined into its users).
-  NewFragments WriteNewFragmentsForTesting(OutMessage& m, wire::PathId path,
-                                           uint32_t plen, uint32_t count,
-                                           TimeNs now,
-                                           absl::Span<uint8_t> first,
-                                           size_t stride, size_t lead);
+  // the header. Calls `each(i, frame, payload)` once a fragment's header is
+  // written, with its plen bytes in the message: the caller places them
+  // (copies, defers or sends them as the datagram's tail). Returns the
+  // header bytes of each frame. Building fragments one at a time (count 1)
+  // or as one run gives the same bytes and the same state. Defined (and
+  // inlined) in peer_data_frames.cc.
+  template <typename EachFrame>
+  uint32_t WriteNewFragments(OutMessage& m, wire::PathId path, uint32_t plen,
+                             uint32_t count, TimeNs now,
+                             absl::Span<uint8_t> first, size_t stride,
+                             size_t lead, EachFrame&& each);
+  // WriteNewFragments, out of line, for its test.
+  uint32_t WriteNewFragmentsForTesting(
+      OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count,
+      TimeNs now, absl::Span<uint8_t> first, size_t stride, size_t lead,
+      absl::FunctionRef<void(uint32_t, uint8_t*, const uint8_t*)> each);
   // If nothing more can be sent for now, asks for an immediate ack in the
   // data frame at `frame` (the last one written) and returns true.
   bool AskAckIfLastForNow(uint8_t* frame);

@@ -64,9 +64,10 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
 }
 
 // Inlined into both callers: it runs once per datagram or run sent.
-[[gnu::always_inline]] inline Peer::NewFragments Peer::WriteNewFragments(
+template <typename EachFrame>
+[[gnu::always_inline]] inline uint32_t Peer::WriteNewFragments(
     OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
-    absl::Span<uint8_t> first, size_t stride, size_t lead) {
+    absl::Span<uint8_t> first, size_t stride, size_t lead, EachFrame&& each) {
   const uint32_t offset = m.next_offset;
   wire::DataHeader h = DataFrameHeader(m, path, 0, offset);
   const uint32_t bytes =
@@ -82,18 +83,22 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
   m.frags_sent += count;
   packets_sent_ += count;
   bytes_sent_ += uint64_t{plen} * count;
-  const size_t hdr =
-      wire::WriteDataHeaderRun(h, plen, count, first, stride, lead);
-  return NewFragments{static_cast<uint32_t>(hdr), payload};
+  return static_cast<uint32_t>(wire::WriteDataHeaderRun(
+      h, plen, count, first, stride, lead, [&](uint32_t i, uint8_t* frame) {
+        each(i, frame, payload + size_t{i} * plen);
+      }));
 }
 
-Peer::NewFragments Peer::WriteNewFragmentsForTesting(
+uint32_t Peer::WriteNewFragmentsForTesting(
     OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
-    absl::Span<uint8_t> first, size_t stride, size_t lead) {
-  return WriteNewFragments(m, path, plen, count, now, first, stride, lead);
+    absl::Span<uint8_t> first, size_t stride, size_t lead,
+    absl::FunctionRef<void(uint32_t, uint8_t*, const uint8_t*)> each) {
+  return WriteNewFragments(m, path, plen, count, now, first, stride, lead,
+                           each);
 }
 
-bool Peer::AskAckIfLastForNow(uint8_t* frame) {
+// Inlined into both callers: it runs once per datagram or run sent.
+[[gnu::always_inline]] inline bool Peer::AskAckIfLastForNow(uint8_t* frame) {
   // The tail of a burst is then never held by ack coalescing.
   if (HasSendable()) return false;
   wire::AddDataFlags(frame, wire::kDataFlagAckNow);
@@ -186,10 +191,12 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     const uint32_t plen = static_cast<uint32_t>(
         std::min<size_t>(m->ContiguousFrom(offset), room - hdr));
     last_frame = pos;
-    const NewFragments f = WriteNewFragments(*m, path, plen, /*count=*/1, now,
-                                             out.subspan(pos), 0, 0);
-    DeferPayload(out.data() + pos + f.hdr, f.payload, plen);
-    pos += f.hdr + plen;
+    pos += WriteNewFragments(
+               *m, path, plen, /*count=*/1, now, out.subspan(pos), 0, 0,
+               [&](uint32_t, uint8_t* frame, const uint8_t* payload) {
+                 DeferPayload(frame + hdr, payload, plen);
+               }) +
+           plen;
     ++frames;
   }
   if (last_frame != SIZE_MAX) AskAckIfLastForNow(out.data() + last_frame);
@@ -237,31 +244,29 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     if (count == 0) break;  // (not expected: CanSendNew held for the first)
     run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     last_ack_urgent_ = false;
+    const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
+    const uint32_t len = wire::kPreambleSize + hdr + (tail_uncopied ? 0 : plen);
+    const wire::Entropy entropy = paths_.entropy(path);
     uint8_t* first = batch->next_slot().data();
     std::memcpy(first, preamble.data(), wire::kPreambleSize);
-    const NewFragments f =
-        WriteNewFragments(m, path, plen, count, now,
-                          absl::MakeSpan(first + wire::kPreambleSize, room),
-                          batch->slot_size(), wire::kPreambleSize);
-    const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
-    const uint32_t len =
-        wire::kPreambleSize + f.hdr + (tail_uncopied ? 0 : plen);
-    const wire::Entropy entropy = paths_.entropy(path);
-    const uint8_t* payload = f.payload;
     uint8_t* frame = nullptr;
-    for (uint32_t i = 0; i < count; ++i) {
-      frame = batch->next_slot().data() + wire::kPreambleSize;
-      absl::Span<const uint8_t> tail;
-      if (tail_uncopied) {
-        tail = absl::MakeConstSpan(payload, plen);
-      } else {
-        std::memcpy(frame + f.hdr, payload, plen);
-      }
-      payload += plen;
-      batch->Commit(
-          addr_, entropy, len, /*ect=*/true, tail, local_,
-          static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
-    }
+    WriteNewFragments(
+        m, path, plen, count, now,
+        absl::MakeSpan(first + wire::kPreambleSize, room), batch->slot_size(),
+        wire::kPreambleSize,
+        [&](uint32_t i, uint8_t* f, const uint8_t* payload) {
+          absl::Span<const uint8_t> tail;
+          if (tail_uncopied) {
+            tail = absl::MakeConstSpan(payload, plen);
+          } else {
+            std::memcpy(f + hdr, payload, plen);
+          }
+          // Frame i is in the batch's next slot.
+          batch->Commit(
+              addr_, entropy, len, /*ect=*/true, tail, local_,
+              static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
+          frame = f;
+        });
     n += count;
     // As in WriteDataFrames (no re-send is queued here, so what stops the
     // ack request also stops this loop).

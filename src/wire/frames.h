@@ -242,15 +242,18 @@ inline void AddDataFlags(uint8_t* frame, uint8_t flags) {
 // frame 0 (at first.data()) and is h with psn h.psn + i, path seq
 // h.path_seq + i and frag_offset h.frag_offset + i * payload_len. Each frame
 // but the first gets a copy of the `lead` bytes in front of frame 0 (the
-// rest of its datagram: preamble, control frames) in front of it. The
-// caller places each payload. Returns the header bytes of each frame, 0
-// (nothing written) as WriteDataHeader for `first`. Frames 1.. must each
-// have lead + header bytes of room.
+// rest of its datagram: preamble, control frames) in front of it. Calls
+// `each(i, frame)` right after frame i's header is written: the caller
+// places its payload. Returns the header bytes of each frame, 0 (nothing
+// written, `each` not called) as WriteDataHeader for `first`. Frames 1..
+// must each have lead + header bytes of room.
+template <typename EachFrame>
 inline size_t WriteDataHeaderRun(const DataHeader& h, size_t payload_len,
                                  uint32_t count, absl::Span<uint8_t> first,
-                                 size_t stride, size_t lead) {
+                                 size_t stride, size_t lead, EachFrame&& each) {
   const size_t hdr = WriteDataHeader(h, payload_len, first);
   if (hdr == 0) return 0;
+  each(uint32_t{0}, first.data());
   const uint8_t* from = first.data() - lead;
   const uint32_t len = static_cast<uint32_t>(payload_len);
   for (uint32_t i = 1; i < count; ++i) {
@@ -262,8 +265,16 @@ inline size_t WriteDataHeaderRun(const DataHeader& h, size_t payload_len,
       std::memcpy(frame - lead, from, lead + hdr);
     }
     PatchDataHeader(frame, h.psn + i, h.path_seq + i, h.frag_offset + i * len);
+    each(i, frame);
   }
   return hdr;
+}
+// The same, the caller placing the payloads afterwards.
+inline size_t WriteDataHeaderRun(const DataHeader& h, size_t payload_len,
+                                 uint32_t count, absl::Span<uint8_t> first,
+                                 size_t stride, size_t lead) {
+  return WriteDataHeaderRun(h, payload_len, count, first, stride, lead,
+                            [](uint32_t, uint8_t*) {});
 }
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
                 absl::Span<uint8_t> out);

@@ -20,15 +20,23 @@ namespace braid::endpoint {
 
 // Reaches the builder and the state it changes.
 struct PeerDataFramesTestAccess {
-  using NewFragments = Peer::NewFragments;
   static OutMessage& InProgress(Peer& p) { return p.inflight_.back(); }
   static void ConfirmSession(Peer& p) { p.session_confirmed_ = true; }
-  static Peer::NewFragments Write(Peer& p, wire::PathId path, uint32_t plen,
-                                  uint32_t count, TimeNs now,
-                                  absl::Span<uint8_t> first, size_t stride,
-                                  size_t lead) {
-    return p.WriteNewFragmentsForTesting(p.inflight_.back(), path, plen, count,
-                                         now, first, stride, lead);
+  // WriteNewFragments for the message in progress; the payloads are
+  // copied behind their headers, and where they came from is returned.
+  static uint32_t Write(Peer& p, wire::PathId path, uint32_t plen,
+                        uint32_t count, TimeNs now, absl::Span<uint8_t> first,
+                        size_t stride, size_t lead,
+                        std::vector<const uint8_t*>* payloads) {
+    return p.WriteNewFragmentsForTesting(
+        p.inflight_.back(), path, plen, count, now, first, stride, lead,
+        [&](uint32_t i, uint8_t* frame, const uint8_t* payload) {
+          EXPECT_EQ(i, payloads->size() % count);
+          EXPECT_EQ(frame, first.data() + i * stride);
+          const size_t h = wire::DataHeaderBytes(frame[wire::kDataOffsetFlags]);
+          std::memcpy(frame + h, payload, plen);
+          payloads->push_back(payload);
+        });
   }
   // What building fragments changes, as text (equal state, equal text).
   static std::string State(const Peer& p) {
@@ -184,29 +192,28 @@ TEST_P(BuilderTest, FragmentsBuiltOneByOneEqualTheSameFragmentsBuiltAsARun) {
   const TimeNs now = kNow + DurationNs::Micros(5);
   Bytes one(kCount * kStride, 0), run(kCount * kStride, 0);
 
-  const uint8_t* first_payload = nullptr;
+  std::vector<const uint8_t*> one_payloads, run_payloads;
   for (uint32_t i = 0; i < kCount; ++i) {
     uint8_t* slot = one.data() + i * kStride;
     std::memcpy(slot, lead.data(), lead.size());
-    const Access::NewFragments f =
+    EXPECT_EQ(
         Access::Write(a.peer, kPath, plen, 1, now,
                       absl::MakeSpan(slot + lead.size(), kStride - lead.size()),
-                      0, lead.size());
-    ASSERT_EQ(f.hdr, hdr);
-    if (i == 0) first_payload = f.payload;
-    EXPECT_EQ(f.payload, first_payload + i * plen) << "fragment " << i;
-    std::memcpy(slot + lead.size() + hdr, f.payload, plen);
+                      0, lead.size(), &one_payloads),
+        hdr);
   }
   std::memcpy(run.data(), lead.data(), lead.size());
-  const Access::NewFragments f = Access::Write(
-      b.peer, kPath, plen, kCount, now,
-      absl::MakeSpan(run.data() + lead.size(), kStride - lead.size()), kStride,
-      lead.size());
-  ASSERT_EQ(f.hdr, hdr);
-  EXPECT_EQ(f.payload, first_payload);
+  EXPECT_EQ(Access::Write(
+                b.peer, kPath, plen, kCount, now,
+                absl::MakeSpan(run.data() + lead.size(), kStride - lead.size()),
+                kStride, lead.size(), &run_payloads),
+            hdr);
+  // Fragment i's payload follows fragment i - 1's in the message.
+  ASSERT_EQ(one_payloads.size(), kCount);
+  EXPECT_EQ(run_payloads, one_payloads);
+  const uint8_t* first_payload = one_payloads[0];
   for (uint32_t i = 0; i < kCount; ++i) {
-    std::memcpy(run.data() + i * kStride + lead.size() + hdr,
-                f.payload + i * plen, plen);
+    EXPECT_EQ(one_payloads[i], first_payload + i * plen) << "fragment " << i;
   }
 
   // The same bytes, each datagram a valid one: the lead's frames, then

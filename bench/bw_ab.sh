@@ -5,8 +5,8 @@
 # goodput ratio and their median with a distribution-free interval
 # (bench/compare_stats.py). Use it to judge a change to the data path on a
 # noisy machine; instruction counts (callgrind) only rank candidates: a
-# change that runs fewer instructions can still be slower (session 21, a
-# struct copy that stalled on store forwarding cost 3-5 %).
+# change that runs fewer instructions can still be slower (a struct copy
+# that stalled on store forwarding once cost 3-5 %).
 #
 #   bench/bw_ab.sh --a PATH/braid-perf [--b PATH/braid-perf]
 #                  [--args-a "--flag ..."] [--args-b "--flag ..."]
@@ -98,27 +98,4 @@ for r in $(seq "$ROUNDS"); do
   VA+=("$a") VB+=("$b")
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$(dirname "$0")" "${VA[*]}" "${VB[*]}" <<'PY'
-import math
-import statistics as st
-import sys
-sys.path.insert(0, sys.argv[1])
-from compare_stats import median_ci
-a, b = [[float(x) for x in s.split()] for s in sys.argv[2:4]]
-ok = [(x, y) for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
-failed = len(a) - len(ok)
-if failed:
-    print(f"{failed} round(s) with a failed run, left out")
-ratios = [y / x for x, y in ok if x > 0]
-print("per round B/A: " + " ".join(f"{r:.3f}" for r in ratios))
-if len(ok) >= 1:
-    print(f"median goodput: A {st.median(x for x, _ in ok):.3f}, "
-          f"B {st.median(y for _, y in ok):.3f} Gbit/s")
-ci = median_ci(ratios)
-if ci is None:
-    print("too few complete rounds for an interval")
-    sys.exit(1)
-med, lo, hi, cover = ci
-verdict = ("B faster" if lo > 1 else "B slower" if hi < 1 else "no difference shown")
-print(f"median B/A {med:.3f}, {100 * cover:.1f} % interval [{lo:.3f}, {hi:.3f}]: {verdict}")
-PY
+python3 "$(dirname "$0")/compare_stats.py" ab "${VA[*]}" "${VB[*]}"

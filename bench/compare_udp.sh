@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# braid vs raw UDP on loopback, measured ALTERNATELY in one run (issue 3's
+# braid vs raw UDP on loopback, measured ALTERNATELY in one run (the loopback
 # figures). Each round runs, in this order, with the same datagram size
 # (MTU - 28) and the same GSO/GRO settings on both tools, both sides
 # busy-polling:
@@ -20,7 +20,7 @@
 #   braid lat with --loss P on both sides
 #
 # (--block: both tools wait in poll/epoll instead) then prints the median of each figure over the rounds and the ratios the
-# issue asks for, plus one --block bw run for syscalls per datagram. For the
+# targets ask for, plus one --block bw run for syscalls per datagram. For the
 # goodput, latency and loss ratios it also prints each round's ratio and, for the
 # median of those, a distribution-free ~95 % interval (bench/compare_stats.py)
 # that says whether the rounds settle the figure: met, short or undecided.
@@ -268,8 +268,8 @@ over_budget && echo "compare_udp.sh: time budget of $BUDGET s reached; later run
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 PYTHONPATH="$here/bench${PYTHONPATH:+:$PYTHONPATH}" python3 - "$WORK/results.tsv" "$JSON" "$ROUNDS" "$MTU" "$GSO" "$GRO" "$LOSS" "$PATHS" "$((SECONDS - START))" "$NICE" "$LOAD_BEFORE" "$LOAD_AFTER" "$BRAID_ARGS" "$BLOCK" "$PIN" <<'PY'
-import json, statistics, sys
-from compare_stats import judged, median_ci
+import json, sys
+from compare_stats import judged, median, median_ci, per_round, ratio
 path, as_json, rounds, mtu, gso, gro, loss, paths, elapsed, nice, load0, load1, bargs, block, pin = sys.argv[1:]
 runs = {}
 try:
@@ -291,7 +291,7 @@ def med(tag, field):
         if r.get("tool") == "braid-perf" and not row.get("ok", False):
             continue  # a failed run does not count as a measurement
         vals.append(row[field])
-    return (statistics.median(vals) if vals else None), len(vals)
+    return median(vals), len(vals)
 
 def series(tag, field):
     """Per-run values in run order (one per round); None for a failed run."""
@@ -302,10 +302,6 @@ def series(tag, field):
             r.get("tool") != "braid-perf" or row.get("ok", False))
         out.append(row[field] if ok else None)
     return out
-
-def per_round(num, den):
-    """num/den round by round (the two runs of a round ran back to back)."""
-    return [None if a is None or not b else a / b for a, b in zip(num, den)]
 
 def failed(tag):
     return sum(1 for r in runs.get(tag, []) if r.get("tool") == "braid-perf"
@@ -327,13 +323,10 @@ fig["braid_bw_loss_gbps"], _ = med("braid_bw_loss", "gbps")
 fig["braid_lat_loss_p99_us"], _ = med("braid_lat_loss", "lat_p99_us")
 fig["braid_lat_loss_p50_us"], _ = med("braid_lat_loss", "lat_p50_us")
 
-def ratio(a, b):
-    return None if a is None or b in (None, 0) else a / b
-
 best_hdr = max([v for v in (fig["raw_bw_copy_gbps"], fig["raw_bw_iov_gbps"]) if v is not None], default=None)
 ceiling = ratio(best_hdr, fig["raw_bw_gbps"])
 
-# Issue 3's targets, (comparison, bound): used for the medians and for the
+# The targets, (comparison, bound): used for the medians and for the
 # per-round intervals alike.
 T_GOODPUT, T_LATENCY, T_RATE = (">=", 0.9), ("<=", 1.3), (">=", 1.0)
 T_LOSS_GOODPUT, T_LOSS_P99 = (">=", 0.85), ("<=", 3.0)

@@ -1,7 +1,7 @@
 // The protocol core's own cost, with no I/O: two EndpointCores joined by an
 // in-memory wire, driven the way Endpoint drives them. What is left when the
 // kernel is taken out of braid-perf's figures — the user-space work per
-// ping-pong and per bulk message that issue 3's latency and goodput ratios
+// ping-pong and per bulk message that the loopback latency and goodput ratios
 // pay on top of raw UDP. Compare runs of one machine only; count
 // instructions with callgrind for a noise-free figure:
 //

@@ -9,7 +9,7 @@
 # under `perf record`, and prints for each the perf samples per GB of
 # goodput, split into kernel and user space, then the costliest symbols.
 # Samples per GB compare CPU cost per byte between tools measured in the
-# same minute; the goodput ratio target of issue 3 (braid >= 0.9 x raw) is
+# same minute; the loopback goodput ratio target (braid >= 0.9 x raw) is
 # a bound on braid's total: raw's total / 0.9.
 #
 #   bench/goodput_budget.sh [--build DIR] [--seconds 3] [--top 15] [--mtu 1500]

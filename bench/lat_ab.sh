@@ -2,8 +2,9 @@
 # A/B of braid's 64 B ping-pong latency against raw UDP, alternating in one
 # run: each round measures udp-blast's ping-pong, then braid-perf binary A,
 # then braid-perf binary B (both sides busy-polling, loopback). Prints the
-# per-round ratios to raw and their medians. Use it to judge a change to
-# the latency path on a noisy machine: A and B see the same conditions.
+# per-round ratios to raw and their medians (bench/compare_stats.py). Use it
+# to judge a change to the latency path on a noisy machine: A and B see the
+# same conditions.
 #
 #   bench/lat_ab.sh --a PATH/braid-perf --b PATH/braid-perf
 #                   [--blast PATH/udp-blast] [--rounds 7] [--iters 5000]
@@ -96,19 +97,10 @@ for r in $(seq "$ROUNDS"); do
   raw=$(raw_p50)
   a=$(braid_p50 "$A" "$ENV_A" "$ARGS_A")
   b=$(braid_p50 "$B" "$ENV_B" "$ARGS_B")
+  # A failed run prints nothing: keep its place in the round as "nan".
+  raw=${raw:-nan} a=${a:-nan} b=${b:-nan}
   echo "round $r: raw p50 $raw us, A $a us, B $b us"
   RAW+=("$raw") VA+=("$a") VB+=("$b")
 done
-python3 - "${RAW[*]}" "${VA[*]}" "${VB[*]}" <<'PY'
-import statistics as st
-import sys
-raw, a, b = [list(map(float, x.split())) for x in sys.argv[1:4]]
-ra = [x / y for x, y in zip(a, raw)]
-rb = [x / y for x, y in zip(b, raw)]
-print("per round A/raw: " + " ".join("%.3f" % x for x in ra))
-print("per round B/raw: " + " ".join("%.3f" % x for x in rb))
-print("median: raw %.2f us, A %.2f us (%.3fx raw), B %.2f us (%.3fx raw)"
-      % (st.median(raw), st.median(a), st.median(ra), st.median(b),
-         st.median(rb)))
-PY
+python3 "$(dirname "$0")/compare_stats.py" vs-raw "${RAW[*]}" "${VA[*]}" "${VB[*]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

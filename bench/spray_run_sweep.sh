@@ -72,8 +72,10 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-python3 - "$WORK/results.tsv" <<'PY'
-import json, statistics, sys
+PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 - "$WORK/results.tsv" <<'PY'
+import json, sys
+from compare_stats import median
 rows = {}
 for line in open(sys.argv[1]):
     r, cpu, text = line.rstrip("\n").split("\t", 2)
@@ -98,7 +100,7 @@ for line in open(sys.argv[1]):
 print("spray_run  runs  Gbit/s(median)  min..max     client user,sys s/GB  tx_syscalls/dgram  dgrams/GSO  acks/100dgrams  retrans/1k dgrams")
 for r in sorted(rows):
     v = rows[r]
-    med = lambda k: statistics.median(x[k] for x in v)
+    med = lambda k: median([x[k] for x in v])
     g = [x["gbps"] for x in v]
     print(f"{r:9d}  {len(v):4d}  {med('gbps'):14.2f}  {min(g):5.2f}..{max(g):5.2f}  "
           f"{med('user_s_per_gb'):10.3f},{med('sys_s_per_gb'):.3f}  "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The A/B demo over a REAL routed network (issue 4): braid's multipath
+# The A/B demo over a REAL routed network (docs/fabric.md): braid's multipath
 # spraying vs the single-path go-back-N baseline, both run by braid-perf
 # across the namespace leaf-spine fabric (tools/braid-fabric: 2 hosts,
 # 2 leaves, 4 spines, MTU 9000, the kernel's own ECMP on the 5-tuple) under:
@@ -277,7 +277,7 @@ while IFS=$'\t' read -r c m g p50 p99 rtx rr dup lost v sp; do
 done <"$RES"
 echo "udp-blast (raw UDP) clean: $BLAST_GBPS Gbit/s; link-bound ($LINK_RATE per spine link): $LINK_BLAST_GBPS Gbit/s, one spine ${ONE_SPINE_GBPS:-n/a} Gbit/s"
 echo "spray recovery after the blackhole (first 50 ms window >= 0.7x pre-blackhole wire rate): $RECOVERY; link-bound: $LINK_RECOVERY"
-# The issue-4 ratios, per regime.
+# The fabric target ratios, per regime.
 python3 - "$RES" "$BLAST_GBPS" "$LINK_BLAST_GBPS" <<'PY'
 import sys
 rows = {}

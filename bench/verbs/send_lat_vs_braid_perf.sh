@@ -3,7 +3,7 @@
 # unmodified perftest binary, LD_PRELOAD=libbraid-verbs.so on both sides)
 # against braid-perf's ping-pong on the raw endpoint, alternated back to
 # back on loopback. Prints per round both medians and their ratio, and at
-# the end the medians over the rounds (issue 5 asks braid0 <= 1.3x).
+# the end the medians over the rounds (the target: braid0 <= 1.3x).
 #
 # Fair counterparts: ib_send_lat (without -e) busy-polls its CQ, and each
 # ibv_poll_cq on braid0 drives the endpoint (Poll) inline; braid-perf's

@@ -7,7 +7,7 @@
 #
 # Prints per round the braid0/braid-perf goodput ratio (perftest's MB/s is
 # 2^20 bytes/s, converted to Gbit/s) and at the end the medians of both
-# figures and of the per-round ratios (issue 5 asks >= 0.8).
+# figures and of the per-round ratios (the target: >= 0.8).
 #
 # usage: write_bw_vs_braid_perf.sh <build-dir> [rounds]
 # env:   SIZE (65536)  ITERS (5000)  BASE_LIB (unset)  PORT (19700)

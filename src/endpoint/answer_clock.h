@@ -4,7 +4,7 @@
 // only while answers come within `limit`, the ack delay the peer's timers
 // allow for. An application that takes longer (it consumes a 4 MiB message,
 // or does a millisecond of work between receive and reply) would otherwise
-// hold every ack past the peer's tail-probe timer: measured (session 9), a
+// hold every ack past the peer's tail-probe timer: measured on loopback, a
 // 4 MiB ping-pong fired a spurious tail probe for every message.
 //
 // Nothing is held before the first answer is seen (an application's first

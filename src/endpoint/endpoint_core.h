@@ -38,7 +38,7 @@ struct CoreConfig {
   // With PollTx(..., uncopied_payloads=true): the smallest last payload that
   // stays in the message's buffer as a second iovec instead of being copied
   // into the datagram. A second iovec costs the kernel a separate copy step
-  // per datagram. Measured on loopback (docs/performance.md, session 6):
+  // per datagram. Measured on loopback (docs/performance.md):
   // 8944-byte payloads (MTU 9000) go 4-13 % faster uncopied; 1448-byte ones
   // (MTU 1500) went 40 % faster copied one day and 2-4 % slower the next.
   uint32_t min_uncopied_payload = 8192;

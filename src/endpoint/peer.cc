@@ -30,7 +30,7 @@ retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
   // of every burst asks for an immediate ack (kDataFlagAckNow), and the
   // response srtt it is timed by already includes how long receivers hold
   // acks. Measured on a loopback ping-pong with 1 % loss on both sides
-  // (docs/performance.md, session 6): p99 16-20 us instead of 20-25 us, the
+  // (docs/performance.md): p99 16-20 us instead of 20-25 us, the
   // same number of probes.
   o.max_ack_delay = DurationNs::Zero();
   return o;

@@ -162,7 +162,7 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     // it does not fit in what is left, it starts the next datagram (one
     // fragment, no reassembly at the receiver, one loss cannot cost it
     // twice). Splitting them made 1 KiB messages 2.4x slower than 1.4 KiB
-    // ones (braid-perf rate, session 9).
+    // ones (braid-perf --test rate on loopback).
     OutMessage* m = nullptr;
     if (!inflight_.empty() && inflight_.back().HasUnsent()) {
       m = &inflight_.back();

@@ -15,7 +15,7 @@ struct BufferPoolOptions {
   // Multi-MiB messages are reused too: a fresh buffer costs its page faults
   // again (and, before Reserve, a zero-fill in one call at the message's
   // first fragment, which stalled a 4 MiB receiver 1-2 ms with no ack sent;
-  // session 9). max_pooled_bytes still bounds what an idle endpoint keeps.
+  // on loopback). max_pooled_bytes still bounds what an idle endpoint keeps.
   size_t max_pooled_size = size_t{16} << 20;  // 16 MiB
   // At most this many free buffers are kept per size class; the byte bound
   // below limits the large classes. A receiver that falls behind its

@@ -52,7 +52,7 @@ struct RetransmitOptions {
   // How far spurious tail probes (copies the receiver saw twice) may stretch
   // the probe timeout: x2 per spurious probe up to x(1 << this), decaying per
   // 256 srtt. 0 (default) = never: measured on a loopback ping-pong with 1 %
-  // loss (docs/performance.md, session 4), a shift of 3 halved the
+  // loss (docs/performance.md), a shift of 3 halved the
   // retransmissions but doubled the p99 of the round trips that lost a
   // packet (70 vs 32 us), and tail latency is what the probe is for.
   int max_pto_shift = 0;

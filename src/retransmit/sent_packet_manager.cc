@@ -529,7 +529,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   // echo rules above catch it only when the echoed copy is the one the RTO
   // gave up on; after a receiver stall the first ack echoes a packet of the
   // backlog instead, and the re-sends' duplicate echoes can be crowded out
-  // (measured, session 9: 1 of 10 such RTOs undone in a lossless bulk run).
+  // (measured on loopback: 1 of 10 such RTOs undone in a lossless bulk run).
   if (acked_pre_rto_original_) {
     acked_pre_rto_original_ = false;
     if (rto_undo_armed_) UndoRto(ev);

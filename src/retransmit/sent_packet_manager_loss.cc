@@ -277,14 +277,14 @@ DurationNs SentPacketManager::PathRto(wire::PathId p) const {
 
 DurationNs SentPacketManager::Pto() const {
   // Once the answer is half again as late as usual: a lost ping-pong packet
-  // is re-sent after ~1.5 round trips instead of 2. Measured (session 7,
+  // is re-sent after ~1.5 round trips instead of 2. Measured (loopback,
   // docs/performance.md, 3 alternating pinned rounds of 20,000 round
   // trips): 1 % loss p99 11.1-12.8 us instead of 11.5-13.5, spurious
   // probes without loss 42-256 instead of 39-62. srtt + 4 rttvar with a
   // 1.25 srtt floor fired up to 1,600 spurious probes.
   // But never below srtt + 4 rttvar once there are samples (QUIC's PTO
   // term): a receiver that blocks and is woken answers with a spread wider
-  // than half its mean. Measured (session 10, 4 alternating pinned rounds
+  // than half its mean. Measured (loopback, 4 alternating pinned rounds
   // of 20,000 round trips, braid-perf --test lat): --block, no loss: 218-364
   // -> 20-47 spurious probes, p50 39-47 -> 25-29 us; busy-polling, no loss
   // 118-251 -> 91-254, 1 % loss p99 10.8-12.7 -> 10.2-12.5 us (unchanged).

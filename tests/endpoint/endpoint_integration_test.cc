@@ -285,7 +285,7 @@ TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
 // Reordering inside a path (the impairment holds datagrams back behind
 // later ones of the same source port) with no loss at all: the sender
 // learns the displacement from its first few spurious gap losses instead of
-// re-sending every overtaken packet. Measured (session 23, 6 runs each):
+// re-sending every overtaken packet. Measured (6 runs each):
 // 18-20 re-sends of ~44 600 packets; with the strict FIFO rule
 // (max_gap_threshold 1) 152-189, and braid-perf -s 1M --reorder 0.3, whose
 // two processes poll concurrently, re-sent 7 % of its packets.

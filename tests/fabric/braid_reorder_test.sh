@@ -3,7 +3,7 @@
 # packets by 300 us, so the rest of the same UDP 5-tuple overtakes them (as
 # a LAG or a per-packet spraying switch would). braid delivers every message
 # exactly once and byte-exact, and learns the displacement instead of
-# re-sending the overtaken packets. Measured (session 23, two runs each):
+# re-sending the overtaken packets. Measured (two runs each):
 # 45-71 re-sends of ~23 800 packets; with the strict per-path FIFO rule
 # (RetransmitOptions::max_gap_threshold = 1) 2 047-2 336 of ~26 000, and the
 # test fails. See docs/protocol.md §7, "Reordering inside a path".

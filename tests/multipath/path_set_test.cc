@@ -407,7 +407,7 @@ TEST(PathSetTest, StaleLossesAfterRecycleDoNotCountAgainstTheNewEntropy) {
   EXPECT_EQ(ps.stats(5).recycles, 1u);
 }
 
-// The fabric blackhole flake (issue 4): outcomes that never come (a copy
+// The fabric blackhole flake: outcomes that never come (a copy
 // superseded by a tail probe or a re-send) used to stay counted in flight;
 // on the next probe those phantom packets were "stale" and swallowed the
 // probe's own ack, so the path stayed probing for good.

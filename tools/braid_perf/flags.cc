@@ -9,10 +9,11 @@
 #include <cstring>
 #include <optional>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tools/common/flag_parser.h"
+#include "tools/common/protocol_flags.h"
 
 namespace braid::perf {
 
@@ -144,12 +145,13 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view flag,
   }
   uint64_t n = 0;
   if (!absl::SimpleAtoi(v, &n)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": '", v, "' is not a size"));
+    return tools::FlagError(
+        flag, absl::StrCat("expected a size in bytes (suffix k, m or g for "
+                           "KiB, MiB or GiB), got '",
+                           v, "'"));
   }
   if (n > UINT64_MAX / mult) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": '", v, "' is too large"));
+    return tools::FlagError(flag, absl::StrCat("'", v, "' is too large"));
   }
   return n * mult;
 }
@@ -207,237 +209,126 @@ absl::StatusOr<NetAddr> ParseOrResolve(const std::string& text) {
       absl::StrCat("'", host, "' has no IPv4 or IPv6 address"));
 }
 
-absl::Status Probability(absl::string_view flag, absl::string_view v,
-                         double* out) {
-  if (!absl::SimpleAtod(v, out) || !std::isfinite(*out) || *out < 0 ||
-      *out >= 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": '", v, "' is not a probability in [0, 1)"));
+}  // namespace
+
+namespace {
+
+// What the flags said beyond PerfFlags' fields, for the checks that combine
+// several flags.
+struct Given {
+  bool role = false, size = false, iters = false, max_size = false;
+  std::string server_text;
+};
+
+// A message size flag (-s, --max-size): 16..64M, suffixes k/M/g.
+absl::Status MessageSize(absl::string_view flag, absl::string_view v,
+                         absl::string_view why_min, uint32_t* out) {
+  absl::StatusOr<uint64_t> n = ParseSize(flag, v);
+  if (!n.ok()) return n.status();
+  if (*n < kMinMessageBytes || *n > kMaxMessageBytes) {
+    return tools::FlagError(
+        flag, absl::StrCat(*n, " bytes is outside [", kMinMessageBytes,
+                           ", 64M]", why_min));
   }
+  *out = static_cast<uint32_t>(*n);
   return absl::OkStatus();
 }
 
-}  // namespace
+void AddRunFlags(tools::FlagParser& p, PerfFlags& f, Given& g) {
+  auto role = [&f, &g](Role r) {
+    if (g.role)
+      return absl::InvalidArgumentError("give one of --server, --client");
+    g.role = true;
+    f.role = r;
+    return absl::OkStatus();
+  };
+  p.Switch({"--server"},
+           [role](absl::string_view) { return role(Role::kServer); });
+  p.Value({"--client", "-c"},
+          [role, &g](absl::string_view, absl::string_view v) {
+            g.server_text = std::string(v);
+            return role(Role::kClient);
+          });
+  p.Value({"--bind", "-b"}, [&f](absl::string_view, absl::string_view v) {
+    f.bind = std::string(v);
+    return absl::OkStatus();
+  });
+  p.Choice<Test>(
+      {"--test", "-t"},
+      {{"bw", Test::kBw}, {"lat", Test::kLat}, {"rate", Test::kRate}}, &f.test);
+  p.Value(
+      {"-s", "--size"}, [&f, &g](absl::string_view flag, absl::string_view v) {
+        f.sizes = {0};
+        g.size = true;
+        return MessageSize(flag, v,
+                           " (every message carries a 16-byte id/check header)",
+                           &f.sizes[0]);
+      });
+  p.Switch({"-a", "--all"}, &f.sweep);
+  p.Value({"--max-size"},
+          [&f, &g](absl::string_view flag, absl::string_view v) {
+            g.max_size = true;
+            return MessageSize(flag, v, "", &f.max_size);
+          });
+  p.Value({"-n", "--iters"},
+          [&f, &g](absl::string_view flag, absl::string_view v) {
+            g.iters = true;
+            return tools::ParseIntFlag<uint64_t>(flag, v, 1, uint64_t{1} << 40,
+                                                 &f.iters);
+          });
+  p.Real({"-D", "--duration"}, {0, 86400, true, false}, &f.seconds);
+  p.Int({"--window", "-w"}, 1, 16384, &f.window);
+  p.Switch({"--poll"}, &f.block, false);
+  p.Switch({"--block"}, &f.block, true);
+  p.Real({"--time-limit"}, {0, 86400, true, false}, &f.time_limit);
+  p.Switch({"--json"}, &f.json);
+  p.Switch({"--stats"}, &f.stats);
+  p.Switch({"--persistent"}, &f.persistent);
+  p.Switch({"--no-verify"}, &f.verify, false);
+}
 
-absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
-  PerfFlags f;
-  bool have_role = false, have_size = false, have_iters = false,
-       have_max_size = false;
-  std::string server_text;
-  for (int i = 0; i < argc; ++i) {
-    if (i) f.command_line += " ";
-    f.command_line += argv[i];
-  }
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string inline_value;
-    bool has_inline = false;
-    if (absl::StartsWith(a, "--")) {
-      const size_t eq = a.find('=');
-      if (eq != std::string::npos) {
-        inline_value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_inline = true;
-      }
-    }
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (has_inline) return inline_value;
-      if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
-      }
-      return std::string(argv[++i]);
-    };
-    auto number = [&](auto* out, uint64_t lo, uint64_t hi) -> absl::Status {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      uint64_t n = 0;
-      if (!absl::SimpleAtoi(*v, &n) || n < lo || n > hi) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            a, ": '", *v, "' is not a number in [", lo, ", ", hi, "]"));
-      }
-      *out = static_cast<std::remove_pointer_t<decltype(out)>>(n);
-      return absl::OkStatus();
-    };
-    auto seconds = [&](double* out) -> absl::Status {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      if (!absl::SimpleAtod(*v, out) || !std::isfinite(*out) || *out <= 0 ||
-          *out > 86400) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            a, ": '", *v, "' is not a positive number of seconds"));
-      }
-      return absl::OkStatus();
-    };
-    auto flag_only = [&]() -> absl::Status {
-      if (has_inline) {
-        return absl::InvalidArgumentError(absl::StrCat(a, " takes no value"));
-      }
-      return absl::OkStatus();
-    };
-    absl::Status s;
-    if (a == "-h" || a == "--help") {
-      return absl::InvalidArgumentError("help");
-    } else if (a == "--server") {
-      if (have_role)
-        return absl::InvalidArgumentError("give one of --server, --client");
-      have_role = true;
-      f.role = Role::kServer;
-      s = flag_only();
-    } else if (a == "--client" || a == "-c") {
-      if (have_role)
-        return absl::InvalidArgumentError("give one of --server, --client");
-      have_role = true;
-      f.role = Role::kClient;
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      server_text = *v;
-    } else if (a == "--bind" || a == "-b") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      f.bind = *v;
-    } else if (a == "--test" || a == "-t") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      if (*v == "bw") {
-        f.test = Test::kBw;
-      } else if (*v == "lat") {
-        f.test = Test::kLat;
-      } else if (*v == "rate") {
-        f.test = Test::kRate;
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--test: '", *v, "' is not bw, lat or rate"));
-      }
-    } else if (a == "-s" || a == "--size") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      absl::StatusOr<uint64_t> n = ParseSize(a, *v);
-      if (!n.ok()) return n.status();
-      if (*n < kMinMessageBytes || *n > kMaxMessageBytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            a, ": ", *n, " bytes is outside [", kMinMessageBytes,
-            ", 64M] (every message carries a 16-byte id/check header)"));
-      }
-      f.sizes = {static_cast<uint32_t>(*n)};
-      have_size = true;
-    } else if (a == "-a" || a == "--all") {
-      s = flag_only();
-      f.sweep = true;
-    } else if (a == "--max-size") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      absl::StatusOr<uint64_t> n = ParseSize(a, *v);
-      if (!n.ok()) return n.status();
-      if (*n < kMinMessageBytes || *n > kMaxMessageBytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(a, ": ", *n, " bytes is outside [16, 64M]"));
-      }
-      f.max_size = static_cast<uint32_t>(*n);
-      have_max_size = true;
-    } else if (a == "-n" || a == "--iters") {
-      s = number(&f.iters, 1, uint64_t{1} << 40);
-      have_iters = true;
-    } else if (a == "-D" || a == "--duration") {
-      s = seconds(&f.seconds);
-    } else if (a == "--window" || a == "-w") {
-      s = number(&f.window, 1, 16384);
-    } else if (a == "--paths") {
-      s = number(&f.endpoint.protocol.paths, 1, 256);
-    } else if (a == "--spray-run") {
-      s = number(&f.endpoint.protocol.spray_run, 1, 1024);
-    } else if (a == "--ack-every") {
-      s = number(&f.endpoint.protocol.ack_every_packets, 1, 65536);
-    } else if (a == "--ack-delay-us") {
-      uint64_t us = 0;
-      s = number(&us, 0, 1000000);
-      if (s.ok()) f.endpoint.protocol.ack_delay = DurationNs::Micros(us);
-    } else if (a == "--entropy-sockets") {
-      s = number(&f.endpoint.udp.entropy_sockets, 1, 256);
-    } else if (a == "--mode") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      absl::StatusOr<Mode> m = ParseMode(*v);
-      if (!m.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--mode: '", *v, "' is not spray or gbn"));
-      }
-      f.endpoint.protocol.mode = *m;
-    } else if (a == "--cc") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      absl::StatusOr<CcAlgorithm> c = ParseCc(*v);
-      if (!c.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--cc: '", *v, "' is not swift or none"));
-      }
-      f.endpoint.protocol.cc = *c;
-    } else if (a == "--poll") {
-      s = flag_only();
-      f.block = false;
-    } else if (a == "--block") {
-      s = flag_only();
-      f.block = true;
-    } else if (a == "--mtu") {
-      s = number(&f.endpoint.mtu, 576, 65535);
-    } else if (a == "--gso" || a == "--no-gso") {
-      s = flag_only();
-      f.endpoint.udp.gso = a == "--gso";
-    } else if (a == "--gro" || a == "--no-gro") {
-      s = flag_only();
-      f.endpoint.udp.gro = a == "--gro";
-    } else if (a == "--connect" || a == "--no-connect") {
-      s = flag_only();
-      f.endpoint.udp.connect_sockets = a == "--connect";
-    } else if (a == "--rx-timestamps") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      if (*v == "auto") {
-        f.endpoint.udp.rx_timestamps = RxTimestamps::kAuto;
-      } else if (*v == "on") {
-        f.endpoint.udp.rx_timestamps = RxTimestamps::kAlways;
-      } else if (*v == "off") {
-        f.endpoint.udp.rx_timestamps = RxTimestamps::kNever;
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--rx-timestamps: '", *v, "' is not auto, on or off"));
-      }
-    } else if (a == "--loss" || a == "--dup" || a == "--reorder" ||
-               a == "--corrupt") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      TestImpairments& im = f.endpoint.impair;
-      double* p = a == "--loss"      ? &im.drop
-                  : a == "--dup"     ? &im.duplicate
-                  : a == "--reorder" ? &im.reorder
-                                     : &im.corrupt;
-      s = Probability(a, *v, p);
-    } else if (a == "--seed") {
-      s = number(&f.seed, 0, UINT64_MAX);
-    } else if (a == "--time-limit") {
-      s = seconds(&f.time_limit);
-    } else if (a == "--json") {
-      s = flag_only();
-      f.json = true;
-    } else if (a == "--stats") {
-      s = flag_only();
-      f.stats = true;
-    } else if (a == "--persistent") {
-      s = flag_only();
-      f.persistent = true;
-    } else if (a == "--no-verify") {
-      s = flag_only();
-      f.verify = false;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown argument '", argv[i], "'"));
-    }
-    if (!s.ok()) return s;
-  }
-  if (!have_role) {
+void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
+  EndpointOptions& e = f.endpoint;
+  tools::AddProtocolFlags(p, &e.protocol);
+  p.Choice<Mode>({"--mode"}, tools::ModeChoices(), &e.protocol.mode);
+  p.Int({"--ack-every"}, 1, 65536, &e.protocol.ack_every_packets);
+  p.Value({"--ack-delay-us"}, [&e](absl::string_view flag,
+                                   absl::string_view v) {
+    uint64_t us = 0;
+    absl::Status s = tools::ParseIntFlag<uint64_t>(flag, v, 0, 1000000, &us);
+    if (s.ok()) e.protocol.ack_delay = DurationNs::Micros(us);
+    return s;
+  });
+  p.Int({"--entropy-sockets"}, 1, 256, &e.udp.entropy_sockets);
+  p.Int({"--mtu"}, 576, 65535, &e.mtu);
+  p.Switch({"--gso"}, &e.udp.gso, true);
+  p.Switch({"--no-gso"}, &e.udp.gso, false);
+  p.Switch({"--gro"}, &e.udp.gro, true);
+  p.Switch({"--no-gro"}, &e.udp.gro, false);
+  p.Switch({"--connect"}, &e.udp.connect_sockets, true);
+  p.Switch({"--no-connect"}, &e.udp.connect_sockets, false);
+  p.Choice<RxTimestamps>({"--rx-timestamps"},
+                         {{"auto", RxTimestamps::kAuto},
+                          {"on", RxTimestamps::kAlways},
+                          {"off", RxTimestamps::kNever}},
+                         &e.udp.rx_timestamps);
+  // Test impairments of outbound datagrams: probabilities in [0, 1).
+  const tools::RealRange probability{0, 1, false, true};
+  TestImpairments& im = f.endpoint.impair;
+  p.Real({"--loss"}, probability, &im.drop);
+  p.Real({"--dup"}, probability, &im.duplicate);
+  p.Real({"--reorder"}, probability, &im.reorder);
+  p.Real({"--corrupt"}, probability, &im.corrupt);
+  p.Int({"--seed"}, 0, UINT64_MAX, &f.seed);
+}
+
+// The checks that need several flags; resolves --client's address.
+absl::Status CheckCombinations(PerfFlags& f, const Given& g) {
+  if (!g.role) {
     return absl::InvalidArgumentError("give --server or --client HOST:PORT");
   }
   if (f.role == Role::kClient) {
-    absl::StatusOr<NetAddr> a = ParseOrResolve(server_text);
+    absl::StatusOr<NetAddr> a = ParseOrResolve(g.server_text);
     if (!a.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--client: ", a.status().message()));
@@ -445,15 +336,14 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     // [::ffff:a.b.c.d]:p as a.b.c.d:p: completions name the peer so, and
     // the client matches replies against f.server.
     f.server = a->Canonical();
-  } else if (have_size || f.sweep || have_iters || f.seconds > 0 ||
-             f.window != 0) {
+  } else if (g.size || f.sweep || g.iters || f.seconds > 0 || f.window != 0) {
     return absl::InvalidArgumentError(
         "the server takes no -s/-a/-n/-D/--window: the client chooses them");
   }
-  if (have_size && f.sweep) {
+  if (g.size && f.sweep) {
     return absl::InvalidArgumentError("give -s SIZE or -a, not both");
   }
-  if (have_max_size && !f.sweep) {
+  if (g.max_size && !f.sweep) {
     return absl::InvalidArgumentError("--max-size applies only with -a");
   }
   if (f.window != 0 && f.test == Test::kLat) {
@@ -470,19 +360,36 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
     if (f.role == Role::kClient && b->family != f.server.family &&
         !(b->family == NetAddr::Family::kIpv6 && b->IsWildcard())) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--bind ", f.bind, " and --client ", server_text,
+          absl::StrCat("--bind ", f.bind, " and --client ", g.server_text,
                        " are of different address families"));
     }
   }
-  if (have_iters && f.seconds > 0) {
+  if (g.iters && f.seconds > 0) {
     return absl::InvalidArgumentError("give -n ITERS or -D SECONDS, not both");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
+  PerfFlags f;
+  f.command_line = tools::JoinArgs(argc, argv, 0);
+  Given given;
+  tools::FlagParser p;
+  AddRunFlags(p, f, given);
+  AddEndpointFlags(p, f);
+  absl::Status s = p.Parse(argc, argv);
+  if (!s.ok()) return s;
+  if (p.help()) return absl::InvalidArgumentError("help");
+  s = CheckCombinations(f, given);
+  if (!s.ok()) return s;
   if (f.sweep) {
     f.sizes.clear();
-    for (uint64_t s = kMinMessageBytes; s <= f.max_size; s *= 2) {
-      f.sizes.push_back(static_cast<uint32_t>(s));
+    for (uint64_t n = kMinMessageBytes; n <= f.max_size; n *= 2) {
+      f.sizes.push_back(static_cast<uint32_t>(n));
     }
-  } else if (!have_size) {
+  } else if (!given.size) {
     f.sizes = {f.test == Test::kBw ? 65536u : 64u};
   }
   f.endpoint.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "braid/address.h"
 #include "braid/options.h"
+#include "tools/common/flag_parser.h"
 
 namespace braid::perf {
 
@@ -24,8 +25,8 @@ const char* TestName(Test t);
 
 // Exit codes of the tool.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;     // verification or transport failure
-inline constexpr int kExitUsage = 2;      // bad flags
+inline constexpr int kExitFailed = 1;  // verification or transport failure
+inline constexpr int kExitUsage = tools::kExitBadFlags;  // bad flags
 inline constexpr int kExitTimeLimit = 3;  // --time-limit exceeded
 
 // Smallest message: the id/check header every message carries.

@@ -6,6 +6,7 @@
 #include "tools/braid_perf/client.h"
 #include "tools/braid_perf/flags.h"
 #include "tools/braid_perf/server.h"
+#include "tools/common/flag_parser.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<braid::perf::PerfFlags> f =
@@ -15,9 +16,7 @@ int main(int argc, char** argv) {
       std::fputs(braid::perf::PerfUsage(), stdout);
       return braid::perf::kExitOk;
     }
-    std::fprintf(stderr, "braid-perf: %s\n(see braid-perf --help)\n",
-                 std::string(f.status().message()).c_str());
-    return braid::perf::kExitUsage;
+    return braid::tools::ReportBadFlags("braid-perf", f.status());
   }
   if (f->role == braid::perf::Role::kServer) return braid::perf::RunServer(*f);
   return braid::perf::RunClient(*f);

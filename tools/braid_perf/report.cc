@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/common/json_writer.h"
 
 namespace braid::perf {
 
@@ -11,30 +12,6 @@ bool RunResult::ok() const {
          server.bad == 0 && server.duplicates == 0 && server.missing == 0;
 }
 
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 namespace {
 
 double PerDatagram(uint64_t calls, uint64_t datagrams) {
@@ -42,24 +19,31 @@ double PerDatagram(uint64_t calls, uint64_t datagrams) {
                    : 0;
 }
 
-std::string SideJson(const SideCounters& c, uint64_t messages) {
-  return absl::StrFormat(
-      "{\"datagrams_sent\":%d,\"datagrams_received\":%d,\"tx_syscalls\":%d,"
-      "\"rx_syscalls\":%d,\"tx_syscalls_per_datagram\":%.4f,"
-      "\"rx_syscalls_per_datagram\":%.4f,\"retransmits\":%d,"
-      "\"allocations\":%d,\"allocations_per_message\":%.3f}",
-      c.datagrams_sent, c.datagrams_received, c.tx_syscalls, c.rx_syscalls,
-      PerDatagram(c.tx_syscalls, c.datagrams_sent),
-      PerDatagram(c.rx_syscalls, c.datagrams_received), c.retransmits,
-      c.allocations,
+tools::Json SideJson(const SideCounters& c, uint64_t messages) {
+  using tools::Fixed;
+  tools::Json j;
+  j["datagrams_sent"] = c.datagrams_sent;
+  j["datagrams_received"] = c.datagrams_received;
+  j["tx_syscalls"] = c.tx_syscalls;
+  j["rx_syscalls"] = c.rx_syscalls;
+  j["tx_syscalls_per_datagram"] =
+      Fixed(PerDatagram(c.tx_syscalls, c.datagrams_sent), 4);
+  j["rx_syscalls_per_datagram"] =
+      Fixed(PerDatagram(c.rx_syscalls, c.datagrams_received), 4);
+  j["retransmits"] = c.retransmits;
+  j["allocations"] = c.allocations;
+  j["allocations_per_message"] = Fixed(
       messages
           ? static_cast<double>(c.allocations) / static_cast<double>(messages)
-          : 0.0);
+          : 0.0,
+      3);
+  return j;
 }
 
 }  // namespace
 
-std::string RowJson(const RunResult& r) {
+tools::Json RowJson(const RunResult& r) {
+  using tools::Fixed;
   SideCounters server;
   server.datagrams_sent = r.server.datagrams_sent;
   server.datagrams_received = r.server.datagrams_received;
@@ -67,25 +51,38 @@ std::string RowJson(const RunResult& r) {
   server.rx_syscalls = r.server.rx_syscalls;
   server.retransmits = r.server.retransmits;
   server.allocations = r.server.allocations;
-  return absl::StrFormat(
-      "{\"test\":\"%s\",\"size\":%d,\"window\":%d,\"iters\":%d,"
-      "\"seconds\":%.6f,\"gbps\":%.4f,\"msg_per_s\":%.1f,"
-      "\"server_gbps\":%.4f,\"lat_min_us\":%.3f,\"lat_mean_us\":%.3f,"
-      "\"lat_p50_us\":%.3f,\"lat_p99_us\":%.3f,\"lat_p999_us\":%.3f,"
-      "\"lat_max_us\":%.3f,\"retransmits\":%d,\"ok\":%s,"
-      "\"errors\":{\"send_failed\":%d,\"client_bad\":%d,"
-      "\"client_duplicates\":%d,\"server_bad\":%d,\"server_duplicates\":%d,"
-      "\"server_missing\":%d,\"server_foreign\":%d,\"first_bad\":\"%s\","
-      "\"time_limit\":%s,\"failure\":\"%s\"},"
-      "\"server_received\":%d,\"client\":%s,\"server\":%s}",
-      TestName(r.test), r.size, r.window, r.iters, r.seconds, r.gbps,
-      r.msg_per_s, r.server_gbps, r.min_us, r.mean_us, r.p50_us, r.p99_us,
-      r.p999_us, r.max_us, r.retransmits, r.ok() ? "true" : "false",
-      r.send_failed, r.client_bad, r.client_duplicates, r.server.bad,
-      r.server.duplicates, r.server.missing, r.server.foreign,
-      VerdictName(static_cast<Verdict>(r.server.first_bad)),
-      r.time_limit ? "true" : "false", JsonEscape(r.failure), r.server.received,
-      SideJson(r.client, r.iters), SideJson(server, r.server.received));
+  tools::Json j;
+  j["test"] = TestName(r.test);
+  j["size"] = r.size;
+  j["window"] = r.window;
+  j["iters"] = r.iters;
+  j["seconds"] = Fixed(r.seconds, 6);
+  j["gbps"] = Fixed(r.gbps, 4);
+  j["msg_per_s"] = Fixed(r.msg_per_s, 1);
+  j["server_gbps"] = Fixed(r.server_gbps, 4);
+  j["lat_min_us"] = Fixed(r.min_us, 3);
+  j["lat_mean_us"] = Fixed(r.mean_us, 3);
+  j["lat_p50_us"] = Fixed(r.p50_us, 3);
+  j["lat_p99_us"] = Fixed(r.p99_us, 3);
+  j["lat_p999_us"] = Fixed(r.p999_us, 3);
+  j["lat_max_us"] = Fixed(r.max_us, 3);
+  j["retransmits"] = r.retransmits;
+  j["ok"] = r.ok();
+  tools::Json& e = j["errors"];
+  e["send_failed"] = r.send_failed;
+  e["client_bad"] = r.client_bad;
+  e["client_duplicates"] = r.client_duplicates;
+  e["server_bad"] = r.server.bad;
+  e["server_duplicates"] = r.server.duplicates;
+  e["server_missing"] = r.server.missing;
+  e["server_foreign"] = r.server.foreign;
+  e["first_bad"] = VerdictName(static_cast<Verdict>(r.server.first_bad));
+  e["time_limit"] = r.time_limit;
+  e["failure"] = r.failure;
+  j["server_received"] = r.server.received;
+  j["client"] = SideJson(r.client, r.iters);
+  j["server"] = SideJson(server, r.server.received);
+  return j;
 }
 
 std::string FormatTable(const std::vector<RunResult>& rows) {
@@ -118,28 +115,49 @@ std::string FormatTable(const std::vector<RunResult>& rows) {
 std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
                        const std::string& stats_json) {
   const EndpointOptions& e = f.endpoint;
+  tools::Json out;
+  out["tool"] = "braid-perf";
+  out["command"] = f.command_line;
+  out["test"] = TestName(f.test);
+  tools::Json& c = out["config"];
+  c["mode"] = ModeName(e.protocol.mode);
+  c["cc"] = CcName(e.protocol.cc);
+  c["paths"] = e.protocol.paths;
+  c["mtu"] = e.mtu;
+  c["gso"] = e.udp.gso;
+  c["gro"] = e.udp.gro;
+  c["poll"] = f.block ? "block" : "busy";
+  c["verify"] = f.verify;
+  c["loss"] = tools::Significant(e.impair.drop);
+  c["dup"] = tools::Significant(e.impair.duplicate);
+  c["reorder"] = tools::Significant(e.impair.reorder);
+  c["corrupt"] = tools::Significant(e.impair.corrupt);
+  c["seed"] = f.seed;
   bool ok = !rows.empty();
-  std::string results;
+  tools::Json& results = out["results"] = tools::Json::array();
   for (const RunResult& r : rows) {
     ok = ok && r.ok();
-    if (!results.empty()) results += ",";
-    results += RowJson(r);
+    results.push_back(RowJson(r));
   }
-  std::string out = absl::StrFormat(
-      "{\"tool\":\"braid-perf\",\"command\":\"%s\",\"test\":\"%s\","
-      "\"config\":{\"mode\":\"%s\",\"cc\":\"%s\",\"paths\":%d,\"mtu\":%d,"
-      "\"gso\":%s,\"gro\":%s,\"poll\":\"%s\",\"verify\":%s,\"loss\":%g,"
-      "\"dup\":%g,\"reorder\":%g,\"corrupt\":%g,\"seed\":%d},"
-      "\"results\":[%s],\"ok\":%s",
-      JsonEscape(f.command_line), TestName(f.test), ModeName(e.protocol.mode),
-      CcName(e.protocol.cc), e.protocol.paths, e.mtu,
-      e.udp.gso ? "true" : "false", e.udp.gro ? "true" : "false",
-      f.block ? "block" : "busy", f.verify ? "true" : "false", e.impair.drop,
-      e.impair.duplicate, e.impair.reorder, e.impair.corrupt, f.seed, results,
-      ok ? "true" : "false");
-  if (!stats_json.empty()) absl::StrAppend(&out, ",\"stats\":", stats_json);
-  out += "}\n";
-  return out;
+  out["ok"] = ok;
+  if (!stats_json.empty()) out["stats"] = tools::ParseJson(stats_json);
+  return tools::JsonLine(out);
+}
+
+std::string FormatServerRunJson(uint32_t run, const HelloMsg& hello,
+                                const ResultMsg& res, bool ok) {
+  tools::Json j;
+  j["tool"] = "braid-perf";
+  j["role"] = "server";
+  j["run"] = run;
+  j["test"] = TestName(hello.test);
+  j["size"] = hello.size;
+  j["received"] = res.received;
+  j["bad"] = res.bad;
+  j["duplicates"] = res.duplicates;
+  j["missing"] = res.missing;
+  j["ok"] = ok;
+  return tools::JsonLine(j);
 }
 
 }  // namespace braid::perf

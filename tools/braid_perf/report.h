@@ -9,6 +9,7 @@
 
 #include "tools/braid_perf/control.h"
 #include "tools/braid_perf/flags.h"
+#include "tools/common/json_writer.h"
 
 namespace braid::perf {
 
@@ -57,8 +58,10 @@ std::string FormatTable(const std::vector<RunResult>& rows);
 std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
                        const std::string& stats_json);
 // One row as a JSON object.
-std::string RowJson(const RunResult& r);
-std::string JsonEscape(const std::string& s);
+tools::Json RowJson(const RunResult& r);
+// The server's line (one JSON object) for one finished run.
+std::string FormatServerRunJson(uint32_t run, const HelloMsg& hello,
+                                const ResultMsg& res, bool ok);
 
 }  // namespace braid::perf
 

@@ -14,6 +14,7 @@
 #include "tools/braid_perf/control.h"
 #include "tools/braid_perf/payload.h"
 #include "tools/braid_perf/perf_endpoint.h"
+#include "tools/braid_perf/report.h"
 
 namespace braid::perf {
 namespace {
@@ -373,16 +374,8 @@ class Server {
                    static_cast<unsigned long long>(r.res.missing),
                    clean ? "" : "  FAILED");
     } else {
-      std::printf(
-          "{\"tool\":\"braid-perf\",\"role\":\"server\",\"run\":%u,"
-          "\"test\":\"%s\",\"size\":%u,\"received\":%llu,\"bad\":%llu,"
-          "\"duplicates\":%llu,\"missing\":%llu,\"ok\":%s}\n",
-          r.id, TestName(r.hello.test), r.hello.size,
-          static_cast<unsigned long long>(r.res.received),
-          static_cast<unsigned long long>(r.res.bad),
-          static_cast<unsigned long long>(r.res.duplicates),
-          static_cast<unsigned long long>(r.res.missing),
-          clean ? "true" : "false");
+      std::fputs(FormatServerRunJson(r.id, r.hello, r.res, clean).c_str(),
+                 stdout);
       std::fflush(stdout);
     }
     r.result_sent = true;

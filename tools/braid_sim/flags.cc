@@ -3,40 +3,27 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tools/common/flag_parser.h"
+#include "tools/common/protocol_flags.h"
 
 namespace braid::simtool {
 namespace {
 
 absl::Status Bad(absl::string_view flag, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", why));
+  return tools::FlagError(flag, why);
 }
 
 template <typename T>
 absl::Status Int(absl::string_view flag, absl::string_view v, T lo, T hi,
                  T* out) {
-  int64_t x;
-  if (!absl::SimpleAtoi(v, &x) || x < static_cast<int64_t>(lo) ||
-      x > static_cast<int64_t>(hi)) {
-    return Bad(flag, absl::StrCat("expected an integer in ", lo, "..", hi,
-                                  ", got '", v, "'"));
-  }
-  *out = static_cast<T>(x);
-  return absl::OkStatus();
+  return tools::ParseIntFlag(flag, v, lo, hi, out);
 }
 
 absl::Status Real(absl::string_view flag, absl::string_view v, double lo,
                   double hi, double* out) {
-  double x;
-  if (!absl::SimpleAtod(v, &x) || x < lo || x > hi) {
-    return Bad(flag, absl::StrCat("expected a number in ", lo, "..", hi,
-                                  ", got '", v, "'"));
-  }
-  *out = x;
-  return absl::OkStatus();
+  return tools::ParseRealFlag(flag, v, {lo, hi}, out);
 }
 
 }  // namespace
@@ -154,9 +141,139 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
   return t;
 }
 
-absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
-  SimFlags f;
+namespace {
+
+// A duration flag in whole milliseconds, 1..3600000.
+void Millis(tools::FlagParser& p, const char* name, DurationNs* out) {
+  p.Value({name}, [out](absl::string_view flag, absl::string_view v) {
+    int64_t ms = 0;
+    absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 3600000, &ms);
+    if (s.ok()) *out = DurationNs::Millis(ms);
+    return s;
+  });
+}
+
+// Topology flags, applied to the config after parsing (they combine).
+struct TopologyFlags {
+  double link_gbps = 100, host_gbps = 100;
+  int64_t delay_us = 1, queue_kb = 512;
+  std::vector<int64_t> spine_delays;
+};
+
+void AddTopologyFlags(tools::FlagParser& p, ScenarioConfig& c,
+                      TopologyFlags& t) {
+  p.Value({"--hosts"}, [&c](absl::string_view flag, absl::string_view v) {
+    int h = 0;
+    absl::Status s = tools::ParseIntFlag<int>(flag, v, 2, 512, &h);
+    if (s.ok() && h % 2) s = Bad(flag, "must be even (two leaves)");
+    c.topology.hosts_per_leaf = h / 2;
+    return s;
+  });
+  p.Int({"--spines"}, 1, 64, &c.topology.num_spines);
+  p.Real({"--link-gbps"}, {0.001, 10000}, &t.link_gbps);
+  p.Real({"--host-gbps"}, {0.001, 10000}, &t.host_gbps);
+  p.Int({"--delay-us"}, 0, 1000000, &t.delay_us);
+  p.Value({"--spine-delays-us"}, [&t](absl::string_view flag,
+                                      absl::string_view v) {
+    for (absl::string_view d : absl::StrSplit(v, ',')) {
+      int64_t x;
+      absl::Status s = tools::ParseIntFlag<int64_t>(flag, d, 0, 1000000, &x);
+      if (!s.ok()) return s;
+      t.spine_delays.push_back(x);
+    }
+    return absl::OkStatus();
+  });
+  p.Int({"--queue-kb"}, 1, 1 << 20, &t.queue_kb);
+  p.Int({"--mtu"}, 256, 9000, &c.mtu_payload);
+}
+
+void AddTrafficFlags(tools::FlagParser& p, ScenarioConfig& c) {
+  p.Choice<Traffic>({"--traffic"},
+                    {{"pairs", Traffic::kPairs},
+                     {"permutation", Traffic::kPermutation},
+                     {"incast", Traffic::kIncast}},
+                    &c.traffic);
+  p.Int({"--incast"}, 1, 511, &c.incast);
+  p.Value({"--size"}, [&c](absl::string_view flag, absl::string_view v) {
+    absl::Status s =
+        tools::ParseIntFlag<uint32_t>(flag, v, 16, 1u << 30, &c.sizes.min);
+    c.sizes.max = c.sizes.min;
+    return s;
+  });
+  p.Value({"--size-range"}, [&c](absl::string_view flag, absl::string_view v) {
+    std::vector<std::string> r = absl::StrSplit(v, ':');
+    if (r.size() != 2) return Bad(flag, "expected A:B");
+    absl::Status s =
+        tools::ParseIntFlag<uint32_t>(flag, r[0], 16, 1u << 30, &c.sizes.min);
+    if (s.ok()) {
+      s = tools::ParseIntFlag<uint32_t>(flag, r[1], c.sizes.min, 1u << 30,
+                                        &c.sizes.max);
+    }
+    return s;
+  });
+  p.Int({"--messages"}, 1, 10'000'000, &c.messages_per_sender);
+  p.Int({"--window"}, 1, 100000, &c.window);
+  p.Int({"--streams"}, 0, 4096, &c.streams);
+}
+
+void AddSimProtocolFlags(tools::FlagParser& p, SimFlags& f) {
   ScenarioConfig& c = f.config;
+  std::vector<std::pair<std::string, std::vector<Mode>>> modes;
+  for (const auto& [word, mode] : tools::ModeChoices()) {
+    modes.push_back({word, {mode}});
+  }
+  modes.push_back({"both", {Mode::kSpray, Mode::kGoBackN}});
+  p.Choice<std::vector<Mode>>({"--mode"}, std::move(modes), &f.modes);
+  tools::AddProtocolFlags(p, &c.protocol);
+  p.Choice<bool>({"--dup-urgent-acks"}, {{"on", true}, {"off", false}},
+                 &c.protocol.duplicate_urgent_acks);
+  Millis(p, "--peer-timeout-ms", &c.protocol.peer_timeout);
+}
+
+void AddImpairmentFlags(tools::FlagParser& p, ScenarioConfig& c) {
+  p.Value({"--impair"}, [&c](absl::string_view, absl::string_view v) {
+    absl::StatusOr<TimedImpairment> t = ParseImpairment(std::string(v));
+    if (!t.ok()) return t.status();
+    c.impairments.push_back(*t);
+    return absl::OkStatus();
+  });
+  p.Value({"--loss"}, [&c](absl::string_view flag, absl::string_view v) {
+    TimedImpairment t;
+    t.spine = -1;
+    absl::Status s = tools::ParseRealFlag(flag, v, {0, 1}, &t.impairment.loss);
+    c.impairments.push_back(t);
+    return s;
+  });
+  p.Value({"--restart"}, [&c](absl::string_view flag, absl::string_view v) {
+    std::vector<std::string> r = absl::StrSplit(v, '@');
+    Restart rs;
+    int64_t us = 0;
+    absl::Status s;
+    if (r.size() != 2) {
+      s = Bad(flag, "expected HOST@MICROSECONDS");
+    } else {
+      s = tools::ParseIntFlag<int>(flag, r[0], 0, 511, &rs.host);
+      if (s.ok()) {
+        s = tools::ParseIntFlag<int64_t>(flag, r[1], 0, int64_t{1} << 40, &us);
+      }
+    }
+    rs.at = TimeNs::Zero() + DurationNs::Micros(us);
+    c.restarts.push_back(rs);
+    return s;
+  });
+}
+
+void AddRunFlags(tools::FlagParser& p, SimFlags& f) {
+  ScenarioConfig& c = f.config;
+  p.Int({"--seed"}, 0, UINT32_MAX, &c.seed);
+  Millis(p, "--time-limit-ms", &c.time_limit);
+  p.Switch({"--json"}, &f.json);
+  p.Switch({"--wall"}, &f.wall);
+  p.Switch({"--ab-demo"}, &f.ab_demo);
+}
+
+// The simulated fabric's defaults (the flags' documented defaults).
+void SetDefaults(ScenarioConfig& c) {
   c.topology.num_leaves = 2;
   c.topology.hosts_per_leaf = 4;
   c.topology.num_spines = 4;
@@ -166,195 +283,62 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   c.protocol.peer_timeout = DurationNs::Millis(50);
   c.protocol.min_rto =
       DurationNs::Micros(200);  // simulated fabric: no host jitter
-  double link_gbps = 100, host_gbps = 100;
-  int64_t delay_us = 1, queue_kb = 512;
-  std::vector<int64_t> spine_delays;
-  for (int i = 1; i < argc; ++i) {
-    absl::StrAppend(&f.command_line, i > 1 ? " " : "", argv[i]);
-  }
-  for (int i = 1; i < argc; ++i) {
-    // "--flag=value" is the same as "--flag value".
-    std::string flag = argv[i];
-    std::string inline_value;
-    bool has_inline = false;
-    if (absl::StartsWith(flag, "--")) {
-      const size_t eq = flag.find('=');
-      if (eq != std::string::npos) {
-        inline_value = flag.substr(eq + 1);
-        flag.resize(eq);
-        has_inline = true;
-      }
-    }
-    bool* boolean = nullptr;
-    if (flag == "--help" || flag == "-h") {
-      boolean = &f.help;
-    } else if (flag == "--json") {
-      boolean = &f.json;
-    } else if (flag == "--wall") {
-      boolean = &f.wall;
-    } else if (flag == "--ab-demo") {
-      boolean = &f.ab_demo;
-    }
-    if (boolean != nullptr) {
-      if (has_inline) return Bad(flag, "takes no value");
-      *boolean = true;
-      if (boolean == &f.help) return f;
-      continue;
-    }
-    if (!has_inline && i + 1 >= argc) {
-      return Bad(flag, "needs a value (or unknown flag)");
-    }
-    const std::string v = has_inline ? inline_value : argv[++i];
-    absl::Status s;
-    if (flag == "--hosts") {
-      int h;
-      s = Int<int>(flag, v, 2, 512, &h);
-      if (s.ok() && h % 2) s = Bad(flag, "must be even (two leaves)");
-      c.topology.hosts_per_leaf = h / 2;
-    } else if (flag == "--spines") {
-      s = Int<int>(flag, v, 1, 64, &c.topology.num_spines);
-    } else if (flag == "--link-gbps") {
-      s = Real(flag, v, 0.001, 10000, &link_gbps);
-    } else if (flag == "--host-gbps") {
-      s = Real(flag, v, 0.001, 10000, &host_gbps);
-    } else if (flag == "--delay-us") {
-      s = Int<int64_t>(flag, v, 0, 1000000, &delay_us);
-    } else if (flag == "--spine-delays-us") {
-      for (absl::string_view d : absl::StrSplit(v, ',')) {
-        int64_t x;
-        s = Int<int64_t>(flag, d, 0, 1000000, &x);
-        if (!s.ok()) break;
-        spine_delays.push_back(x);
-      }
-    } else if (flag == "--queue-kb") {
-      s = Int<int64_t>(flag, v, 1, 1 << 20, &queue_kb);
-    } else if (flag == "--mtu") {
-      s = Int<uint32_t>(flag, v, 256, 9000, &c.mtu_payload);
-    } else if (flag == "--traffic") {
-      if (v == "pairs") {
-        c.traffic = Traffic::kPairs;
-      } else if (v == "permutation") {
-        c.traffic = Traffic::kPermutation;
-      } else if (v == "incast") {
-        c.traffic = Traffic::kIncast;
-      } else {
-        s = Bad(flag, "expected pairs, permutation or incast");
-      }
-    } else if (flag == "--incast") {
-      s = Int<int>(flag, v, 1, 511, &c.incast);
-    } else if (flag == "--size") {
-      s = Int<uint32_t>(flag, v, 16, 1u << 30, &c.sizes.min);
-      c.sizes.max = c.sizes.min;
-    } else if (flag == "--size-range") {
-      std::vector<std::string> r = absl::StrSplit(v, ':');
-      if (r.size() != 2) {
-        s = Bad(flag, "expected A:B");
-      } else {
-        s = Int<uint32_t>(flag, r[0], 16, 1u << 30, &c.sizes.min);
-        if (s.ok())
-          s = Int<uint32_t>(flag, r[1], c.sizes.min, 1u << 30, &c.sizes.max);
-      }
-    } else if (flag == "--messages") {
-      s = Int<uint32_t>(flag, v, 1, 10'000'000, &c.messages_per_sender);
-    } else if (flag == "--window") {
-      s = Int<uint32_t>(flag, v, 1, 100000, &c.window);
-    } else if (flag == "--streams") {
-      s = Int<uint16_t>(flag, v, 0, 4096, &c.streams);
-    } else if (flag == "--mode") {
-      if (v == "both") {
-        f.modes = {Mode::kSpray, Mode::kGoBackN};
-      } else {
-        absl::StatusOr<Mode> m = ParseMode(v);
-        if (m.ok()) {
-          f.modes = {*m};
-        } else {
-          s = Bad(flag, "expected spray, gbn or both");
-        }
-      }
-    } else if (flag == "--paths") {
-      s = Int<uint16_t>(flag, v, 1, 256, &c.protocol.paths);
-    } else if (flag == "--spray-run") {
-      s = Int<uint16_t>(flag, v, 1, 1024, &c.protocol.spray_run);
-    } else if (flag == "--dup-urgent-acks") {
-      if (v == "on" || v == "off") {
-        c.protocol.duplicate_urgent_acks = v == "on";
-      } else {
-        s = Bad(flag, "expected on or off");
-      }
-    } else if (flag == "--cc") {
-      absl::StatusOr<CcAlgorithm> a = ParseCc(v);
-      if (a.ok()) {
-        c.protocol.cc = *a;
-      } else {
-        s = Bad(flag, "expected swift or none");
-      }
-    } else if (flag == "--peer-timeout-ms") {
-      int64_t ms;
-      s = Int<int64_t>(flag, v, 1, 3600000, &ms);
-      c.protocol.peer_timeout = DurationNs::Millis(ms);
-    } else if (flag == "--impair") {
-      absl::StatusOr<TimedImpairment> t = ParseImpairment(v);
-      if (t.ok()) {
-        c.impairments.push_back(*t);
-      } else {
-        s = t.status();
-      }
-    } else if (flag == "--loss") {
-      TimedImpairment t;
-      t.spine = -1;
-      s = Real(flag, v, 0, 1, &t.impairment.loss);
-      c.impairments.push_back(t);
-    } else if (flag == "--restart") {
-      std::vector<std::string> r = absl::StrSplit(v, '@');
-      Restart rs;
-      int64_t us = 0;
-      if (r.size() != 2) {
-        s = Bad(flag, "expected HOST@MICROSECONDS");
-      } else {
-        s = Int<int>(flag, r[0], 0, 511, &rs.host);
-        if (s.ok()) s = Int<int64_t>(flag, r[1], 0, int64_t{1} << 40, &us);
-      }
-      rs.at = TimeNs::Zero() + DurationNs::Micros(us);
-      c.restarts.push_back(rs);
-    } else if (flag == "--seed") {
-      s = Int<uint64_t>(flag, v, 0, UINT32_MAX, &c.seed);
-    } else if (flag == "--time-limit-ms") {
-      int64_t ms;
-      s = Int<int64_t>(flag, v, 1, 3600000, &ms);
-      c.time_limit = DurationNs::Millis(ms);
-    } else {
-      return Bad(flag, "unknown flag");
-    }
-    if (!s.ok()) return s;
-  }
+}
+
+// Checks that need several flags, then applies the topology flags.
+absl::Status Finish(const TopologyFlags& t, ScenarioConfig& c) {
   const int hosts = c.topology.hosts_per_leaf * 2;
   if (c.traffic == Traffic::kIncast && c.incast >= hosts) {
     return Bad("--incast",
                absl::StrCat("needs fewer senders than hosts (", hosts, ")"));
   }
-  for (const TimedImpairment& t : c.impairments) {
-    if (t.spine >= c.topology.num_spines) {
+  for (const TimedImpairment& i : c.impairments) {
+    if (i.spine >= c.topology.num_spines) {
       return Bad("--impair",
-                 absl::StrCat("spine ", t.spine, " does not exist"));
+                 absl::StrCat("spine ", i.spine, " does not exist"));
     }
   }
   for (const Restart& r : c.restarts) {
     if (r.host >= hosts) return Bad("--restart", "no such host");
   }
-  if (!spine_delays.empty() &&
-      spine_delays.size() != static_cast<size_t>(c.topology.num_spines)) {
+  if (!t.spine_delays.empty() &&
+      t.spine_delays.size() != static_cast<size_t>(c.topology.num_spines)) {
     return Bad("--spine-delays-us", "needs one delay per spine");
   }
-  c.topology.fabric_link.rate_bps = static_cast<uint64_t>(link_gbps * 1e9);
-  c.topology.host_link.rate_bps = static_cast<uint64_t>(host_gbps * 1e9);
-  c.topology.fabric_link.delay = DurationNs::Micros(delay_us);
-  c.topology.host_link.delay = DurationNs::Micros(delay_us);
-  c.topology.fabric_link.queue_bytes = static_cast<uint32_t>(queue_kb * 1024);
-  for (int64_t d : spine_delays) {
+  c.topology.fabric_link.rate_bps = static_cast<uint64_t>(t.link_gbps * 1e9);
+  c.topology.host_link.rate_bps = static_cast<uint64_t>(t.host_gbps * 1e9);
+  c.topology.fabric_link.delay = DurationNs::Micros(t.delay_us);
+  c.topology.host_link.delay = DurationNs::Micros(t.delay_us);
+  c.topology.fabric_link.queue_bytes = static_cast<uint32_t>(t.queue_kb * 1024);
+  for (int64_t d : t.spine_delays) {
     sim::LinkOptions lo = c.topology.fabric_link;
     lo.delay = DurationNs::Micros(d);
     c.topology.per_spine_fabric_link.push_back(lo);
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
+  SimFlags f;
+  SetDefaults(f.config);
+  f.command_line = tools::JoinArgs(argc, argv, 1);
+  TopologyFlags topology;
+  tools::FlagParser p;
+  AddTopologyFlags(p, f.config, topology);
+  AddTrafficFlags(p, f.config);
+  AddSimProtocolFlags(p, f);
+  AddImpairmentFlags(p, f.config);
+  AddRunFlags(p, f);
+  absl::Status s = p.Parse(argc, argv);
+  if (!s.ok()) return s;
+  if (p.help()) {
+    f.help = true;
+    return f;
+  }
+  s = Finish(topology, f.config);
+  if (!s.ok()) return s;
   return f;
 }
 

@@ -14,15 +14,13 @@
 #include "tools/braid_sim/flags.h"
 #include "tools/braid_sim/report.h"
 #include "tools/braid_sim/scenario.h"
+#include "tools/common/flag_parser.h"
 
 int main(int argc, char** argv) {
   using namespace braid::simtool;
   absl::StatusOr<SimFlags> flags = ParseSimFlags(argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "braid-sim: %s\n(try --help)\n",
-                 std::string(flags.status().message()).c_str());
-    return 2;
-  }
+  if (!flags.ok())
+    return braid::tools::ReportBadFlags("braid-sim", flags.status());
   if (flags->help) {
     std::fputs(SimUsage(), stdout);
     return 0;

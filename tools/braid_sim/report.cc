@@ -3,20 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tools/common/json_writer.h"
 
 namespace braid::simtool {
-namespace {
-
-std::string Escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o.push_back('\\');
-    o.push_back(ch);
-  }
-  return o;
-}
-
-}  // namespace
 
 std::string FormatTable(const SimFlags& flags, const Runs& runs) {
   std::string o = absl::StrCat("braid-sim ", flags.command_line, "\n");
@@ -63,38 +52,43 @@ std::string FormatTable(const SimFlags& flags, const Runs& runs) {
 }
 
 std::string FormatJson(const SimFlags& flags, const Runs& runs) {
-  std::string o =
-      absl::StrCat("{\"command\":\"", Escape(flags.command_line),
-                   "\",\"seed\":", flags.config.seed, ",\"runs\":[");
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& [name, r] = runs[i];
-    absl::StrAppendFormat(
-        &o,
-        "%s{\"mode\":\"%s\",\"messages_sent\":%u,\"messages_delivered\":%u,"
-        "\"messages_failed\":%u,\"messages_gone_with_restart\":%u,"
-        "\"duplicates_delivered\":%u,\"byte_mismatches\":%u,"
-        "\"order_violations\":%u,\"lost_without_error\":%u,\"goodput_gbps\":%."
-        "4f,"
-        "\"mct_p50_us\":%.3f,\"mct_p99_us\":%.3f,\"mct_p999_us\":%.3f,"
-        "\"retransmits\":%u,\"retransmits_path_gap\":%u,\"retransmits_time\":%"
-        "u,"
-        "\"spurious_retransmits\":%u,\"rtos\":%u,\"path_penalties\":%u,"
-        "\"path_recycles\":%u,\"link_drops\":%u,\"spine_packets\":[%s],"
-        "\"sim_time_ms\":%.6f,\"sim_packets\":%u,\"timed_out\":%s,\"clean\":%s",
-        i ? "," : "", name, r.messages_sent, r.messages_delivered,
-        r.messages_failed, r.messages_gone_with_restart, r.duplicates_delivered,
-        r.byte_mismatches, r.order_violations, r.lost_without_error,
-        r.goodput_gbps, r.mct_p50.us(), r.mct_p99.us(), r.mct_p999.us(),
-        r.retransmits, r.retransmits_path_gap, r.retransmits_time,
-        r.spurious_retransmits, r.rtos, r.path_penalties, r.path_recycles,
-        r.link_drops, absl::StrJoin(r.spine_packets, ","), r.sim_time.ms(),
-        r.sim_packets, r.timed_out ? "true" : "false",
-        r.Clean() ? "true" : "false");
-    if (flags.wall)
-      absl::StrAppendFormat(&o, ",\"wall_s\":%.4f", r.wall_seconds);
-    o += "}";
+  using tools::Fixed;
+  tools::Json out;
+  out["command"] = flags.command_line;
+  out["seed"] = flags.config.seed;
+  tools::Json& list = out["runs"] = tools::Json::array();
+  for (const auto& [name, r] : runs) {
+    tools::Json j;
+    j["mode"] = name;
+    j["messages_sent"] = r.messages_sent;
+    j["messages_delivered"] = r.messages_delivered;
+    j["messages_failed"] = r.messages_failed;
+    j["messages_gone_with_restart"] = r.messages_gone_with_restart;
+    j["duplicates_delivered"] = r.duplicates_delivered;
+    j["byte_mismatches"] = r.byte_mismatches;
+    j["order_violations"] = r.order_violations;
+    j["lost_without_error"] = r.lost_without_error;
+    j["goodput_gbps"] = Fixed(r.goodput_gbps, 4);
+    j["mct_p50_us"] = Fixed(r.mct_p50.us(), 3);
+    j["mct_p99_us"] = Fixed(r.mct_p99.us(), 3);
+    j["mct_p999_us"] = Fixed(r.mct_p999.us(), 3);
+    j["retransmits"] = r.retransmits;
+    j["retransmits_path_gap"] = r.retransmits_path_gap;
+    j["retransmits_time"] = r.retransmits_time;
+    j["spurious_retransmits"] = r.spurious_retransmits;
+    j["rtos"] = r.rtos;
+    j["path_penalties"] = r.path_penalties;
+    j["path_recycles"] = r.path_recycles;
+    j["link_drops"] = r.link_drops;
+    j["spine_packets"] = r.spine_packets;
+    j["sim_time_ms"] = Fixed(r.sim_time.ms(), 6);
+    j["sim_packets"] = r.sim_packets;
+    j["timed_out"] = r.timed_out;
+    j["clean"] = r.Clean();
+    if (flags.wall) j["wall_s"] = Fixed(r.wall_seconds, 4);
+    list.push_back(std::move(j));
   }
-  return o + "]}\n";
+  return tools::JsonLine(out);
 }
 
 std::string FormatDemoTable(const Runs& runs) {

@@ -1,5 +1,5 @@
 // The scenario matrix: the real protocol core in the simulated leaf-spine
-// fabric under every impairment of issue 2. Each case asserts the invariants
+// fabric under every impairment it models. Each case asserts the invariants
 // (exactly-once, byte-exact, every send completes) and prints its seed and
 // the braid-sim command that replays it.
 #include <string>
@@ -104,7 +104,7 @@ TEST(ScenarioMatrixTest, DuplicatedPacketsAreDeliveredOnce) {
 // Reordering inside every link (10 % of packets held 10 us, so packets of
 // the same path overtake them): exactly once, and the sender learns the
 // displacement instead of re-sending the overtaken packets. Measured
-// (session 23, braid-sim --impair spine=all,reorder=0.1 --seed 1): 276
+// (braid-sim --impair spine=all,reorder=0.1 --seed 1): 276
 // re-sends of ~120 000 packets; with the strict FIFO gap rule 13 186.
 TEST(ScenarioMatrixTest, ReorderingInsideEveryLinkIsLearntNotResent) {
   for (uint64_t seed : {1, 2}) {

@@ -1,5 +1,6 @@
 // Peer: construction, incarnations, datagram assembly, timers, stats.
-// Send-side logic is in peer_send.cc, receive-side logic in peer_receive.cc.
+// Send-side logic is in peer_send.cc (data frames in peer_data_frames.cc),
+// receive-side logic in peer_receive.cc.
 #include "endpoint/peer.h"
 
 #include <algorithm>

@@ -214,7 +214,7 @@ class Peer : private retransmit::SenderEvents {
   void OnSpuriousRetransmit(wire::Psn psn) override;
   void OnSpuriousRto() override;
 
-  // Send-side helpers (peer_send.cc).
+  // Send-side helpers (peer_send.cc; data frames in peer_data_frames.cc).
   bool CanSendNew() const;
   // How many new datagrams of `bytes` each CanSendNew would allow in a row,
   // with no ack in between (window, ack reach and credit), capped at `cap`.

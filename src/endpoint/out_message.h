@@ -9,6 +9,15 @@
 
 namespace braid::endpoint {
 
+// A fragment's tag in the sent-packet manager: its message and byte offset.
+constexpr uint64_t TagOf(uint32_t msg_seq, uint32_t offset) {
+  return (uint64_t{msg_seq} << 32) | offset;
+}
+constexpr uint32_t MsgOf(uint64_t tag) {
+  return static_cast<uint32_t>(tag >> 32);
+}
+constexpr uint32_t OffsetOf(uint64_t tag) { return static_cast<uint32_t>(tag); }
+
 struct OutMessage {
   // The bytes. Either `owned` holds them (copying send) or they belong to the
   // caller until the message completes (zero-copy send).

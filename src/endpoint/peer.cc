@@ -1,5 +1,6 @@
 // Peer: construction, incarnations, datagram assembly, timers, stats.
-// Send-side logic is in peer_send.cc, receive-side logic in peer_receive.cc.
+// Send-side logic is in peer_send.cc (data frames in peer_data_frames.cc),
+// receive-side logic in peer_receive.cc.
 #include "endpoint/peer.h"
 
 #include <algorithm>
@@ -218,7 +219,7 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
   }
   // A large last payload leaves from the message's buffer (one user-space
   // copy fewer); a small one is cheaper to copy than to describe.
-  if (tail != nullptr && deferred_.len >= cfg_.min_uncopied_payload &&
+  if (tail != nullptr && LeavesTailUncopied(deferred_.len) &&
       deferred_.dst + deferred_.len == out.data() + pos) {
     *tail = absl::MakeConstSpan(deferred_.src, deferred_.len);
     pos -= deferred_.len;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "braid/address.h"
 #include "braid/completion.h"
 #include "braid/options.h"
@@ -199,6 +200,9 @@ class Peer : private retransmit::SenderEvents {
   bool credit_squeezed = false;
 
  private:
+  // Reaches the data frame builder from its test.
+  friend struct PeerDataFramesTestAccess;
+
   // retransmit::SenderEvents
   void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
                      wire::PathId last_path, bool was_retransmitted) override;
@@ -210,7 +214,7 @@ class Peer : private retransmit::SenderEvents {
   void OnSpuriousRetransmit(wire::Psn psn) override;
   void OnSpuriousRto() override;
 
-  // Send-side helpers (peer_send.cc).
+  // Send-side helpers (peer_send.cc; data frames in peer_data_frames.cc).
   bool CanSendNew() const;
   // How many new datagrams of `bytes` each CanSendNew would allow in a row,
   // with no ack in between (window, ack reach and credit), capped at `cap`.
@@ -242,8 +246,9 @@ class Peer : private retransmit::SenderEvents {
   // Starts a new send session. In-flight messages fail with `cause`, or —
   // with kNone (the receiver evicted our idle context) — are sent again.
   void RestartSession(FailureCause cause, TimeNs now);
-  // Writes data frames into `out`. The last frame's payload is not copied
-  // yet: it is left in deferred_ (see BuildDatagram's `tail`).
+  // Data frames (peer_data_frames.cc). Writes data frames into `out`. The
+  // last frame's payload is not copied yet: it is left in deferred_ (see
+  // BuildDatagram's `tail`).
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                          wire::PathId path);
   // A payload whose copy into the datagram is still due.
@@ -253,22 +258,56 @@ class Peer : private retransmit::SenderEvents {
     uint32_t len = 0;
   };
   void CopyDeferred();
+  // Copies the deferred payload, then defers `len` bytes from `src` to
+  // `dst` (a frame's payload, written later or left out as the tail).
+  void DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len);
+  // Whether the tail payload of `len` bytes is worth leaving out of the
+  // datagram (sent from the message's buffer) rather than copying.
+  bool LeavesTailUncopied(uint32_t len) const {
+    return len >= cfg_.min_uncopied_payload;
+  }
   // The path of the next datagram: the current spray run's while it lasts
   // (and its path is healthy and not `avoid`), else a fresh PathSet::Pick
   // that starts a new run.
   wire::PathId NextSprayPath(TimeNs now, int avoid, bool healthy_only);
-  // Records the first transmissions of m's next `count` fragments of `plen`
-  // bytes each, back to back on `path`: fills the rest of *h (whose flags
-  // are set) for the first one and advances the message, the sent-packet
-  // manager, the path and the counters. Fragment i (from 0) has PSN h->psn
-  // + i, path seq h->path_seq + i and offset h->frag_offset + i * plen. The
-  // caller writes the frames (from m.At(offset) taken before this call).
-  void SendNewFragments(OutMessage& m, wire::PathId path, uint32_t plen,
-                        uint32_t count, TimeNs now, wire::DataHeader* h);
-  // Writes a data frame's header; its payload becomes deferred_ (after the
-  // previous deferred payload is copied). Returns the frame's size.
-  size_t WriteFrame(const wire::DataHeader& h, const uint8_t* payload,
-                    uint32_t len, absl::Span<uint8_t> out);
+  // Datagrams NextSprayPath would still send on the current run's path
+  // without picking again (when that path is not avoided).
+  uint32_t SprayRunFollowers() const {
+    return run_left_ > 0 && paths_.stats(run_path_).health ==
+                                multipath::PathHealth::kHealthy
+               ? run_left_
+               : 0;
+  }
+  // A data frame header for a fragment of `m` at `offset` on `path`, with
+  // `flags` (kDataFlagPlaced added for a placed message): all but psn and
+  // path_seq, which come from its transmission.
+  wire::DataHeader DataFrameHeader(const OutMessage& m, wire::PathId path,
+                                   uint8_t flags, uint32_t offset) const;
+  // The one builder of new data: records the first transmissions of m's
+  // next `count` fragments of `plen` bytes each, back to back on `path`
+  // (the message, the sent-packet manager, the path and the counters
+  // advance), and writes their frame headers (wire::WriteDataHeaderRun:
+  // the first at first.data(), fragment i `stride` * i bytes after it with
+  // a copy of the `lead` bytes in front of the first). `first` must hold
+  // the header. Calls `each(i, frame, payload)` once a fragment's header is
+  // written, with its plen bytes in the message: the caller places them
+  // (copies, defers or sends them as the datagram's tail). Returns the
+  // header bytes of each frame. Building fragments one at a time (count 1)
+  // or as one run gives the same bytes and the same state. Defined (and
+  // inlined) in peer_data_frames.cc.
+  template <typename EachFrame>
+  uint32_t WriteNewFragments(OutMessage& m, wire::PathId path, uint32_t plen,
+                             uint32_t count, TimeNs now,
+                             absl::Span<uint8_t> first, size_t stride,
+                             size_t lead, EachFrame&& each);
+  // WriteNewFragments, out of line, for its test.
+  uint32_t WriteNewFragmentsForTesting(
+      OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count,
+      TimeNs now, absl::Span<uint8_t> first, size_t stride, size_t lead,
+      absl::FunctionRef<void(uint32_t, uint8_t*, const uint8_t*)> each);
+  // If nothing more can be sent for now, asks for an immediate ack in the
+  // data frame at `frame` (the last one written) and returns true.
+  bool AskAckIfLastForNow(uint8_t* frame);
   void FlushCcEvents(TimeNs now);
   void TrackOldestUnacked(TimeNs now);
   void AttributeRtoToPaths(TimeNs now);

@@ -30,6 +30,9 @@ class TxBatch {
   // No room left, or closed: the batch should go out before more is built.
   bool full() const { return closed_ || packets_.size() >= capacity(); }
   size_t room() const { return capacity_ - packets_.size(); }
+  // Bytes of one slot; each slot starts slot_size() bytes after the one
+  // before it (a builder may write several slots ahead of its commits).
+  size_t slot_size() const { return slot_size_; }
   // Ends the batch early (full() until clear()): a builder that would
   // otherwise split a run of same-path datagrams over two batches, which
   // the backend then sends as two shorter GSO super-datagrams.

@@ -219,7 +219,7 @@ size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
   uint8_t* p = out.data();
   p[0] = kVersion;
   p[1] = static_cast<uint8_t>(FrameType::kData);
-  p[2] = h.flags;
+  p[kDataOffsetFlags] = h.flags;
   p[3] = h.path_id;
   Put16(p + 4, h.stream_id);
   Put16(p + 6, static_cast<uint16_t>(payload_len));

@@ -204,7 +204,9 @@ size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,
 // `out` is too small or payload_len > 0xffff.
 size_t WriteDataHeader(const DataHeader& h, size_t payload_len,
                        absl::Span<uint8_t> out);
-// Where WriteDataHeader puts the fields PatchDataHeader rewrites.
+// Where WriteDataHeader puts the flags (AddDataFlags) and the fields
+// PatchDataHeader rewrites.
+inline constexpr size_t kDataOffsetFlags = 2;
 inline constexpr size_t kDataOffsetPsn = 24;
 inline constexpr size_t kDataOffsetPathSeq = 28;
 inline constexpr size_t kDataOffsetFragOffset = 44;
@@ -226,6 +228,53 @@ inline void PatchDataHeader(uint8_t* frame, Psn psn, PathSeq path_seq,
   put(frame + kDataOffsetPsn, psn.value());
   put(frame + kDataOffsetPathSeq, path_seq.value());
   put(frame + kDataOffsetFragOffset, frag_offset);
+}
+// Adds `flags` to those of a data frame header WriteDataHeader wrote at
+// `frame`: a flag decided after the frame was written (kDataFlagAckNow on
+// the last frame a sender can send for now). Only flags that leave the
+// header's size unchanged (not kDataFlagPlaced).
+inline void AddDataFlags(uint8_t* frame, uint8_t flags) {
+  frame[kDataOffsetFlags] |= flags;
+}
+// Writes the headers of a run of `count` data frames that differ only as
+// consecutive fragments of `payload_len` bytes of one message, sent back to
+// back on one path, do: frame i (from 0) starts `stride` * i bytes after
+// frame 0 (at first.data()) and is h with psn h.psn + i, path seq
+// h.path_seq + i and frag_offset h.frag_offset + i * payload_len. Each frame
+// but the first gets a copy of the `lead` bytes in front of frame 0 (the
+// rest of its datagram: preamble, control frames) in front of it. Calls
+// `each(i, frame)` right after frame i's header is written: the caller
+// places its payload. Returns the header bytes of each frame, 0 (nothing
+// written, `each` not called) as WriteDataHeader for `first`. Frames 1..
+// must each have lead + header bytes of room.
+template <typename EachFrame>
+inline size_t WriteDataHeaderRun(const DataHeader& h, size_t payload_len,
+                                 uint32_t count, absl::Span<uint8_t> first,
+                                 size_t stride, size_t lead, EachFrame&& each) {
+  const size_t hdr = WriteDataHeader(h, payload_len, first);
+  if (hdr == 0) return 0;
+  each(uint32_t{0}, first.data());
+  const uint8_t* from = first.data() - lead;
+  const uint32_t len = static_cast<uint32_t>(payload_len);
+  for (uint32_t i = 1; i < count; ++i) {
+    uint8_t* frame = first.data() + i * stride;
+    // A fixed size for the usual shape: inline moves, not a call.
+    if (lead == kPreambleSize && hdr == kDataHeaderSize) {
+      std::memcpy(frame - lead, from, kPreambleSize + kDataHeaderSize);
+    } else {
+      std::memcpy(frame - lead, from, lead + hdr);
+    }
+    PatchDataHeader(frame, h.psn + i, h.path_seq + i, h.frag_offset + i * len);
+    each(i, frame);
+  }
+  return hdr;
+}
+// The same, the caller placing the payloads afterwards.
+inline size_t WriteDataHeaderRun(const DataHeader& h, size_t payload_len,
+                                 uint32_t count, absl::Span<uint8_t> first,
+                                 size_t stride, size_t lead) {
+  return WriteDataHeaderRun(h, payload_len, count, first, stride, lead,
+                            [](uint32_t, uint8_t*) {});
 }
 size_t WriteAck(const AckHeader& h, absl::Span<const uint64_t> sack,
                 absl::Span<uint8_t> out);

@@ -324,6 +324,88 @@ TEST(FrameLayoutTest, PatchedHeaderIsTheHeaderOfTheNextFragment) {
   }
 }
 
+// A flag added after the frame was written is the frame written with it:
+// only the flags byte changes.
+TEST(FrameLayoutTest, AddedFlagIsTheFrameWrittenWithThatFlag) {
+  for (const bool placed : {false, true}) {
+    DataHeader h = SampleData();
+    h.flags = placed ? kDataFlagPlaced : 0;
+    Bytes written(DataHeaderBytes(h.flags));
+    ASSERT_EQ(WriteDataHeader(h, 700, absl::MakeSpan(written)), written.size());
+    Bytes added = written;
+    AddDataFlags(added.data(), kDataFlagAckNow);
+    DataHeader with = h;
+    with.flags |= kDataFlagAckNow;
+    Bytes want(written.size());
+    ASSERT_EQ(WriteDataHeader(with, 700, absl::MakeSpan(want)), want.size());
+    EXPECT_EQ(added, want) << (placed ? "placed" : "unplaced");
+    EXPECT_EQ(added[kOffFlags], with.flags);
+    AddDataFlags(added.data(), kDataFlagAckNow);  // adding twice: no change
+    EXPECT_EQ(added, want);
+  }
+}
+
+// The headers of a run are, frame by frame, what WriteDataHeader writes for
+// each fragment, each behind a copy of the bytes in front of the first (a
+// preamble alone, or a preamble and a control frame), placed frames too.
+TEST(FrameLayoutTest, RunHeadersAreTheHeadersOfEachFragmentBehindTheLead) {
+  constexpr uint32_t kCount = 5;
+  constexpr size_t kStride = 200;
+  constexpr uint32_t kPayload = 1000;
+  for (const bool placed : {false, true}) {
+    for (const size_t lead : {kPreambleSize, kPreambleSize + kCtrlFrameSize}) {
+      DataHeader h = SampleData();
+      h.flags = placed ? kDataFlagPlaced : 0;
+      h.placement = {0x1122334455667788ull, 0x99aabbccddeeff00ull, 77};
+      h.psn = Psn(0xfffffffeu);  // wraps inside the run
+      h.msg_len = 1u << 20;
+      h.frag_offset = 3000;
+      const size_t hdr = DataHeaderBytes(h.flags);
+      Bytes slots(kCount * kStride, 0xee);
+      for (size_t i = 0; i < lead; ++i) slots[i] = static_cast<uint8_t>(i + 1);
+      ASSERT_EQ(WriteDataHeaderRun(h, kPayload, kCount,
+                                   absl::MakeSpan(slots).subspan(lead, hdr),
+                                   kStride, lead),
+                hdr);
+      for (uint32_t i = 0; i < kCount; ++i) {
+        const uint8_t* slot = slots.data() + i * kStride;
+        DataHeader want = h;
+        want.psn = h.psn + i;
+        want.path_seq = h.path_seq + i;
+        want.frag_offset = h.frag_offset + i * kPayload;
+        Bytes want_bytes(hdr);
+        ASSERT_EQ(WriteDataHeader(want, kPayload, absl::MakeSpan(want_bytes)),
+                  hdr);
+        EXPECT_EQ(Bytes(slot + lead, slot + lead + hdr), want_bytes)
+            << "frame " << i << (placed ? " placed" : "") << " lead " << lead;
+        EXPECT_EQ(Bytes(slot, slot + lead),
+                  Bytes(slots.begin(), slots.begin() + lead))
+            << "frame " << i;
+        EXPECT_EQ(slot[lead + hdr], 0xee) << "the payload is the caller's";
+      }
+    }
+  }
+}
+
+// A run of one frame is WriteDataHeader alone: nothing before or after the
+// header is touched, and a too-small first frame writes nothing.
+TEST(FrameLayoutTest, RunOfOneIsTheHeaderAloneAndTooSmallWritesNothing) {
+  const DataHeader h = SampleData();
+  Bytes out(kDataHeaderSize + 8, 0xee);
+  ASSERT_EQ(
+      WriteDataHeaderRun(h, 10, 1,
+                         absl::MakeSpan(out).subspan(4, kDataHeaderSize), 0, 4),
+      kDataHeaderSize);
+  Bytes want(kDataHeaderSize);
+  ASSERT_EQ(WriteDataHeader(h, 10, absl::MakeSpan(want)), kDataHeaderSize);
+  EXPECT_EQ(Bytes(out.begin() + 4, out.begin() + 4 + kDataHeaderSize), want);
+  EXPECT_EQ(out[3], 0xee);
+  EXPECT_EQ(out[4 + kDataHeaderSize], 0xee);
+  Bytes small(kDataHeaderSize - 1, 0xee);
+  EXPECT_EQ(WriteDataHeaderRun(h, 10, 1, absl::MakeSpan(small), 0, 0), 0u);
+  EXPECT_EQ(small, Bytes(kDataHeaderSize - 1, 0xee));
+}
+
 TEST(FrameRoundTripTest, DataFrameWithMinimalFieldsRoundTrips) {
   DataHeader h;  // everything zero except the mandatory incarnation
   h.src_incarnation = 1;

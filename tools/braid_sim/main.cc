@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/braid_sim/flags.h"
 #include "tools/braid_sim/report.h"
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 int main(int argc, char** argv) {
   using namespace braid::simtool;

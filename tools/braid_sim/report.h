@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/braid_sim/flags.h"
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace braid::simtool {
 

@@ -1,4 +1,4 @@
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "sim/host.h"
 #include "sim/simulator.h"
 
-namespace braid::simtool {
+namespace braid::sim {
 namespace {
 
 constexpr size_t kBurst = 64;
@@ -424,4 +424,4 @@ double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from,
   return ns > 0 ? static_cast<double>(bytes) * 8 / ns : 0;
 }
 
-}  // namespace braid::simtool
+}  // namespace braid::sim

@@ -405,7 +405,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
                a == "--corrupt") {
       absl::StatusOr<std::string> v = value();
       if (!v.ok()) return v.status();
-      TestImpairments& im = f.endpoint.impair;
+      TestImpairments& im = f.impair;
       double* p = a == "--loss"      ? &im.drop
                   : a == "--dup"     ? &im.duplicate
                   : a == "--reorder" ? &im.reorder
@@ -485,7 +485,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
   } else if (!have_size) {
     f.sizes = {f.test == Test::kBw ? 65536u : 64u};
   }
-  f.endpoint.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);
+  f.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);
   f.endpoint.bind = ResolvedBind(f);
   f.endpoint.protocol.max_message_bytes = kMaxMessageBytes;
   return f;

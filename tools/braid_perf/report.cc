@@ -134,8 +134,8 @@ std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
       JsonEscape(f.command_line), TestName(f.test), ModeName(e.protocol.mode),
       CcName(e.protocol.cc), e.protocol.paths, e.mtu,
       e.udp.gso ? "true" : "false", e.udp.gro ? "true" : "false",
-      f.block ? "block" : "busy", f.verify ? "true" : "false", e.impair.drop,
-      e.impair.duplicate, e.impair.reorder, e.impair.corrupt, f.seed, results,
+      f.block ? "block" : "busy", f.verify ? "true" : "false", f.impair.drop,
+      f.impair.duplicate, f.impair.reorder, f.impair.corrupt, f.seed, results,
       ok ? "true" : "false");
   if (!stats_json.empty()) absl::StrAppend(&out, ",\"stats\":", stats_json);
   out += "}\n";

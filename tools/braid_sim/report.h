@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "tools/braid_sim/flags.h"
 #include "sim/scenario/scenario.h"
+#include "tools/braid_sim/flags.h"
 
 namespace braid::simtool {
 

@@ -1,75 +1,74 @@
 // The protocol core's own cost, with no I/O: two EndpointCores joined by an
-// in-memory wire, driven the way Endpoint drives them. What is left when the
-// kernel is taken out of braid-perf's figures — the user-space work per
-// ping-pong and per bulk message that the loopback latency and goodput ratios
-// pay on top of raw UDP. Compare runs of one machine only; count
-// instructions with callgrind for a noise-free figure:
+// in-memory pipe, each driven by the DriveLoop that drives Endpoint (the
+// same receive, timers, transmit, ack-hold and send batching), on a manual
+// clock. What is left when the kernel is taken out of braid-perf's figures
+// — the user-space work per ping-pong and per bulk message that the
+// latency and goodput ratios pay on top of raw UDP. Compare runs of one
+// machine only; count instructions with callgrind for a noise-free figure:
 //
 //   valgrind --tool=callgrind build/bench/endpoint_core_benchmark
 //       --benchmark_filter=PingPong --benchmark_min_time=0.05   (one line)
+#include <memory>
 #include <vector>
 
+#include "base/clock.h"
 #include "benchmark/benchmark.h"
+#include "endpoint/drive_loop.h"
 #include "endpoint/endpoint_core.h"
-#include "tests/endpoint/core_pair.h"
+#include "tests/endpoint/pipe_backend.h"
 
 namespace braid::endpoint {
 namespace {
 
-// Protocol options as Endpoint::Open sets them for this datagram size: a
-// spray run of one GSO super-datagram per path (endpoint.cc).
-ProtocolOptions EndpointDefaults(uint32_t max_datagram) {
-  ProtocolOptions p;
-  p.spray_run = DefaultSprayRun(max_datagram);
-  return p;
-}
-
-// The pair of cores (tests/endpoint/core_pair.h builds them) and a driver
-// that moves datagrams without allocating.
-struct Pair {
-  explicit Pair(uint32_t max_datagram = 1472)
-      : cores(EndpointDefaults(max_datagram), max_datagram),
-        a(cores.a.get()),
-        b(cores.b.get()),
-        a_addr(cores.a_addr),
-        b_addr(cores.b_addr) {}
-  // Everything `src` has to send now goes to `dst`; timers due run first.
-  // `hold_acks` as Endpoint::Poll sets it when it hands out completions.
-  size_t Move(EndpointCore& src, const NetAddr& src_addr, EndpointCore& dst,
-              bool hold_acks = false) {
-    if (src.NextWake() <= now) src.OnTimer(now);
+// One side: a core and its loop over one end of the pipe, configured as
+// Endpoint::Open configures them for this datagram size (a spray run of one
+// GSO super-datagram per path).
+struct Side {
+  Side(NetAddr a, uint64_t incarnation, uint32_t max_datagram, Clock* clock)
+      : addr(a), backend(a, max_datagram) {
+    CoreConfig c;
+    c.proto.spray_run = DefaultSprayRun(max_datagram);
+    c.incarnation = incarnation;
+    c.seed = incarnation;
+    c.max_datagram = max_datagram;
+    c.entropy_count = backend.EntropyCount();
+    c.local_port = a.port;
+    core = std::make_unique<EndpointCore>(c);
+    loop = std::make_unique<DriveLoop>(&backend, core.get(), clock,
+                                       DriveLoopOptions{});
+  }
+  // Poll as an application does; received buffers go back to the core's
+  // pool (Endpoint::Recycle), so the loop allocates nothing in steady
+  // state. Returns the completions of `type`.
+  size_t Poll(CompletionType type) {
+    done.clear();
+    loop->Poll(&done, SIZE_MAX);
     size_t n = 0;
-    do {  // as Endpoint::Transmit: again only after a full batch
-      batch.clear();
-      src.PollTx(now, &batch, hold_acks, /*uncopied_payloads=*/true);
-      for (const backend::TxPacket& p : batch.packets()) {
-        wire.resize(p.size());
-        p.CopyTo(wire.data());  // what the kernel does
-        dst.OnDatagram(now, src_addr, wire, false);
-        ++n;
+    for (Completion& x : done) {
+      n += x.type == type;
+      if (x.type == CompletionType::kRecv) {
+        core->RecycleReceived(std::move(x.data));
       }
-    } while (batch.full());
+    }
     return n;
   }
 
-  testing::CorePair cores;
-  EndpointCore* a;
-  EndpointCore* b;
-  const NetAddr a_addr, b_addr;
-  TimeNs now = TimeNs(1000000);
-  TxBatch batch{256, 9000};
-  std::vector<uint8_t> wire;
+  NetAddr addr;
+  testing::PipeBackend backend;
+  std::unique_ptr<EndpointCore> core;
+  std::unique_ptr<DriveLoop> loop;
   std::vector<Completion> done;
 };
 
-// Received payload buffers go back to the core's pool, as Endpoint::Recycle
-// does, so the loop allocates nothing in steady state.
-void Recycle(EndpointCore& c, std::vector<Completion>* done) {
-  for (Completion& x : *done) {
-    if (x.type == CompletionType::kRecv) c.RecycleReceived(std::move(x.data));
+struct Pair {
+  explicit Pair(uint32_t max_datagram = 1472)
+      : a(NetAddr::Ipv4(0x0a000001, 7000), 0x1111, max_datagram, &clock),
+        b(NetAddr::Ipv4(0x0a000002, 7000), 0x2222, max_datagram, &clock) {
+    testing::PipeBackend::Connect(&a.backend, &b.backend);
   }
-  done->clear();
-}
+  ManualClock clock{TimeNs(1000000)};
+  Side a, b;
+};
 
 // One 64-byte ping-pong round trip, both sides as braid-perf --test lat
 // drives them: the receiver's ack waits for (and rides on) its reply.
@@ -77,26 +76,18 @@ void BM_PingPong64(benchmark::State& state) {
   Pair p;
   const std::vector<uint8_t> msg(64, 0x42);
   for (auto _ : state) {
-    if (!p.a->Send(p.now, p.b_addr, OutMessage::Copy(msg.data(), 64)).ok()) {
+    if (!p.a.loop->Send(p.b.addr, OutMessage::Copy(msg.data(), 64)).ok()) {
       state.SkipWithError("send failed");
       break;
     }
-    p.Move(*p.a, p.a_addr, *p.b);
-    p.now += DurationNs::Micros(4);
-    p.done.clear();
-    p.b->PollCompletions(&p.done, SIZE_MAX);
-    p.Move(*p.b, p.b_addr, *p.a, /*hold_acks=*/true);
-    if (!p.b->Send(p.now, p.a_addr, OutMessage::Copy(msg.data(), 64)).ok()) {
+    p.clock.Advance(DurationNs::Micros(4));
+    p.b.Poll(CompletionType::kRecv);
+    if (!p.b.loop->Send(p.a.addr, OutMessage::Copy(msg.data(), 64)).ok()) {
       state.SkipWithError("reply failed");
       break;
     }
-    p.Move(*p.b, p.b_addr, *p.a);
-    p.now += DurationNs::Micros(4);
-    Recycle(*p.b, &p.done);
-    p.done.clear();
-    p.a->PollCompletions(&p.done, SIZE_MAX);
-    p.Move(*p.a, p.a_addr, *p.b, /*hold_acks=*/true);
-    Recycle(*p.a, &p.done);
+    p.clock.Advance(DurationNs::Micros(4));
+    p.a.Poll(CompletionType::kRecv);
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -112,21 +103,16 @@ void BM_Bulk64KiB(benchmark::State& state) {
   size_t outstanding = 0;
   uint64_t received = 0;
   for (auto _ : state) {
-    while (outstanding < 32 &&
-           p.a->Send(p.now, p.b_addr, OutMessage::Borrow(msg.data(), 65536))
-               .ok()) {
+    while (
+        outstanding < 32 &&
+        p.a.loop->Send(p.b.addr, OutMessage::Borrow(msg.data(), 65536)).ok()) {
       ++outstanding;
     }
-    p.Move(*p.a, p.a_addr, *p.b);
-    p.now += DurationNs::Micros(2);
-    p.done.clear();
-    p.b->PollCompletions(&p.done, SIZE_MAX);
-    received += p.done.size();
-    Recycle(*p.b, &p.done);
-    p.Move(*p.b, p.b_addr, *p.a);
-    p.done.clear();
-    p.a->PollCompletions(&p.done, SIZE_MAX);
-    outstanding -= p.done.size();
+    p.a.loop->Flush();
+    p.clock.Advance(DurationNs::Micros(2));
+    received += p.b.Poll(CompletionType::kRecv);
+    p.b.loop->Flush();  // the acks a busy receiver's next Poll would send
+    outstanding -= p.a.Poll(CompletionType::kSendDone);
   }
   state.SetBytesProcessed(static_cast<int64_t>(received) * 65536);
   state.counters["messages"] = static_cast<double>(received);

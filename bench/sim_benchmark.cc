@@ -1,6 +1,7 @@
 // Simulator throughput: packets delivered per second of wall time across a
 // leaf-spine fabric (host -> leaf -> spine -> leaf -> host: four links, four
-// events per packet), through the raw Host API and through the SimBackend.
+// events per packet), through the raw Host API, through the SimBackend, and
+// with the protocol core on every host (a whole scenario).
 // items_per_second = packets delivered.
 #include <array>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "backend/sim/sim_backend.h"
 #include "benchmark/benchmark.h"
 #include "sim/leaf_spine.h"
+#include "sim/scenario/scenario.h"
 #include "sim/simulator.h"
 
 namespace braid::sim {
@@ -130,6 +132,23 @@ void BM_EventLoop(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(events));
 }
 BENCHMARK(BM_EventLoop)->Arg(64)->Arg(4096)->Arg(262144);
+
+// A whole scenario (sim/scenario): the real protocol core on every host,
+// each driven by the DriveLoop as Endpoint drives it, 8 hosts in pairs
+// across the leaves, 200 messages of 64 KiB per sender. items_per_second =
+// simulated packets per second of wall time (target: >= 1 M per core).
+void BM_ScenarioPairs(benchmark::State& state) {
+  ScenarioConfig cfg;
+  cfg.messages_per_sender = 200;
+  uint64_t packets = 0;
+  for (auto _ : state) {
+    const ScenarioResult r = RunScenario(cfg);
+    if (!r.Clean() || r.timed_out) state.SkipWithError("scenario not clean");
+    packets += r.sim_packets;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(packets));
+}
+BENCHMARK(BM_ScenarioPairs)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace braid::sim

@@ -96,21 +96,17 @@ struct ProtocolOptions {
   DurationNs cc_target_delay = DurationNs::Zero();
 };
 
-// Test facility: impairments applied at the backend boundary (outbound
-// datagrams), seeded, so loss recovery can be shown on plain loopback without
-// root. Not for production use.
-struct TestImpairments {
-  double drop = 0;       // probability a datagram is dropped
-  double duplicate = 0;  // probability it is sent twice
-  double reorder = 0;    // probability it is held back and sent after the next
-                         // 1..8 datagrams (or after 50 us if none follow)
-  double corrupt = 0;    // probability it is corrupted on the wire (and so
-                         // discarded by the receiver's UDP checksum)
-  uint64_t seed = 1;
-  bool any() const {
-    return drop > 0 || duplicate > 0 || reorder > 0 || corrupt > 0;
-  }
+// The backend that moves an endpoint's datagrams. Each is compiled in by a
+// CMake option; asking for one that is not is an error naming the option.
+enum class BackendKind : uint8_t {
+  kUdp,      // kernel UDP sockets (always built; settings in `udp`)
+  kDpdk,     // raw Ethernet/IPv4/UDP over DPDK (BRAID_BACKEND_DPDK; reserved)
+  kVerbsUd,  // rdma-core UD queue pairs (BRAID_BACKEND_VERBS_UD; reserved)
 };
+
+// "udp" | "dpdk" | "verbs_ud".
+absl::StatusOr<BackendKind> ParseBackend(absl::string_view s);
+const char* BackendName(BackendKind b);
 
 // When the kernel-UDP backend asks for receive timestamps (SO_TIMESTAMPNS).
 // They let RTT samples and ack delays start when a datagram reached the host
@@ -174,9 +170,10 @@ struct EndpointOptions {
   // IP MTU of the network; the largest datagram is derived from it
   // (minus IP and UDP headers). Loopback can use up to 65535.
   uint32_t mtu = 1500;
+  // Which backend moves the datagrams (only kUdp is built today).
+  BackendKind backend = BackendKind::kUdp;
   ProtocolOptions protocol;
   UdpBackendOptions udp;
-  TestImpairments impair;
   // Seed for incarnation and path choices; 0 = from the OS's randomness.
   uint64_t seed = 0;
 };

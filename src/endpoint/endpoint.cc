@@ -1,7 +1,8 @@
-// Endpoint: binds the I/O-free EndpointCore to a real backend and a real
-// clock. Poll() = receive a burst, run due timers, transmit a burst; fd() is
-// an epoll set of the backend's socket and a timerfd armed at the core's
-// next wake time.
+// Endpoint: binds the drive loop (DriveLoop: receive, core, timers,
+// transmit, ack-hold policy) to the backend its options name
+// (backend::MakeBackend) and to CLOCK_MONOTONIC. What is real-world only
+// lives here: fd() is an epoll set of the backend's socket and a timerfd
+// armed at the loop's next wake time; Wait blocks on it.
 #include "braid/endpoint.h"
 
 #include <sys/epoll.h>
@@ -16,11 +17,11 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "backend/backend_factory.h"
 #include "backend/impair/impair_backend.h"
-#include "backend/udp/entropy_grouper.h"
-#include "backend/udp/udp_backend.h"
 #include "base/monotonic_clock.h"
-#include "endpoint/answer_clock.h"
+#include "braid/testing/impairment.h"
+#include "endpoint/drive_loop.h"
 #include "endpoint/endpoint_core.h"
 #include "endpoint/options_check.h"
 
@@ -39,24 +40,21 @@ constexpr size_t kBurst = 256;
 class Endpoint::Impl {
  public:
   Impl(std::unique_ptr<backend::Backend> be, const endpoint::CoreConfig& cfg,
-       int epfd, int tfd, bool rx_timestamps_when_blocking,
-       DurationNs late_poll_gap, DurationNs rx_timestamps_linger)
+       const endpoint::DriveLoopOptions& loop_options, int epfd, int tfd)
       : backend_(std::move(be)),
         core_(cfg),
-        tx_(kBurst, backend_->MaxDatagram()),
-        grouper_(kBurst, backend_->EntropyCount()),
+        loop_(backend_.get(), &core_, &clock_, loop_options),
         epfd_(epfd),
-        timerfd_(tfd),
-        rx_timestamps_pending_(rx_timestamps_when_blocking),
-        late_poll_gap_(late_poll_gap),
-        rx_timestamps_linger_(rx_timestamps_linger),
-        answers_(cfg.proto.ack_delay) {
-    rx_.resize(kBurst);
-  }
+        timerfd_(tfd) {}
   ~Impl() {
     if (timerfd_ >= 0) close(timerfd_);
     if (epfd_ >= 0) close(epfd_);
   }
+
+  // Endpoint::Open, with test impairments applied to the backend when
+  // `impair` is set (braid::OpenEndpointForTesting).
+  static absl::StatusOr<std::unique_ptr<Endpoint>> Open(
+      const EndpointOptions& options, const TestImpairments* impair);
 
   absl::Status Send(const NetAddr& peer_in, endpoint::OutMessage&& m) {
     const NetAddr peer = peer_in.Canonical();  // [::ffff:a.b.c.d] is IPv4
@@ -68,127 +66,22 @@ class Endpoint::Impl {
                        "; an endpoint bound to [::] on a dual-stack host "
                        "also reaches IPv4 peers)"));
     }
-    const TimeNs now = MonotonicNow();
-    answers_.Returned(now);
-    absl::Status s = core_.Send(now, peer, std::move(m));
-    if (!s.ok()) return s;
-    if (sent_since_poll_ && !fd_exported_) {
-      // Not the first Send since the last Poll: the application is sending
-      // a batch. Let it build up; the next Poll or Wait sends it with small
-      // messages sharing datagrams and one syscall per burst, instead of
-      // one datagram and one sendmmsg per Send.
-      tx_deferred_ = true;
-      return s;
-    }
-    // The first message after a Poll goes at once (a ping-pong's reply),
-    // carrying the acks the last Poll held.
-    sent_since_poll_ = true;
-    Transmit(now, /*hold_acks=*/false);
-    // The reply has left: now the acks the last Poll held back (ack
-    // deferral) cost nobody any latency.
-    if (core_.HasDeferredAcks()) core_.ApplyDeferredAcks(now);
+    absl::Status s = loop_.Send(peer, std::move(m));
     // The send started protocol timers (RTO, peer_timeout): an fd() the
     // caller blocks on must wake for them (Wait arms them itself).
-    if (!closed_io_ && fd_exported_) ArmTimer();
+    if (s.ok() && fd_exported_ && !loop_.closed()) ArmTimer();
     return s;
   }
 
   size_t Poll(std::vector<Completion>* out, size_t max) {
-    if (!closed_io_) {
-      // Receive everything that is waiting, a burst at a time (bounded so
-      // transmit gets its turn under a flood). The clock is read once per
-      // Poll on the paths that matter: an empty poll reads it for the
-      // timers; a poll that receives uses the backend's reading taken
-      // right after the receive (the UDP backend reads the clock anyway, to
-      // convert kernel timestamps), so a ping-pong's reply is not delayed
-      // by two more clock reads.
-      TimeNs now = TimeNs::Infinite();
-      size_t received = 0;
-      // Acks that arrive with data wait for the application's answer to
-      // that data (EndpointCore::set_defer_acks) when acks are held for it
-      // too; applied below when this Poll holds none after all.
-      const bool may_hold_acks = !acks_held_ && !fd_exported_ && max > 0;
-      core_.set_defer_acks(may_hold_acks && answers_.MayHold());
-      for (int round = 0; round < 8; ++round) {
-        const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
-        if (n > 0 && now.IsInfinite()) {
-          now = backend_->LastRxTime();
-          if (now.IsInfinite()) now = MonotonicNow();
-        }
-        for (size_t i = 0; i < n; ++i) {
-          core_.OnDatagram(now, rx_[i].src,
-                           absl::MakeConstSpan(rx_[i].data, rx_[i].len),
-                           rx_[i].ce, rx_[i].arrival, rx_[i].local);
-        }
-        received += n;
-        if (n < rx_.size()) break;
-      }
-      // Processing several datagrams takes time: read the clock again for
-      // the timers and the transmit (a lone datagram, a reply's request, is
-      // handled in well under a microsecond).
-      if (received != 1) now = MonotonicNow();
-      answers_.Returned(now);
-      if (rx_timestamps_pending_) UpdateAutoRxTimestamps(now);
-      // When this Poll hands the application received messages, an ack-only
-      // datagram waits: the application may answer (Send), and the ack then
-      // rides on the answer. It goes out at the latest in the next Poll or
-      // Wait. Never twice in a row (a receiver that always has completions
-      // still acks every other Poll), never for callers that block on fd()
-      // themselves (they may sleep right after this Poll), and not while
-      // the application's answers come later than the peer's timers allow
-      // an ack to wait (AnswerClock). The acks received with the messages
-      // wait likewise (deferral, above); otherwise they are applied now.
-      const bool messages = core_.HasReceivedMessages();
-      const bool hold = may_hold_acks && messages && answers_.MayHold();
-      if (!hold && core_.HasDeferredAcks()) core_.ApplyDeferredAcks(now);
-      if (core_.NextWake() <= now) core_.OnTimer(now);
-      sent_since_poll_ = false;
-      Transmit(now, hold);
-      acks_held_ = hold;
-      const size_t n = core_.PollCompletions(out, max);
-      // After the completions are taken: those left (more than `max`) keep
-      // the fd readable (ArmTimer).
-      if (fd_exported_) ArmTimer();
-      // The application's turnaround (to answer a message) starts now,
-      // after this Poll's transmit, not at `now`. Callers that took fd()
-      // never get acks held: no clock read for them.
-      if (n > 0 && messages && !fd_exported_) answers_.Handed(MonotonicNow());
-      return n;
-    }
-    return core_.PollCompletions(out, max);
+    const size_t n = loop_.Poll(out, max);
+    // After the completions are taken: those left (more than `max`) keep
+    // the fd readable (ArmTimer).
+    if (fd_exported_ && !loop_.closed()) ArmTimer();
+    return n;
   }
 
-  void Transmit(TimeNs now, bool hold_acks) {
-    if (!hold_acks) acks_held_ = false;
-    tx_deferred_ = false;
-    for (int round = 0; round < 16; ++round) {
-      if (tx_off_ == tx_.size()) {
-        tx_.clear();
-        tx_off_ = 0;
-        if (core_.PollTx(now, &tx_, hold_acks, /*uncopied_payloads=*/true) ==
-            0) {
-          break;
-        }
-        grouper_.Group(tx_.mutable_packets());
-      }
-      // Datagrams the kernel refused (send buffer full) stay in tx_ and go
-      // first next time; the core is not asked for more until they left.
-      while (tx_off_ < tx_.size()) {
-        const size_t k = backend_->TxBurst(tx_.packets().subspan(tx_off_));
-        if (k == 0) {
-          ++tx_backpressure_;
-          // Kept until the next transmit, while acks may complete the
-          // messages whose buffers the datagrams still point into.
-          tx_.Materialize(tx_off_);
-          return;
-        }
-        tx_off_ += k;
-      }
-      if (!tx_.full()) break;  // the core had no more to send
-    }
-  }
-
-  // Keeps the timerfd armed no later than the core's next wake time. Arming
+  // Keeps the timerfd armed no later than the loop's next wake time. Arming
   // earlier than needed is harmless (one early wake, after which the next
   // call re-arms), so the timer is re-armed only when the wake time moved
   // earlier or the armed time has passed — not on every call, which cost two
@@ -199,9 +92,7 @@ class Endpoint::Impl {
   // has taken them (fd()'s contract; a caller that polls with a small max
   // slept on the fd with completions waiting).
   void ArmTimer() {
-    const TimeNs wake = core_.HasCompletions()
-                            ? TimeNs(1)
-                            : Min(core_.NextWake(), backend_->NextDeadline());
+    const TimeNs wake = core_.HasCompletions() ? TimeNs(1) : loop_.NextWake();
     if (wake == armed_) return;
     if (!armed_.IsInfinite() && wake > armed_ && armed_ > MonotonicNow()) {
       return;
@@ -239,14 +130,12 @@ class Endpoint::Impl {
   }
 
   void Wait(DurationNs timeout) {
-    if (rx_timestamps_pending_) StartRxTimestamps();
-    if (!closed_io_) {
-      if (core_.HasDeferredAcks()) core_.ApplyDeferredAcks(MonotonicNow());
-      if (acks_held_ || tx_deferred_) {
-        const TimeNs now = MonotonicNow();
-        answers_.Returned(now);
-        Transmit(now, /*hold_acks=*/false);
-      }
+    // RxTimestamps::kAuto: the application blocks from now on, so a
+    // datagram may wait in the socket while it sleeps; ask the kernel when
+    // each came.
+    loop_.StartRxTimestamps();
+    if (!loop_.closed()) {
+      loop_.Flush();
       ArmTimer();
     }
     // Completions already wait for Poll: nothing to wait for.
@@ -270,53 +159,20 @@ class Endpoint::Impl {
     // Re-arming for the same (past) deadline fires the timer again at once.
     // (As before epoll_pwait2: any timeout under 1 ms counts as such.)
     if (expired && !timeout.IsInfinite() && timeout < DurationNs::Millis(1) &&
-        !closed_io_) {
+        !loop_.closed()) {
       ArmTimer();
     }
   }
 
-  // RxTimestamps::kAuto: the application blocks from now on, so a datagram
-  // may wait in the socket while it sleeps; ask the kernel when each came.
-  void StartRxTimestamps() {
-    rx_timestamps_pending_ = false;
-    if (!rx_timestamps_on_) backend_->SetRxTimestamps(true);
-    rx_timestamps_on_ = true;
-  }
-
-  // RxTimestamps::kAuto while the application only polls, once per Poll. A
-  // busy poller that came back late (descheduled, or busy with other work)
-  // may have left datagrams waiting unread: the kernel says when they came
-  // until the Polls have been prompt for rx_timestamps_linger_ (with them
-  // on, every receive costs more).
-  void UpdateAutoRxTimestamps(TimeNs now) {
-    if (!last_poll_.IsInfinite() && now - last_poll_ > late_poll_gap_) {
-      last_late_poll_ = now;
-      if (!rx_timestamps_on_) {
-        backend_->SetRxTimestamps(true);
-        rx_timestamps_on_ = true;
-        ++rx_timestamp_switches_;
-      }
-    } else if (rx_timestamps_on_ &&
-               now - last_late_poll_ > rx_timestamps_linger_) {
-      backend_->SetRxTimestamps(false);
-      rx_timestamps_on_ = false;
-      ++rx_timestamp_switches_;
-    }
-    last_poll_ = now;
-  }
-
-  void Close() {
-    if (core_.closed()) return;
-    core_.Close(MonotonicNow());
-    closed_io_ = true;
-  }
+  void Close() { loop_.Close(); }
 
   // From the first call on, the caller may block on the fd itself: keep the
   // timer armed after every Poll and Send, and hold no acks.
   int fd() {
     fd_exported_ = true;
-    if (rx_timestamps_pending_) StartRxTimestamps();
-    if (!closed_io_) ArmTimer();
+    loop_.set_caller_blocks();
+    loop_.StartRxTimestamps();
+    if (!loop_.closed()) ArmTimer();
     return epfd_;
   }
   // fd() without its switch (Endpoint::wait_fd).
@@ -335,13 +191,13 @@ class Endpoint::Impl {
     const backend::BackendCounters b = backend_->counters();
     s.tx_syscalls = b.tx_syscalls;
     s.rx_syscalls = b.rx_syscalls;
-    s.tx_backpressure = tx_backpressure_;
+    s.tx_backpressure = loop_.tx_backpressure();
     s.timer_syscalls = timer_arms_;
     s.wait_syscalls = waits_;
     s.gso_sends = b.gso_sends;
     s.gso_segments = b.gso_segments;
     s.rx_timestamps = b.rx_timestamps;
-    s.rx_timestamp_switches = rx_timestamp_switches_;
+    s.rx_timestamp_switches = loop_.rx_timestamp_switches();
     s.connected_sockets = b.connected_sockets;
     s.tx_icmp_errors = b.tx_icmp_errors;
     s.rx_backend_drops = b.rx_dropped;
@@ -361,12 +217,8 @@ class Endpoint::Impl {
  private:
   std::unique_ptr<backend::Backend> backend_;
   endpoint::EndpointCore core_;
-  endpoint::TxBatch tx_;
-  // Sprayed bursts alternate entropies; grouping them (stable per entropy,
-  // so each path stays FIFO) lets the backend send each group with one
-  // syscall / GSO super-datagram.
-  backend::EntropyGrouper grouper_;
-  std::vector<backend::RxPacket> rx_;
+  MonotonicClock clock_;
+  endpoint::DriveLoop loop_;
   int epfd_;
   int timerfd_;
   bool have_pwait2_ = true;            // cleared on ENOSYS (kernel before 5.11)
@@ -374,27 +226,23 @@ class Endpoint::Impl {
   uint64_t timer_arms_ = 0;            // timerfd_settime calls
   uint64_t waits_ = 0;                 // epoll_wait calls
   bool fd_exported_ = false;           // fd() was called
-  bool rx_timestamps_pending_;         // kAuto, and no Wait/fd call yet
-  TimeNs last_poll_ = TimeNs::Infinite();  // kAuto: the previous Poll's now
-  TimeNs last_late_poll_ = TimeNs::Infinite();  // kAuto: the last late one
-  DurationNs late_poll_gap_;  // UdpBackendOptions::rx_timestamps_poll_gap
-  DurationNs rx_timestamps_linger_;  // UdpBackendOptions::rx_timestamps_linger
-  bool rx_timestamps_on_ = false;    // as last set on the backend
-  uint64_t rx_timestamp_switches_ = 0;  // kAuto: on/off changes by Poll gaps
-  bool acks_held_ = false;              // the last Poll held ack-only datagrams
-  endpoint::AnswerClock answers_;       // may acks wait for the answer?
-  bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
-  bool tx_deferred_ = false;      // Sends since then wait for Poll / Wait
-  bool closed_io_ = false;
-  uint64_t tx_backpressure_ = 0;
-  size_t tx_off_ = 0;  // tx_[0, tx_off_) went out; the rest waits
   uint32_t core_max_message_ = 0;
 };
 
 absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
     const EndpointOptions& options) {
+  return Impl::Open(options, /*impair=*/nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
+    const EndpointOptions& options, const TestImpairments* impair) {
   if (absl::Status s = endpoint::CheckEndpointOptions(options); !s.ok())
     return s;
+  if (impair != nullptr) {
+    if (absl::Status s = endpoint::CheckImpairments(*impair); !s.ok()) {
+      return s;
+    }
+  }
   absl::StatusOr<NetAddr> bind =
       NetAddr::Parse(options.bind, /*allow_port_zero=*/true);
   if (!bind.ok()) {
@@ -409,32 +257,12 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
         " is a multicast or broadcast address; bind a unicast address of "
         "this host or the any-address"));
   }
-  backend::UdpOptions uo;
-  uo.bind = *bind;
-  uo.src_port_base = options.udp.src_port_base;
-  const uint16_t paths =
-      options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
-  // Twice as many entropy sockets as paths, so a failing path can be
-  // recycled onto a source port no other path uses.
-  uo.num_entropies = options.udp.entropy_sockets
-                         ? options.udp.entropy_sockets
-                         : static_cast<uint16_t>(std::min(256, 2 * paths));
-  const uint32_t ip_hdr = bind->family == NetAddr::Family::kIpv6 ? 40 : 20;
-  uo.mtu_payload = options.mtu - ip_hdr - 8;
-  uo.gso = options.udp.gso;
-  uo.gro = options.udp.gro;
-  uo.ecn = options.udp.ecn;
-  uo.rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAlways;
-  uo.sndbuf = options.udp.sndbuf_bytes;
-  uo.rcvbuf = options.udp.rcvbuf_bytes;
-  uo.connect = options.udp.connect_sockets;
-  absl::StatusOr<std::unique_ptr<backend::UdpBackend>> udp =
-      backend::UdpBackend::Open(uo);
-  if (!udp.ok()) return udp.status();
-  std::unique_ptr<backend::Backend> be = std::move(*udp);
-  if (options.impair.any()) {
-    be =
-        std::make_unique<backend::ImpairBackend>(std::move(be), options.impair);
+  absl::StatusOr<std::unique_ptr<backend::Backend>> built =
+      backend::MakeBackend(options, *bind);
+  if (!built.ok()) return built.status();
+  std::unique_ptr<backend::Backend> be = std::move(*built);
+  if (impair != nullptr && impair->any()) {
+    be = std::make_unique<backend::ImpairBackend>(std::move(be), *impair);
   }
 
   const int epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -475,12 +303,19 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;
-  auto impl = std::make_unique<Impl>(
-      std::move(be), cfg, epfd, tfd,
-      options.udp.rx_timestamps == RxTimestamps::kAuto,
-      options.udp.rx_timestamps_poll_gap, options.udp.rx_timestamps_linger);
+  endpoint::DriveLoopOptions lo;
+  lo.burst = kBurst;
+  lo.auto_rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAuto;
+  lo.late_poll_gap = options.udp.rx_timestamps_poll_gap;
+  lo.rx_timestamps_linger = options.udp.rx_timestamps_linger;
+  auto impl = std::make_unique<Impl>(std::move(be), cfg, lo, epfd, tfd);
   impl->set_max_message(options.protocol.max_message_bytes);
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> OpenEndpointForTesting(
+    const EndpointOptions& options, const TestImpairments& impairments) {
+  return Endpoint::Impl::Open(options, &impairments);
 }
 
 Endpoint::Endpoint(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

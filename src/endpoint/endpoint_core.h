@@ -162,6 +162,8 @@ class EndpointCore final : public PeerHost {
   bool HasCompletions() const { return !completions_.empty(); }
 
   uint64_t incarnation() const { return cfg_.incarnation; }
+  // How long a peer lets an ack wait (ProtocolOptions::ack_delay).
+  DurationNs ack_delay() const { return cfg_.proto.ack_delay; }
   uint32_t mss() const { return peer_cfg_.mss; }
   EndpointStats stats() const;
   std::vector<PeerStats> peer_stats(bool with_paths) const;

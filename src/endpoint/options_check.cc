@@ -96,11 +96,6 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
 absl::Status CheckEndpointOptions(const EndpointOptions& o) {
   if (absl::Status s = CheckProtocolOptions(o.protocol); !s.ok()) return s;
   if (o.mtu < 576 || o.mtu > 65535) return Bad("mtu", "must be in 576..65535");
-  auto prob = [](double p) { return p >= 0 && p <= 1; };
-  if (!prob(o.impair.drop) || !prob(o.impair.duplicate) ||
-      !prob(o.impair.reorder) || !prob(o.impair.corrupt)) {
-    return Bad("impair", "probabilities must be in [0, 1]");
-  }
   if (o.udp.rx_timestamps != RxTimestamps::kAuto &&
       o.udp.rx_timestamps != RxTimestamps::kAlways &&
       o.udp.rx_timestamps != RxTimestamps::kNever) {
@@ -117,6 +112,15 @@ absl::Status CheckEndpointOptions(const EndpointOptions& o) {
   }
   if (o.udp.sndbuf_bytes <= 0) return Bad("udp.sndbuf_bytes", "must be > 0");
   if (o.udp.rcvbuf_bytes <= 0) return Bad("udp.rcvbuf_bytes", "must be > 0");
+  return absl::OkStatus();
+}
+
+absl::Status CheckImpairments(const TestImpairments& i) {
+  auto prob = [](double p) { return p >= 0 && p <= 1; };
+  if (!prob(i.drop) || !prob(i.duplicate) || !prob(i.reorder) ||
+      !prob(i.corrupt)) {
+    return Bad("impairments", "probabilities must be in [0, 1]");
+  }
   return absl::OkStatus();
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "braid/options.h"
+#include "braid/testing/impairment.h"
 
 namespace braid::endpoint {
 
@@ -11,6 +12,8 @@ namespace braid::endpoint {
 absl::Status CheckProtocolOptions(const ProtocolOptions& p);
 // Checks the protocol options and the endpoint/backend fields.
 absl::Status CheckEndpointOptions(const EndpointOptions& o);
+// InvalidArgument unless every probability of `i` is in [0, 1].
+absl::Status CheckImpairments(const TestImpairments& i);
 
 }  // namespace braid::endpoint
 

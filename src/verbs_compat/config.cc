@@ -47,11 +47,21 @@ EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
   o.protocol.mode = mode;
   o.protocol.paths = paths;
   o.protocol.cc = cc;
-  if (loss > 0) {
-    o.impair.drop = loss;
-    o.impair.seed = seed;
-  }
   return o;
+}
+
+TestImpairments VerbsConfig::ToImpairments() const {
+  TestImpairments i;
+  if (loss > 0) {
+    i.drop = loss;
+    i.seed = seed;
+  }
+  return i;
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> VerbsConfig::OpenEndpoint(
+    uint16_t port) const {
+  return OpenEndpointForTesting(ToEndpointOptions(port), ToImpairments());
 }
 
 absl::StatusOr<VerbsConfig> LoadConfig(

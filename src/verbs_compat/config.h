@@ -25,11 +25,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "braid/address.h"
+#include "braid/endpoint.h"
 #include "braid/options.h"
+#include "braid/testing/impairment.h"
 
 namespace braid::verbs_compat {
 
@@ -66,6 +69,10 @@ struct VerbsConfig {
 
   // Endpoint options for a given port.
   EndpointOptions ToEndpointOptions(uint16_t port) const;
+  // The test impairment BRAID_VERBS_LOSS asks for (none when loss is 0).
+  TestImpairments ToImpairments() const;
+  // Opens the endpoint for `port`, impaired as ToImpairments says.
+  absl::StatusOr<std::unique_ptr<Endpoint>> OpenEndpoint(uint16_t port) const;
 };
 
 // Reads the configuration through `getenv` (injectable for tests). Errors

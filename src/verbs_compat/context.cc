@@ -46,8 +46,7 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
   for (uint32_t i = 0; i < config.port_count; ++i) {
     ++tried;
     const uint16_t port = static_cast<uint16_t>(config.port_base + i);
-    absl::StatusOr<std::unique_ptr<Endpoint>> ep =
-        Endpoint::Open(config.ToEndpointOptions(port));
+    absl::StatusOr<std::unique_ptr<Endpoint>> ep = config.OpenEndpoint(port);
     if (ep.ok()) {
       std::random_device rd;
       return new Context(device, std::move(*ep), rd(), config.min_ack_timeout,

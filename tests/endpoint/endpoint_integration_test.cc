@@ -221,10 +221,11 @@ TEST(EndpointIntegrationTest, MessagesOnManyOrderedStreamsAreAllDelivered) {
 
 TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   EndpointOptions o;
-  o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 3};
-  auto a = OpenOrDie(o);
-  o.impair.seed = 4;
-  auto b = OpenOrDie(o);
+  TestImpairments imp{
+      .drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 3};
+  auto a = OpenOrDie(o, imp);
+  imp.seed = 4;
+  auto b = OpenOrDie(o, imp);
   ASSERT_TRUE(a && b);
   constexpr uint64_t kSeed = 77;
   // Ordered messages must carry an id to be checked: at least kHeaderBytes.
@@ -291,8 +292,7 @@ TEST(EndpointIntegrationTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
 // two processes poll concurrently, re-sent 7 % of its packets.
 TEST(EndpointIntegrationTest, ReorderingInsideAPathIsLearntNotResent) {
   EndpointOptions o;
-  o.impair = {.reorder = 0.3, .seed = 5};
-  auto a = OpenOrDie(o);
+  auto a = OpenOrDie(o, {.reorder = 0.3, .seed = 5});
   auto b = OpenOrDie();
   ASSERT_TRUE(a && b);
   constexpr uint64_t kSeed = 19;
@@ -326,10 +326,11 @@ TEST(EndpointIntegrationTest,
      GoBackNModeDeliversExactlyOnceUnderLossDupAndReorder) {
   EndpointOptions o;
   o.protocol.mode = Mode::kGoBackN;
-  o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 21};
-  auto a = OpenOrDie(o);
-  o.impair.seed = 22;
-  auto b = OpenOrDie(o);
+  TestImpairments imp{
+      .drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 21};
+  auto a = OpenOrDie(o, imp);
+  imp.seed = 22;
+  auto b = OpenOrDie(o, imp);
   ASSERT_TRUE(a && b);
   constexpr uint64_t kSeed = 31;
   auto sized = [](Rng& r) {
@@ -837,6 +838,16 @@ TEST(EndpointIntegrationTest, SendErrorsHaveTheDocumentedCodes) {
   EXPECT_TRUE(a->Send(b->local_address(), max).ok());
 }
 
+TEST(EndpointIntegrationTest, OpenNamesABackendThatIsNotBuiltAndItsOption) {
+  EndpointOptions o;
+  o.backend = BackendKind::kDpdk;
+  auto ep = Endpoint::Open(o);
+  EXPECT_TRUE(absl::IsUnimplemented(ep.status())) << ep.status();
+  EXPECT_NE(ep.status().message().find("BRAID_BACKEND_DPDK"),
+            absl::string_view::npos)
+      << ep.status();
+}
+
 TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   EndpointOptions o;
   o.bind = "not an address";
@@ -847,8 +858,7 @@ TEST(EndpointIntegrationTest, OpenRejectsBadOptionsWithInvalidArgument) {
   ep = Endpoint::Open(o);
   EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
   o = {};
-  o.impair.drop = 1.5;
-  ep = Endpoint::Open(o);
+  ep = OpenEndpointForTesting(o, {.drop = 1.5});
   EXPECT_TRUE(absl::IsInvalidArgument(ep.status())) << ep.status();
   o = {};
   o.udp.rx_timestamps = static_cast<RxTimestamps>(7);

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
 #include "braid/endpoint.h"
+#include "braid/testing/impairment.h"
 
 namespace {
 
@@ -80,14 +81,15 @@ int main(int argc, char** argv) {
   }
   braid::EndpointOptions o;
   o.bind = flags.bind;
-  o.impair.drop = flags.drop;
-  o.impair.duplicate = flags.dup;
-  o.impair.reorder = flags.reorder;
-  o.impair.seed = flags.impair_seed;
+  braid::TestImpairments impair;
+  impair.drop = flags.drop;
+  impair.duplicate = flags.dup;
+  impair.reorder = flags.reorder;
+  impair.seed = flags.impair_seed;
   if (flags.peer_timeout_ms > 0) {
     o.protocol.peer_timeout = braid::DurationNs::Millis(flags.peer_timeout_ms);
   }
-  auto opened = braid::Endpoint::Open(o);
+  auto opened = braid::OpenEndpointForTesting(o, impair);
   if (!opened.ok()) {
     std::fprintf(stderr, "open failed: %s\n",
                  opened.status().ToString().c_str());

@@ -31,10 +31,11 @@ void PollUntil(Endpoint& a, Endpoint& b, std::vector<Completion>* ca,
 
 TEST(EndpointPrefixTest, PrefixAndZeroCopyBodyArriveAsOneMessageUnderLoss) {
   EndpointOptions o;
-  o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 11};
-  auto a = OpenOrDie(o);
-  o.impair.seed = 12;
-  auto b = OpenOrDie(o);
+  TestImpairments imp{
+      .drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 11};
+  auto a = OpenOrDie(o, imp);
+  imp.seed = 12;
+  auto b = OpenOrDie(o, imp);
   ASSERT_TRUE(a && b);
   // Bodies of many sizes (0, around one datagram, many datagrams) behind
   // prefixes of many sizes; each body stays untouched until its kSendDone.

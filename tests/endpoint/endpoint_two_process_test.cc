@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "braid/endpoint.h"
+#include "braid/testing/impairment.h"
 #include "gtest/gtest.h"
 #include "tests/endpoint/traffic.h"
 
@@ -209,8 +210,10 @@ TEST(EndpointTwoProcessTest,
   const NetAddr to = Loopback(port);
 
   EndpointOptions o;
-  o.impair = {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 18};
-  auto ep = OpenOrDie(o);
+  auto opened = OpenEndpointForTesting(
+      o, {.drop = 0.05, .duplicate = 0.05, .reorder = 0.05, .seed = 18});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Endpoint> ep = std::move(*opened);
   ASSERT_TRUE(ep);
   constexpr uint64_t kSeed = 2024;
   // The echo comes back on the stream it went out on, in the order the peer

@@ -70,9 +70,8 @@ TEST(OptionsCheckTest, EndpointSettingsAreCheckedToo) {
   EndpointOptions o;
   o.mtu = 500;
   EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
-  o = {};
-  o.impair.drop = 1.5;
-  EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));
+  // Test impairments (no longer part of EndpointOptions) likewise.
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckImpairments({.drop = 1.5})));
   o = {};
   o.protocol.ack_delay = DurationNs::Micros(-1);  // the protocol part too
   EXPECT_TRUE(absl::IsInvalidArgument(CheckEndpointOptions(o)));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "braid/endpoint.h"
+#include "braid/testing/impairment.h"
 #include "gtest/gtest.h"
 #include "tests/endpoint/traffic.h"
 
@@ -19,6 +20,14 @@ namespace braid::testing {
 // Opens an endpoint; on failure records a test failure and returns null.
 inline std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o = {}) {
   auto ep = Endpoint::Open(o);
+  EXPECT_TRUE(ep.ok()) << ep.status();
+  return ep.ok() ? std::move(*ep) : nullptr;
+}
+
+// The same, with test impairments on its outbound datagrams.
+inline std::unique_ptr<Endpoint> OpenOrDie(const EndpointOptions& o,
+                                           const TestImpairments& impair) {
+  auto ep = OpenEndpointForTesting(o, impair);
   EXPECT_TRUE(ep.ok()) << ep.status();
   return ep.ok() ? std::move(*ep) : nullptr;
 }

@@ -55,7 +55,7 @@ TEST(VerbsConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c->seed, 0u);
   EndpointOptions o = c->ToEndpointOptions(30001);
   EXPECT_EQ(o.bind, "10.1.2.3:30001");
-  EXPECT_DOUBLE_EQ(o.impair.drop, 0.01);
+  EXPECT_DOUBLE_EQ(c->ToImpairments().drop, 0.01);
 }
 
 TEST(VerbsConfigTest, BadValuesNameTheVariable) {

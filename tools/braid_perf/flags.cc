@@ -314,7 +314,7 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
                          &e.udp.rx_timestamps);
   // Test impairments of outbound datagrams: probabilities in [0, 1).
   const tools::RealRange probability{0, 1, false, true};
-  TestImpairments& im = f.endpoint.impair;
+  TestImpairments& im = f.impair;
   p.Real({"--loss"}, probability, &im.drop);
   p.Real({"--dup"}, probability, &im.duplicate);
   p.Real({"--reorder"}, probability, &im.reorder);
@@ -392,7 +392,7 @@ absl::StatusOr<PerfFlags> ParsePerfFlags(int argc, char** argv) {
   } else if (!given.size) {
     f.sizes = {f.test == Test::kBw ? 65536u : 64u};
   }
-  f.endpoint.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);
+  f.impair.seed = f.seed * 2 + (f.role == Role::kServer ? 1 : 0);
   f.endpoint.bind = ResolvedBind(f);
   f.endpoint.protocol.max_message_bytes = kMaxMessageBytes;
   return f;

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "braid/address.h"
 #include "braid/options.h"
+#include "braid/testing/impairment.h"
 #include "tools/common/flag_parser.h"
 
 namespace braid::perf {
@@ -54,7 +55,8 @@ struct PerfFlags {
   bool verify = true;        // --no-verify skips the payload comparison
   double time_limit = 60;    // hard bound on the whole run, seconds
   uint64_t seed = 1;         // impairment seed (client uses it, server seed+1)
-  EndpointOptions endpoint;  // mtu, paths, mode, cc, gso/gro, impairments
+  EndpointOptions endpoint;  // mtu, paths, mode, cc, gso/gro
+  TestImpairments impair;    // --loss/--dup/--reorder/--corrupt
   std::string command_line;
 };
 

@@ -19,7 +19,10 @@ Deadline::Deadline(double seconds)
 
 absl::StatusOr<std::unique_ptr<PerfEndpoint>> PerfEndpoint::Open(
     const PerfFlags& f) {
-  absl::StatusOr<std::unique_ptr<Endpoint>> ep = Endpoint::Open(f.endpoint);
+  // The TEST impairments (--loss ...) need the test-only entry point.
+  absl::StatusOr<std::unique_ptr<Endpoint>> ep =
+      f.impair.any() ? OpenEndpointForTesting(f.endpoint, f.impair)
+                     : Endpoint::Open(f.endpoint);
   if (!ep.ok()) return ep.status();
   return std::unique_ptr<PerfEndpoint>(
       new PerfEndpoint(std::move(*ep), f.block));

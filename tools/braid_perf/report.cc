@@ -128,10 +128,10 @@ std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
   c["gro"] = e.udp.gro;
   c["poll"] = f.block ? "block" : "busy";
   c["verify"] = f.verify;
-  c["loss"] = tools::Significant(e.impair.drop);
-  c["dup"] = tools::Significant(e.impair.duplicate);
-  c["reorder"] = tools::Significant(e.impair.reorder);
-  c["corrupt"] = tools::Significant(e.impair.corrupt);
+  c["loss"] = tools::Significant(f.impair.drop);
+  c["dup"] = tools::Significant(f.impair.duplicate);
+  c["reorder"] = tools::Significant(f.impair.reorder);
+  c["corrupt"] = tools::Significant(f.impair.corrupt);
   c["seed"] = f.seed;
   bool ok = !rows.empty();
   tools::Json& results = out["results"] = tools::Json::array();

@@ -9,9 +9,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace braid::simtool {
+
+// The scenario harness's types, as the tool names them.
+using sim::Restart;
+using sim::RunScenario;
+using sim::ScenarioConfig;
+using sim::ScenarioResult;
+using sim::TimedImpairment;
+using sim::TimelineGbps;
+using sim::Traffic;
 
 struct SimFlags {
   ScenarioConfig config;

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "sim/scenario/scenario.h"
 #include "tools/braid_sim/flags.h"
 #include "tools/braid_sim/report.h"
-#include "tools/braid_sim/scenario.h"
 #include "tools/common/flag_parser.h"
 
 int main(int argc, char** argv) {

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/scenario/scenario.h"
 #include "tools/braid_sim/flags.h"
-#include "tools/braid_sim/scenario.h"
 
 namespace braid::simtool {
 

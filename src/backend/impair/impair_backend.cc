@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "base/monotonic_clock.h"
-
 namespace braid::backend {
 
 ImpairBackend::ImpairBackend(std::unique_ptr<Backend> inner,
                              const TestImpairments& imp, DurationNs max_hold,
-                             Clock clock)
+                             Clock* clock)
     : inner_(std::move(inner)),
       max_hold_(max_hold),
-      clock_(clock != nullptr ? clock : &MonotonicNow),
+      clock_(clock != nullptr ? clock : &monotonic_),
       rng_(imp.seed) {
   out_.reserve(256);
   out_run_.reserve(256);
@@ -39,7 +37,7 @@ uint64_t ImpairBackend::EventGap::Draw(Rng* rng) const {
 size_t ImpairBackend::RxBurst(absl::Span<RxPacket> out) {
   // held_ keeps the order datagrams were held in: the front is the oldest.
   if (!held_.empty()) {
-    const TimeNs now = clock_();
+    const TimeNs now = clock_->Now();
     if (now - held_.front().since >= max_hold_) {
       auto stale = [&](const Held& h) { return now - h.since >= max_hold_; };
       for (const Held& h : held_) {
@@ -142,7 +140,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       h.pkt.tail = nullptr;
       h.pkt.tail_len = 0;
       h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
-      h.since = clock_();
+      h.since = clock_->Now();
       held_.push_back(std::move(h));
       held_.back().pkt.data = held_.back().bytes.data();
       ++counters_.reordered;

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/clock.h"
 #include "base/rng.h"
-#include "braid/options.h"
+#include "braid/testing/impairment.h"
 
 namespace braid::backend {
 
@@ -24,8 +25,6 @@ struct ImpairCounters {
 
 class ImpairBackend final : public Backend {
  public:
-  // The clock RxBurst reads (CLOCK_MONOTONIC unless a test passes one).
-  using Clock = TimeNs (*)();
   // Wraps `inner`. Reordered datagrams are held back and sent after the
   // next 1..8 datagrams, at the latest with the next TxBurst call -- or,
   // if the sender goes quiet, by the first RxBurst that finds them held for
@@ -33,9 +32,11 @@ class ImpairBackend final : public Backend {
   // that, a sender waiting for the ack of a held datagram sent nothing and
   // so released nothing until an RTO: --reorder 0.5 crawled at 0.004
   // Gbit/s.)
+  // `clock`: what RxBurst reads (not owned); null = CLOCK_MONOTONIC. Works
+  // over any backend whose timestamps are on that clock's scale.
   ImpairBackend(std::unique_ptr<Backend> inner, const TestImpairments& imp,
                 DurationNs max_hold = DurationNs::Micros(50),
-                Clock clock = nullptr);
+                Clock* clock = nullptr);
 
   uint32_t EntropyCount() const override { return inner_->EntropyCount(); }
   NetAddr LocalAddress() const override { return inner_->LocalAddress(); }
@@ -109,7 +110,8 @@ class ImpairBackend final : public Backend {
 
   std::unique_ptr<Backend> inner_;
   DurationNs max_hold_;
-  Clock clock_;
+  MonotonicClock monotonic_;
+  Clock* clock_;
   Rng rng_;
   // Each stage sees the datagrams the ones before it let through.
   EventGap drop_, corrupt_, reorder_, duplicate_;

@@ -89,9 +89,6 @@ TEST(ImpairBackendTest, ReorderedTwoPieceDatagramsKeepTheirBytes) {
   EXPECT_GT(b.impair_counters().reordered, 0u);
 }
 
-TimeNs g_now;  // the fake clock of the test below
-TimeNs FakeClock() { return g_now; }
-
 // A sender that goes quiet (waiting for the ack of a datagram held here)
 // must not strand it: the first RxBurst that finds it held for max_hold
 // sends it, and not before.
@@ -100,14 +97,14 @@ TEST(ImpairBackendTest, HeldDatagramsGoOutAfterMaxHoldWithoutAnotherSend) {
   TestImpairments imp;
   imp.reorder = 1.0;  // every datagram is held
   imp.seed = 5;
-  g_now = TimeNs(1000000);
+  ManualClock clock(TimeNs(1000000));
   ImpairBackend b(std::make_unique<RecordingBackend>(&sent), imp,
-                  DurationNs::Micros(50), &FakeClock);
+                  DurationNs::Micros(50), &clock);
   EXPECT_TRUE(b.NextDeadline().IsInfinite());  // nothing held
-  const TimeNs t0 = g_now;
+  const TimeNs t0 = clock.Now();
   TwoPieceBurst first(2);
   ASSERT_EQ(b.TxBurst(first.pkts), 2u);
-  g_now = g_now + DurationNs::Micros(20);
+  clock.Advance(DurationNs::Micros(20));
   TwoPieceBurst second(1);
   ASSERT_EQ(b.TxBurst(second.pkts), 1u);
   // An endpoint blocked in its fd wakes then (it slept 19 ms per round trip
@@ -117,13 +114,13 @@ TEST(ImpairBackendTest, HeldDatagramsGoOutAfterMaxHoldWithoutAnotherSend) {
   second.Scribble();
   RxPacket rx[4];
   b.RxBurst(rx);
-  EXPECT_TRUE(sent.empty());               // held, and not long enough
-  g_now = g_now + DurationNs::Micros(30);  // the first two: 50 us
+  EXPECT_TRUE(sent.empty());              // held, and not long enough
+  clock.Advance(DurationNs::Micros(30));  // the first two: 50 us
   b.RxBurst(rx);
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_TRUE(Whole(sent[0]) && Whole(sent[1]));
   EXPECT_EQ(b.NextDeadline(), t0 + DurationNs::Micros(70));  // the third's
-  g_now = g_now + DurationNs::Micros(20);                    // the third: 50 us
+  clock.Advance(DurationNs::Micros(20));                     // the third: 50 us
   b.RxBurst(rx);
   ASSERT_EQ(sent.size(), 3u);
   EXPECT_TRUE(Whole(sent[2]));

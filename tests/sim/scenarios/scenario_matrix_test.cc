@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
-namespace braid::simtool {
+namespace braid::sim {
 namespace {
 
 using Dir = sim::LeafSpine::Direction;
@@ -468,4 +468,4 @@ TEST(ScenarioMatrixTest, SameSeedGivesIdenticalResults) {
 }
 
 }  // namespace
-}  // namespace braid::simtool
+}  // namespace braid::sim

@@ -47,10 +47,10 @@ TEST(PerfFlagsTest, EveryDocumentedFlagIsAccepted) {
   EXPECT_EQ(f->endpoint.mtu, 9000u);
   EXPECT_FALSE(f->endpoint.udp.gso);
   EXPECT_FALSE(f->endpoint.udp.gro);
-  EXPECT_DOUBLE_EQ(f->endpoint.impair.drop, 0.01);
-  EXPECT_DOUBLE_EQ(f->endpoint.impair.duplicate, 0.02);
-  EXPECT_DOUBLE_EQ(f->endpoint.impair.reorder, 0.03);
-  EXPECT_DOUBLE_EQ(f->endpoint.impair.corrupt, 0.04);
+  EXPECT_DOUBLE_EQ(f->impair.drop, 0.01);
+  EXPECT_DOUBLE_EQ(f->impair.duplicate, 0.02);
+  EXPECT_DOUBLE_EQ(f->impair.reorder, 0.03);
+  EXPECT_DOUBLE_EQ(f->impair.corrupt, 0.04);
   EXPECT_EQ(f->seed, 7u);
   EXPECT_EQ(f->window, 8u);
   EXPECT_TRUE(f->json);
@@ -89,7 +89,7 @@ TEST(PerfFlagsTest, ServerSideImpairmentSeedDiffersFromClientSeed) {
   absl::StatusOr<PerfFlags> c =
       Parse({"--client", "127.0.0.1:1", "--seed", "5"});
   ASSERT_TRUE(s.ok() && c.ok());
-  EXPECT_NE(s->endpoint.impair.seed, c->endpoint.impair.seed);
+  EXPECT_NE(s->impair.seed, c->impair.seed);
   EXPECT_EQ(s->endpoint.bind, "0.0.0.0:18515");
 }
 

@@ -1,9 +1,10 @@
 // A simulated scenario: a leaf-spine fabric, a braid EndpointCore on every
 // host (through the sim backend, unchanged), a traffic pattern, timed
 // impairments — and a checker that asserts exactly-once, byte-exact delivery
-// and the completion of every send. Used by braid-sim and tests/sim/.
-#ifndef BRAID_TOOLS_BRAID_SIM_SCENARIO_H_
-#define BRAID_TOOLS_BRAID_SIM_SCENARIO_H_
+// and the completion of every send. Used by braid-sim, tests/sim/scenarios
+// and bench/sim_benchmark.
+#ifndef BRAID_SIM_SCENARIO_SCENARIO_H_
+#define BRAID_SIM_SCENARIO_SCENARIO_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,7 @@
 #include "sim/impairment.h"
 #include "sim/leaf_spine.h"
 
-namespace braid::simtool {
+namespace braid::sim {
 
 enum class Traffic : uint8_t {
   kPairs,        // host i sends to host (i + hosts/2) % hosts (across leaves)
@@ -111,6 +112,6 @@ ScenarioResult RunScenario(const ScenarioConfig& cfg);
 double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from,
                     TimeNs to);
 
-}  // namespace braid::simtool
+}  // namespace braid::sim
 
-#endif  // BRAID_TOOLS_BRAID_SIM_SCENARIO_H_
+#endif  // BRAID_SIM_SCENARIO_SCENARIO_H_

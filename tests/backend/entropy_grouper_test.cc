@@ -1,4 +1,4 @@
-#include "backend/udp/entropy_grouper.h"
+#include "backend/entropy_grouper.h"
 
 #include <algorithm>
 #include <vector>

@@ -3,8 +3,8 @@
 // equal-size packets to one destination into UDP GSO super-datagrams). An
 // endpoint that sprays packets round-robin over entropies would otherwise
 // pay one syscall per packet.
-#ifndef BRAID_BACKEND_UDP_ENTROPY_GROUPER_H_
-#define BRAID_BACKEND_UDP_ENTROPY_GROUPER_H_
+#ifndef BRAID_BACKEND_ENTROPY_GROUPER_H_
+#define BRAID_BACKEND_ENTROPY_GROUPER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -39,4 +39,4 @@ class EntropyGrouper {
 
 }  // namespace braid::backend
 
-#endif  // BRAID_BACKEND_UDP_ENTROPY_GROUPER_H_
+#endif  // BRAID_BACKEND_ENTROPY_GROUPER_H_

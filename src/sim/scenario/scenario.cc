@@ -1,4 +1,4 @@
-#include "tools/braid_sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,11 +8,13 @@
 
 #include "backend/sim/sim_backend.h"
 #include "base/rng.h"
+#include "endpoint/drive_loop.h"
 #include "endpoint/endpoint_core.h"
 #include "sim/host.h"
+#include "sim/sim_clock.h"
 #include "sim/simulator.h"
 
-namespace braid::simtool {
+namespace braid::sim {
 namespace {
 
 constexpr size_t kBurst = 64;
@@ -39,15 +41,15 @@ uint32_t Get32(const uint8_t* p) {
 
 class Run;
 
-// One host: its sim backend, its protocol core, and the application.
+// One host: its sim backend, its protocol core and the drive loop over
+// them, and the application.
 struct HostDriver {
   Run* run = nullptr;
   int index = 0;
   sim::Host* host = nullptr;
   std::unique_ptr<backend::SimBackend> backend;
   std::unique_ptr<endpoint::EndpointCore> core;
-  std::unique_ptr<endpoint::TxBatch> batch;
-  std::vector<backend::RxPacket> rx;
+  std::unique_ptr<endpoint::DriveLoop> loop;
   std::vector<Completion> comps;
   sim::Simulator::TimerId timer;
   TimeNs timer_at = TimeNs::Infinite();
@@ -63,7 +65,8 @@ struct HostDriver {
 
 class Run {
  public:
-  explicit Run(const ScenarioConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {}
+  explicit Run(const ScenarioConfig& cfg)
+      : cfg_(cfg), rng_(cfg.seed), clock_(&sim_) {}
 
   ScenarioResult Go();
   void Service(HostDriver& d);
@@ -72,6 +75,7 @@ class Run {
   void MakeCore(HostDriver& d);
   void SendMore(HostDriver& d, TimeNs now);
   void HandleCompletions(HostDriver& d, TimeNs now);
+  void HandleCompletion(HostDriver& d, const Completion& c, TimeNs now);
   void OnRecv(HostDriver& d, const Completion& c, TimeNs now);
   void Reschedule(HostDriver& d);
   void FoldStats(const endpoint::EndpointCore& core);
@@ -80,6 +84,7 @@ class Run {
   ScenarioConfig cfg_;
   Rng rng_;
   sim::Simulator sim_;
+  SimClock clock_;  // what the hosts' drive loops read
   std::unique_ptr<sim::LeafSpine> fabric_;
   std::vector<std::unique_ptr<HostDriver>> hosts_;
   ScenarioResult res_;
@@ -96,7 +101,14 @@ void Run::MakeCore(HostDriver& d) {
   c.entropy_count = d.backend->EntropyCount();
   c.max_datagram = d.backend->MaxDatagram();
   c.local_port = d.backend->LocalAddress().port;
+  d.loop.reset();
   d.core = std::make_unique<endpoint::EndpointCore>(c);
+  endpoint::DriveLoopOptions lo;
+  lo.burst = kBurst;
+  lo.uncopied_payloads = false;  // the sim backend copies every datagram
+  lo.group_by_entropy = false;   // no GSO to group for
+  d.loop = std::make_unique<endpoint::DriveLoop>(d.backend.get(), d.core.get(),
+                                                 &clock_, lo);
 }
 
 void Run::FoldStats(const endpoint::EndpointCore& core) {
@@ -134,7 +146,7 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
     m.cookie = id;
     m.stream = cfg_.streams ? static_cast<uint16_t>(1 + id % cfg_.streams) : 0;
     const absl::Status s =
-        d.core->Send(now, hosts_[d.dest]->host->address(), std::move(m));
+        d.loop->Send(hosts_[d.dest]->host->address(), std::move(m));
     if (!s.ok()) break;  // queue full: try again after completions
     if (!started_) {
       started_ = true;
@@ -188,61 +200,52 @@ void Run::OnRecv(HostDriver& d, const Completion& c, TimeNs now) {
   res_.timeline[bin] += b.size();
 }
 
-void Run::HandleCompletions(HostDriver& d, TimeNs now) {
-  d.comps.clear();
-  d.core->PollCompletions(&d.comps, SIZE_MAX);
-  for (const Completion& c : d.comps) {
-    if (c.type == CompletionType::kRecv) {
-      OnRecv(d, c, now);
-      continue;
-    }
-    const uint32_t id = static_cast<uint32_t>(c.cookie);
-    if (id >= d.completed.size() || d.completed[id] != 0) continue;
-    --d.outstanding;
-    --pending_total_;
-    if (c.type == CompletionType::kSendDone) {
-      d.completed[id] = 1;
-      ++res_.messages_done;
-      mct_.push_back(now - d.send_time[id]);
-    } else {
-      d.completed[id] = 2;
-      ++res_.messages_failed;
-      const std::string cause = FailureCauseName(c.cause);
-      if (std::find(res_.failure_causes.begin(), res_.failure_causes.end(),
-                    cause) == res_.failure_causes.end()) {
-        res_.failure_causes.push_back(cause);
-      }
-    }
+void Run::HandleCompletion(HostDriver& d, const Completion& c, TimeNs now) {
+  if (c.type == CompletionType::kRecv) {
+    OnRecv(d, c, now);
+    return;
   }
+  const uint32_t id = static_cast<uint32_t>(c.cookie);
+  if (id >= d.completed.size() || d.completed[id] != 0) return;
+  --d.outstanding;
+  --pending_total_;
+  if (c.type == CompletionType::kSendDone) {
+    d.completed[id] = 1;
+    ++res_.messages_done;
+    mct_.push_back(now - d.send_time[id]);
+    return;
+  }
+  d.completed[id] = 2;
+  ++res_.messages_failed;
+  const std::string cause = FailureCauseName(c.cause);
+  if (std::find(res_.failure_causes.begin(), res_.failure_causes.end(),
+                cause) == res_.failure_causes.end()) {
+    res_.failure_causes.push_back(cause);
+  }
+}
+
+// The application as a real one runs over Endpoint: Poll, handle the
+// completions (sending more as sends complete), and before it sleeps let
+// whatever waits leave (Endpoint::Wait). Acks held by a Poll ride on the
+// sends the application makes in between.
+void Run::HandleCompletions(HostDriver& d, TimeNs now) {
+  for (const Completion& c : d.comps) HandleCompletion(d, c, now);
   SendMore(d, now);
 }
 
 void Run::Service(HostDriver& d) {
   const TimeNs now = sim_.now();
-  for (;;) {
-    const size_t n = d.backend->RxBurst(absl::MakeSpan(d.rx));
-    for (size_t i = 0; i < n; ++i) {
-      d.core->OnDatagram(now, d.rx[i].src,
-                         absl::MakeConstSpan(d.rx[i].data, d.rx[i].len),
-                         d.rx[i].ce);
-    }
-    if (n < d.rx.size()) break;
-  }
-  if (d.core->NextWake() <= now) d.core->OnTimer(now);
-  HandleCompletions(d, now);
-  for (;;) {
-    d.batch->clear();
-    const size_t n = d.core->PollTx(now, d.batch.get());
-    if (n == 0) break;
-    d.backend->TxBurst(d.batch->packets());
-    if (n < d.batch->capacity()) break;
-  }
-  HandleCompletions(d, now);
+  do {
+    d.comps.clear();
+    d.loop->Poll(&d.comps, SIZE_MAX);
+    HandleCompletions(d, now);
+    d.loop->Flush();
+  } while (d.loop->rx_backlog() || d.core->HasCompletions());
   Reschedule(d);
 }
 
 void Run::Reschedule(HostDriver& d) {
-  TimeNs next = d.core->NextWake();
+  TimeNs next = d.loop->NextWake();
   if (next.IsInfinite()) return;
   next = Max(next, sim_.now() + DurationNs(1));
   if (next >= d.timer_at) return;
@@ -281,9 +284,6 @@ ScenarioResult Run::Go() {
     bo.mtu_payload = cfg_.mtu_payload;
     d->backend = std::make_unique<backend::SimBackend>(d->host, bo);
     MakeCore(*d);
-    d->batch =
-        std::make_unique<endpoint::TxBatch>(kBurst, d->backend->MaxDatagram());
-    d->rx.resize(kBurst);
     d->delivered.assign(cfg_.messages_per_sender, 0);
     d->host->SetRxHook(
         [](void* ctx) {
@@ -424,4 +424,4 @@ double TimelineGbps(const ScenarioResult& r, DurationNs bin, TimeNs from,
   return ns > 0 ? static_cast<double>(bytes) * 8 / ns : 0;
 }
 
-}  // namespace braid::simtool
+}  // namespace braid::sim

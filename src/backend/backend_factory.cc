@@ -1,0 +1,102 @@
+#include "backend/backend_factory.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "backend/udp/udp_backend.h"
+
+namespace braid {
+
+absl::StatusOr<BackendKind> ParseBackend(absl::string_view s) {
+  if (s == "udp") return BackendKind::kUdp;
+  if (s == "dpdk") return BackendKind::kDpdk;
+  if (s == "verbs_ud") return BackendKind::kVerbsUd;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown backend '", s, "' (expected udp, dpdk or verbs_ud)"));
+}
+
+const char* BackendName(BackendKind b) {
+  switch (b) {
+    case BackendKind::kUdp:
+      return "udp";
+    case BackendKind::kDpdk:
+      return "dpdk";
+    case BackendKind::kVerbsUd:
+      return "verbs_ud";
+  }
+  return "unknown";
+}
+
+namespace backend {
+namespace {
+
+// The kernel-UDP backend's settings from the endpoint's options.
+UdpOptions UdpOptionsFrom(const EndpointOptions& options, const NetAddr& bind) {
+  UdpOptions uo;
+  uo.bind = bind;
+  uo.src_port_base = options.udp.src_port_base;
+  const uint16_t paths =
+      options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
+  // Twice as many entropy sockets as paths, so a failing path can be
+  // recycled onto a source port no other path uses.
+  uo.num_entropies = options.udp.entropy_sockets
+                         ? options.udp.entropy_sockets
+                         : static_cast<uint16_t>(std::min(256, 2 * paths));
+  const uint32_t ip_hdr = bind.family == NetAddr::Family::kIpv6 ? 40 : 20;
+  uo.mtu_payload = options.mtu - ip_hdr - 8;
+  uo.gso = options.udp.gso;
+  uo.gro = options.udp.gro;
+  uo.ecn = options.udp.ecn;
+  uo.rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAlways;
+  uo.sndbuf = options.udp.sndbuf_bytes;
+  uo.rcvbuf = options.udp.rcvbuf_bytes;
+  uo.connect = options.udp.connect_sockets;
+  return uo;
+}
+
+}  // namespace
+
+const char* BackendBuildOption(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kUdp:
+      return "";
+    case BackendKind::kDpdk:
+      return "BRAID_BACKEND_DPDK";
+    case BackendKind::kVerbsUd:
+      return "BRAID_BACKEND_VERBS_UD";
+  }
+  return "";
+}
+
+bool BackendBuilt(BackendKind kind) {
+  // Only udp exists so far; the others' build options are defined (and
+  // refused when turned on) in the top-level CMakeLists.txt.
+  return kind == BackendKind::kUdp;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
+    const EndpointOptions& options, const NetAddr& bind) {
+  switch (options.backend) {
+    case BackendKind::kUdp: {
+      absl::StatusOr<std::unique_ptr<UdpBackend>> udp =
+          UdpBackend::Open(UdpOptionsFrom(options, bind));
+      if (!udp.ok()) return udp.status();
+      return std::unique_ptr<Backend>(std::move(*udp));
+    }
+    case BackendKind::kDpdk:
+    case BackendKind::kVerbsUd:
+      return absl::UnimplementedError(absl::StrCat(
+          "EndpointOptions.backend: the ", BackendName(options.backend),
+          " backend is not built into this braid (build option ",
+          BackendBuildOption(options.backend),
+          ", which this version does not implement yet)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "EndpointOptions.backend: ", static_cast<int>(options.backend),
+      " names no backend"));
+}
+
+}  // namespace backend
+}  // namespace braid

@@ -1,0 +1,157 @@
+#include "endpoint/drive_loop.h"
+
+#include <utility>
+
+#include "absl/types/span.h"
+
+namespace braid::endpoint {
+
+DriveLoop::DriveLoop(backend::Backend* backend, EndpointCore* core,
+                     Clock* clock, const DriveLoopOptions& options)
+    : backend_(backend),
+      core_(core),
+      clock_(clock),
+      options_(options),
+      tx_(options.burst, backend->MaxDatagram()),
+      grouper_(options.burst, backend->EntropyCount()),
+      rx_(options.burst),
+      rx_stamps_(options.auto_rx_timestamps, options.late_poll_gap,
+                 options.rx_timestamps_linger),
+      answers_(core->ack_delay()) {}
+
+absl::Status DriveLoop::Send(const NetAddr& peer, OutMessage&& m) {
+  const TimeNs now = clock_->Now();
+  answers_.Returned(now);
+  absl::Status s = core_->Send(now, peer, std::move(m));
+  if (!s.ok()) return s;
+  if (sent_since_poll_ && !caller_blocks_) {
+    // Not the first Send since the last Poll: the application is sending
+    // a batch. Let it build up; the next Poll or Flush sends it with small
+    // messages sharing datagrams and one backend call per burst, instead of
+    // one datagram and one call per Send.
+    tx_deferred_ = true;
+    return s;
+  }
+  // The first message after a Poll goes at once (a ping-pong's reply),
+  // carrying the acks the last Poll held.
+  sent_since_poll_ = true;
+  Transmit(now, /*hold_acks=*/false);
+  // The reply has left: now the acks the last Poll held back (ack
+  // deferral) cost nobody any latency.
+  if (core_->HasDeferredAcks()) core_->ApplyDeferredAcks(now);
+  return s;
+}
+
+size_t DriveLoop::Receive(TimeNs* now) {
+  size_t received = 0;
+  rx_backlog_ = false;
+  for (int round = 0; round < options_.max_rx_bursts; ++round) {
+    const size_t n = backend_->RxBurst(absl::MakeSpan(rx_));
+    if (n > 0 && now->IsInfinite()) {
+      *now = backend_->LastRxTime();
+      if (now->IsInfinite()) *now = clock_->Now();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      core_->OnDatagram(*now, rx_[i].src,
+                        absl::MakeConstSpan(rx_[i].data, rx_[i].len), rx_[i].ce,
+                        rx_[i].arrival, rx_[i].local);
+    }
+    received += n;
+    if (n < rx_.size()) return received;
+  }
+  rx_backlog_ = true;  // bounded, so transmit gets its turn under a flood
+  return received;
+}
+
+size_t DriveLoop::Poll(std::vector<Completion>* out, size_t max) {
+  if (closed_) return core_->PollCompletions(out, max);
+  // The clock is read once per Poll on the paths that matter: an empty
+  // poll reads it for the timers; a poll that receives uses the backend's
+  // reading taken right after the receive (the UDP backend reads the clock
+  // anyway, to convert kernel timestamps), so a ping-pong's reply is not
+  // delayed by two more clock reads.
+  TimeNs now = TimeNs::Infinite();
+  // Acks that arrive with data wait for the application's answer to that
+  // data (EndpointCore::set_defer_acks) when acks are held for it too;
+  // applied below when this Poll holds none after all.
+  const bool may_hold_acks = !acks_held_ && !caller_blocks_ && max > 0;
+  core_->set_defer_acks(may_hold_acks && answers_.MayHold());
+  const size_t received = Receive(&now);
+  // Processing several datagrams takes time: read the clock again for the
+  // timers and the transmit (a lone datagram, a reply's request, is handled
+  // in well under a microsecond).
+  if (received != 1) now = clock_->Now();
+  answers_.Returned(now);
+  if (rx_stamps_.pending()) rx_stamps_.OnPoll(now, backend_);
+  // When this Poll hands the application received messages, an ack-only
+  // datagram waits: the application may answer (Send), and the ack then
+  // rides on the answer. It goes out at the latest in the next Poll or
+  // Flush. Never twice in a row (a receiver that always has completions
+  // still acks every other Poll), never for callers that block on an fd
+  // themselves (they may sleep right after this Poll), and not while the
+  // application's answers come later than the peer's timers allow an ack
+  // to wait (AnswerClock). The acks received with the messages wait
+  // likewise (deferral, above); otherwise they are applied now.
+  const bool messages = core_->HasReceivedMessages();
+  const bool hold = may_hold_acks && messages && answers_.MayHold();
+  if (!hold && core_->HasDeferredAcks()) core_->ApplyDeferredAcks(now);
+  if (core_->NextWake() <= now) core_->OnTimer(now);
+  sent_since_poll_ = false;
+  Transmit(now, hold);
+  acks_held_ = hold;
+  const size_t n = core_->PollCompletions(out, max);
+  // The application's turnaround (to answer a message) starts now, after
+  // this Poll's transmit, not at `now`. Callers that block never get acks
+  // held: no clock read for them.
+  if (n > 0 && messages && !caller_blocks_) answers_.Handed(clock_->Now());
+  return n;
+}
+
+void DriveLoop::Flush() {
+  if (closed_) return;
+  if (core_->HasDeferredAcks()) core_->ApplyDeferredAcks(clock_->Now());
+  if (acks_held_ || tx_deferred_) {
+    const TimeNs now = clock_->Now();
+    answers_.Returned(now);
+    Transmit(now, /*hold_acks=*/false);
+  }
+}
+
+void DriveLoop::Close() {
+  if (core_->closed()) return;
+  core_->Close(clock_->Now());
+  closed_ = true;
+}
+
+void DriveLoop::Transmit(TimeNs now, bool hold_acks) {
+  if (!hold_acks) acks_held_ = false;
+  tx_deferred_ = false;
+  for (int round = 0; round < options_.max_tx_batches; ++round) {
+    if (tx_off_ == tx_.size()) {
+      tx_.clear();
+      tx_off_ = 0;
+      if (core_->PollTx(now, &tx_, hold_acks, options_.uncopied_payloads) ==
+          0) {
+        break;
+      }
+      if (options_.group_by_entropy) grouper_.Group(tx_.mutable_packets());
+    }
+    // Datagrams the backend refused (e.g. a full socket buffer) stay in tx_
+    // and go first next time; the core is not asked for more until they
+    // left.
+    while (tx_off_ < tx_.size()) {
+      const size_t k = backend_->TxBurst(tx_.packets().subspan(tx_off_));
+      if (k == 0) {
+        ++tx_backpressure_;
+        // Kept until the next transmit, while acks may complete the
+        // messages whose buffers the datagrams still point into.
+        tx_.Materialize(tx_off_);
+        return;
+      }
+      tx_off_ += k;
+    }
+    if (!tx_.full()) break;  // the core had no more to send
+  }
+}
+
+}  // namespace braid::endpoint

@@ -57,7 +57,7 @@ void BM_SendAndAck(benchmark::State& state) {
   const uint32_t window = static_cast<uint32_t>(state.range(1));
   const uint32_t loss_every = static_cast<uint32_t>(state.range(2));
   SentPacketManager m{RetransmitOptions{}};
-  NullSenderEvents ev;
+  SenderOutcome out;
   std::vector<uint32_t> seq(paths, 0);
   std::vector<Tx> fifo(window * 8);  // transmissions on the wire
   const size_t fmask = fifo.size() - 1;
@@ -91,7 +91,7 @@ void BM_SendAndAck(benchmark::State& state) {
       a.sack = absl::MakeConstSpan(rx.w, 4);
       a.echo_path = t.path;
       a.echo_path_seq = t.seq;
-      m.OnAck(a, now, ev);
+      m.OnAck(a, now, &out);
     }
     Psn psn;
     uint64_t tag;
@@ -99,7 +99,7 @@ void BM_SendAndAck(benchmark::State& state) {
     PathId last;
     while (m.PopRetransmit(&psn, &tag, &bytes, &last)) transmit(psn, false);
     if (tail - head < window) transmit(m.next_psn(), true);
-    if (m.NextTimerTime() <= now) m.OnTimer(now, ev);
+    if (m.NextTimerTime() <= now) m.OnTimer(now, &out);
     ++packets;
   }
   state.SetItemsProcessed(static_cast<int64_t>(packets));

@@ -26,6 +26,7 @@ retransmit::RetransmitOptions RtxOptions(const PeerConfig& cfg) {
                   Min(cfg.proto.max_rto, cfg.proto.peer_timeout / 16));
   o.initial_rtt = cfg.proto.initial_rtt;
   o.go_back_n = cfg.proto.mode == Mode::kGoBackN;
+  o.acked_runs = cfg.acked_runs;
   o.tail_probe = cfg.proto.mode != Mode::kGoBackN;
   // The tail probe needs no allowance for ack coalescing: the newest packet
   // of every burst asks for an immediate ack (kDataFlagAckNow), and the
@@ -252,8 +253,8 @@ void Peer::OnTimer(TimeNs now) {
   // immediate ack makes one due at once): PollTx sends it; the loss, RTO,
   // probe and timeout machinery below has nothing to do.
   if (TimerDeadline() > now) return;
-  event_now_ = now;
-  sent_.OnTimer(now, *this);
+  sent_.OnTimer(now, &outcome_);
+  ApplyOutcome(now, /*return_port=*/0);
   AttributeRtoToPaths(now);
   paths_.OnTimer(now);
   FlushCcEvents(now);

@@ -82,11 +82,11 @@ struct PeerConfig {
   bool acked_runs = true;  // see CoreConfig
 };
 
-class Peer : private retransmit::SenderEvents {
+class Peer {
  public:
   Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
        PeerHost* host, TimeNs now);
-  ~Peer() override;
+  ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
 
@@ -203,16 +203,20 @@ class Peer : private retransmit::SenderEvents {
   // Reaches the data frame builder from its test.
   friend struct PeerDataFramesTestAccess;
 
-  // retransmit::SenderEvents
-  void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
-                     wire::PathId last_path, bool was_retransmitted) override;
-  void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
-                    wire::PathId path, retransmit::LossCause cause) override;
-  bool TakesAckedRuns() const override { return cfg_.acked_runs; }
-  void OnRunAcked(const AckedRun& run) override;
-  void OnRttSample(wire::PathId path, DurationNs rtt) override;
-  void OnSpuriousRetransmit(wire::Psn psn) override;
-  void OnSpuriousRto() override;
+  // Applies what the sent-packet manager's OnAck or OnTimer just returned
+  // in outcome_ (peer_ack.cc), in the order it happened: to the path set,
+  // the congestion events, the messages. `return_port`: of the ack's
+  // datagram (see OnAck), 0 for a timer.
+  void ApplyOutcome(TimeNs now, uint16_t return_port);
+  void ApplyRttSample(const retransmit::RttSample& s, TimeNs now,
+                      uint16_t return_port);
+  void ApplyAcked(const retransmit::AckedPackets& a, uint64_t tag, TimeNs now);
+  void ApplyAckedRun(const retransmit::AckedPackets& run,
+                     absl::Span<const uint64_t> tags, TimeNs now);
+  void ApplyLost(const retransmit::LostPacket& l, TimeNs now);
+  // Judges the RTO losses of outcome_ (a timer run) per path: a timeout on
+  // most paths at once is the host or the peer stalling, not a bad path.
+  void AttributeRtoToPaths(TimeNs now);
 
   // Send-side helpers (peer_send.cc; data frames in peer_data_frames.cc).
   bool CanSendNew() const;
@@ -232,7 +236,7 @@ class Peer : private retransmit::SenderEvents {
   // `count` more fragments of the message `tag` names are acked; completes
   // the message when they were its last (or marks an ordered one as
   // awaiting delivery).
-  void OnFragmentsAcked(uint64_t tag, uint32_t count);
+  void OnFragmentsAcked(uint64_t tag, uint32_t count, TimeNs now);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
   // Completes the ordered messages awaiting delivery that every ack so far
@@ -310,7 +314,6 @@ class Peer : private retransmit::SenderEvents {
   bool AskAckIfLastForNow(uint8_t* frame);
   void FlushCcEvents(TimeNs now);
   void TrackOldestUnacked(TimeNs now);
-  void AttributeRtoToPaths(TimeNs now);
 
   // Receive-side helpers (peer_receive.cc).
   void ResetReceiveSide(uint32_t session, wire::Psn base);
@@ -332,14 +335,8 @@ class Peer : private retransmit::SenderEvents {
   multipath::PathSet paths_;
   retransmit::SentPacketManager sent_;
   std::unique_ptr<cc::CongestionControl> cc_;
-  // Packets declared lost by the RTO during one timer run, per path.
-  std::array<uint32_t, 256> rto_lost_{};
-  std::bitset<256> rto_paths_;
-  // Per path: the transmission the RTO declared lost, and whether something
-  // sent after it was known to have arrived then (see AttributeRtoToPaths).
-  std::array<wire::PathSeq, 256> rto_seq_{};
-  std::array<wire::Psn, 256> rto_psn_{};
-  std::bitset<256> rto_overtaken_;
+  // What sent_'s last OnAck / OnTimer returned; reused (keeps its storage).
+  retransmit::SenderOutcome outcome_;
   // Transmissions given up on without blaming their path (a tail probe's
   // original, an RTO with no evidence against its path): if the packet's
   // re-send on another path is then acked while they never were, their
@@ -355,7 +352,8 @@ class Peer : private retransmit::SenderEvents {
   std::array<Unblamed, 8> unblamed_{};
   size_t unblamed_next_ = 0;
   void RememberUnblamed(wire::Psn psn, wire::PathId path);
-  void BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path);
+  void BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
+                              TimeNs now);
 
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it
@@ -383,7 +381,6 @@ class Peer : private retransmit::SenderEvents {
   wire::Psn rx_since_ack_lo_, rx_since_ack_hi_;
   uint64_t return_path_losses_ = 0;
   multipath::ReturnPaths return_paths_;
-  uint16_t ack_return_port_ = 0;  // of the ack being processed; 0 unknown
   // Rings keep their storage: no allocation per message once grown.
   // Pointers into them are valid only until the next push.
   Ring<OutMessage> queued_;     // accepted, not started
@@ -414,7 +411,6 @@ class Peer : private retransmit::SenderEvents {
   bool have_ack_event_ = false;
   bool have_loss_event_ = false;
   bool spurious_rto_ = false;  // undo the last RTO's cut at the next flush
-  TimeNs event_now_;
 
   // ---- Receive side ----
   bool rx_synced_ = false;

@@ -1,6 +1,6 @@
 // Vocabulary of the sender-side reliability module: options, the ack as the
-// retransmit logic sees it, loss causes, counters and the event callback
-// interface the per-peer core implements.
+// retransmit logic sees it, loss causes and counters. What an ack or a timer
+// found is returned as a SenderOutcome (sender_outcome.h).
 #ifndef BRAID_RETRANSMIT_RETRANSMIT_TYPES_H_
 #define BRAID_RETRANSMIT_RETRANSMIT_TYPES_H_
 
@@ -56,6 +56,10 @@ struct RetransmitOptions {
   // retransmissions but doubled the p99 of the round trips that lost a
   // packet (70 vs 32 us), and tail latency is what the probe is for.
   int max_pto_shift = 0;
+  // Report packets acknowledged together as runs (SenderOutcome's
+  // AckedPackets with count >= 2) where they qualify, instead of one entry
+  // per packet: bulk acks then cost one entry per GSO run.
+  bool acked_runs = false;
   // Go-back-N baseline: a NAK declares every in-flight PSN >= cum lost; an
   // RTO declares everything in flight lost.
   bool go_back_n = false;
@@ -130,7 +134,7 @@ struct SenderCounters {
   // duplicate); each doubles the probe timeout (at most 8x; it decays).
   uint64_t spurious_tail_probes = 0;
   // RTOs proven premature: an ack echoed a transmission the RTO declared
-  // lost. The backoff is undone and OnSpuriousRto reported.
+  // lost. The backoff is undone and SenderOutcome::spurious_rto set.
   uint64_t spurious_rtos = 0;
   // Acks whose echoed transmission arrived as a duplicate (flagged by the
   // receiver): proof a re-send was unnecessary.
@@ -146,84 +150,6 @@ struct SenderCounters {
   // that is not outstanding, and per-path seqs that did not increase.
   uint64_t bad_retransmit_calls = 0;
   uint64_t path_seq_regressions = 0;
-};
-
-// The transmissions behind the OnPacketAcked / OnPacketLost being reported
-// (SentPacketManager::event_tx(), valid only inside that callback). Lets a
-// path tracker give every transmission exactly one outcome.
-struct EventTx {
-  // OnPacketLost: the transmission declared lost (the latest copy).
-  // OnPacketAcked: the copy believed to have arrived (the echoed one if the
-  // ack proves it, else the latest).
-  wire::PathId path = 0;
-  wire::PathSeq seq;
-  // OnPacketLost: a transmission sent strictly later than the lost one is
-  // known to have arrived (evidence against its path; without it an RTO
-  // loss may be a stall of this host or the peer, or a lost ack).
-  bool overtaken = false;
-  // OnPacketAcked: false if that copy had already been declared lost (an
-  // outcome was reported for it then).
-  bool was_outstanding = true;
-  // OnPacketAcked: a later copy still in flight that will never be reported
-  // (the packet was acked through an earlier copy).
-  bool has_orphan = false;
-  wire::PathId orphan_path = 0;
-  wire::PathSeq orphan_seq;
-};
-
-// Events a SentPacketManager reports while it processes an ack or a timer.
-// One virtual call per event (not per packet sent). Implementations must not
-// call back into the manager that is reporting: collect and act afterwards.
-class SenderEvents {
- public:
-  virtual ~SenderEvents() = default;
-  // `psn` was acknowledged for the first time. `last_path` is the path of the
-  // copy believed to have arrived (the echoed one if the ack proves it, else
-  // the latest); `was_retransmitted` if it was sent more than once.
-  virtual void OnPacketAcked(wire::Psn psn, uint64_t tag, uint32_t bytes,
-                             wire::PathId last_path,
-                             bool was_retransmitted) = 0;
-  // Whether OnRunAcked may be called (else every packet goes through
-  // OnPacketAcked).
-  virtual bool TakesAckedRuns() const { return false; }
-  // Packets first..first+count-1 (count >= 2) were acknowledged for the
-  // first time, by one ack: the same as `count` OnPacketAcked calls with
-  // was_retransmitted false, each with event_tx() = {path, first_seq + i,
-  // was_outstanding, no orphan}. Only packets sent once, together (one
-  // send time), on one path with consecutive path seqs and of the same size
-  // form such a run (a GSO run). tags[i] is packet i's tag.
-  struct AckedRun {
-    wire::Psn first;
-    uint32_t count = 0;
-    uint32_t bytes = 0;  // each
-    wire::PathId path = 0;
-    wire::PathSeq first_seq;
-    const uint64_t* tags = nullptr;
-  };
-  virtual void OnRunAcked(const AckedRun& run) {}
-  // `psn` was declared lost; it is now queued for PopRetransmit. `path` is
-  // the path of the lost transmission.
-  virtual void OnPacketLost(wire::Psn psn, uint64_t tag, uint32_t bytes,
-                            wire::PathId path, LossCause cause) = 0;
-  // A new RTT sample (ack delay already subtracted) for `path`.
-  virtual void OnRttSample(wire::PathId path, DurationNs rtt) = 0;
-  // An ack echoed an earlier transmission of `psn`, which we had already
-  // re-sent because we had declared it lost.
-  virtual void OnSpuriousRetransmit(wire::Psn psn) = 0;
-  // The last RTO was premature (see SenderCounters::spurious_rtos):
-  // congestion control may restore the window it had before the timeout.
-  virtual void OnSpuriousRto() {}
-};
-
-// A SenderEvents that ignores everything; handy for tests and benchmarks.
-class NullSenderEvents : public SenderEvents {
- public:
-  void OnPacketAcked(wire::Psn, uint64_t, uint32_t, wire::PathId,
-                     bool) override {}
-  void OnPacketLost(wire::Psn, uint64_t, uint32_t, wire::PathId,
-                    LossCause) override {}
-  void OnRttSample(wire::PathId, DurationNs) override {}
-  void OnSpuriousRetransmit(wire::Psn) override {}
 };
 
 }  // namespace braid::retransmit

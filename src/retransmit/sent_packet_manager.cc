@@ -251,7 +251,7 @@ void SentPacketManager::NoteArrival(wire::PathId p, wire::PathSeq seq,
 
 void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
                                       DurationNs ack_delay, TimeNs now,
-                                      SenderEvents& ev) {
+                                      SenderOutcome& out) {
   if (rec.sampled) return;  // one sample per transmission (duplicate acks)
   rec.sampled = true;
   // The timers must cover the receiver's hold time too: they run on the
@@ -266,26 +266,30 @@ void SentPacketManager::TakeRttSample(wire::PathId p, TxRecord& rec,
   rtt_.AddSample(sample);
   paths_[p].rtt.AddSample(sample);
   ++counters_.rtt_samples;
-  ev.OnRttSample(p, sample);
+  out.has_rtt_sample = true;
+  out.rtt_sample = RttSample{p, sample};
 }
 
 void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
-                                  SenderEvents& ev) {
-  wire::PathId arrived_path = pkt.path;
-  event_tx_ = EventTx{};
-  event_tx_.path = pkt.path;
-  event_tx_.seq = pkt.seq;
-  event_tx_.was_outstanding = pkt.state == State::kInFlight;
+                                  SenderOutcome& out) {
+  AckedPackets a;
+  a.first = psn;
+  a.bytes = pkt.bytes;
+  a.tags_at = static_cast<uint32_t>(out.tags.size());
+  a.path = pkt.path;
+  a.first_seq = pkt.seq;
+  a.was_retransmitted = pkt.tx_count > 1;
+  a.was_outstanding = pkt.state == State::kInFlight;
   if (echo_active_ && psn == echo_psn_) {
-    arrived_path = echo_path_;  // arrival already noted from the echo
-    event_tx_.path = echo_path_;
-    event_tx_.seq = echo_seq_;
+    // Arrival already noted from the echo.
+    a.path = echo_path_;
+    a.first_seq = echo_seq_;
     const bool latest = echo_path_ == pkt.path && echo_seq_ == pkt.seq;
-    event_tx_.was_outstanding = latest && echo_outstanding_;
+    a.was_outstanding = latest && echo_outstanding_;
     if (!latest && pkt.state == State::kInFlight) {
-      event_tx_.has_orphan = true;  // the re-send in flight
-      event_tx_.orphan_path = pkt.path;
-      event_tx_.orphan_seq = pkt.seq;
+      a.has_orphan = true;  // the re-send in flight
+      a.orphan_path = pkt.path;
+      a.orphan_seq = pkt.seq;
     }
   } else if (!pkt.ambiguous) {
     NoteArrival(pkt.path, pkt.seq, pkt.sent);  // assume the latest copy
@@ -312,7 +316,8 @@ void SentPacketManager::MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now,
   pkt.state = State::kAcked;
   ++counters_.packets_acked;
   counters_.bytes_acked += pkt.bytes;
-  ev.OnPacketAcked(psn, pkt.tag, pkt.bytes, arrived_path, pkt.tx_count > 1);
+  out.acked.push_back(a);
+  out.tags.push_back(pkt.tag);
 }
 
 uint32_t SentPacketManager::AckedRunLength(wire::Psn p, wire::Psn end) const {
@@ -341,8 +346,7 @@ uint32_t SentPacketManager::AckedRunLength(wire::Psn p, wire::Psn end) const {
 }
 
 void SentPacketManager::AckRange(wire::Psn from, wire::Psn to, bool runs,
-                                 TimeNs now, SenderEvents& ev) {
-  uint64_t tags[kMaxAckedRun];
+                                 TimeNs now, SenderOutcome& out) {
   for (wire::Psn p = from; p < to;) {
     Packet& pkt = ring_[p.value() & mask_];
     if (pkt.state == State::kAcked) {
@@ -351,7 +355,7 @@ void SentPacketManager::AckRange(wire::Psn from, wire::Psn to, bool runs,
     }
     const uint32_t n = runs ? AckedRunLength(p, to) : 0;
     if (n < 2) {
-      MarkAcked(pkt, p, now, ev);
+      MarkAcked(pkt, p, now, out);
       ++p;
       continue;
     }
@@ -363,26 +367,23 @@ void SentPacketManager::AckRange(wire::Psn from, wire::Psn to, bool runs,
     } else {
       NoteArrival(pkt.path, pkt.seq + (n - 1), pkt.sent);
     }
+    AckedPackets run;
+    run.first = p;
+    run.count = n;
+    run.bytes = pkt.bytes;
+    run.tags_at = static_cast<uint32_t>(out.tags.size());
+    run.path = pkt.path;
+    run.first_seq = pkt.seq;
     for (uint32_t i = 0; i < n; ++i) {
       Packet& q = ring_[(p + i).value() & mask_];
       q.state = State::kAcked;
-      tags[i] = q.tag;
+      out.tags.push_back(q.tag);
     }
     bytes_in_flight_ -= uint64_t{pkt.bytes} * n;
     packets_in_flight_ -= n;
     counters_.packets_acked += n;
     counters_.bytes_acked += uint64_t{pkt.bytes} * n;
-    event_tx_ = EventTx{};
-    event_tx_.path = pkt.path;
-    event_tx_.seq = pkt.seq;
-    SenderEvents::AckedRun run;
-    run.first = p;
-    run.count = n;
-    run.bytes = pkt.bytes;
-    run.path = pkt.path;
-    run.first_seq = pkt.seq;
-    run.tags = tags;
-    ev.OnRunAcked(run);
+    out.acked.push_back(run);
     p = p + n;
   }
 }
@@ -397,7 +398,9 @@ uint64_t SentPacketManager::SackMemoBits(uint64_t off) const {
 }
 
 bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
-                              SenderEvents& ev) {
+                              SenderOutcome* outcome) {
+  SenderOutcome& out = *outcome;
+  out.Clear();
   rto_memo_sent_ = TimeNs::Infinite();
   // Validate before touching anything: nothing may refer to PSNs not sent.
   if (ack.cum > next_) {
@@ -438,7 +441,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                                ack.arrival > rec->sent
                            ? ack.arrival
                            : now;
-    TakeRttSample(ack.echo_path, *rec, ack.ack_delay, end, ev);
+    TakeRttSample(ack.echo_path, *rec, ack.ack_delay, end, out);
     NoteArrival(ack.echo_path, rec->seq, rec->sent);
     Packet* pkt = Get(rec->psn);
     // The echoed copy is one we declared lost: re-sent already
@@ -448,14 +451,14 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
                             pkt->tx_index == rec->tx_index);
     if (declared_lost && pkt != nullptr && !pkt->loss_disproved) {
       pkt->loss_disproved = true;
-      OnLossDisproved(pkt->last_loss, ack.echo_path, *rec, now, ev);
+      OnLossDisproved(pkt->last_loss, ack.echo_path, *rec, now, out);
     }
     // The receiver flags an echo of a duplicate: one copy of this packet
     // was unnecessary (like a D-SACK).
     if (ack.echo_duplicate && !rec->dup_noted) {
       rec->dup_noted = true;
       ++counters_.duplicate_echoes;
-      OnDuplicateArrival(*rec, pkt, now, ev);
+      OnDuplicateArrival(*rec, pkt, now, out);
     }
     if (rec->superseded) {
       rec->superseded = false;
@@ -472,12 +475,12 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
             // late original was echoed: the re-send names the loss rule.
             if (pkt == nullptr && resend->repairs != TxRecord::kFirstSend) {
               OnLossDisproved(static_cast<LossCause>(resend->repairs),
-                              ack.echo_path, *rec, now, ev);
+                              ack.echo_path, *rec, now, out);
             }
           }
         }
         ++counters_.spurious_retransmits;
-        ev.OnSpuriousRetransmit(rec->psn);
+        out.spurious_retransmits.push_back(rec->psn);
       }
     }
     if (pkt != nullptr && pkt->state != State::kAcked) {
@@ -491,8 +494,8 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
 
   // Newly acknowledged packets.
   const uint64_t acked_before = counters_.packets_acked;
-  const bool runs = ev.TakesAckedRuns();
-  if (base_ < ack.cum) AckRange(base_, ack.cum, runs, now, ev);
+  const bool runs = opts_.acked_runs;
+  if (base_ < ack.cum) AckRange(base_, ack.cum, runs, now, out);
   // Bit i of word j here is bit memo_shift + 64 j + i of the memo.
   const int32_t memo_shift = sack_memo_.empty() ? -1 : ack.cum - sack_memo_cum_;
   for (size_t j = 0; j < words; ++j) {
@@ -514,7 +517,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
       const wire::Psn to = from + len;
       if (to <= base_) continue;
       if (from < base_) from = base_;
-      AckRange(from, to, runs, now, ev);
+      AckRange(from, to, runs, now, out);
     }
   }
   echo_active_ = false;
@@ -532,7 +535,7 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
   // (measured on loopback: 1 of 10 such RTOs undone in a lossless bulk run).
   if (acked_pre_rto_original_) {
     acked_pre_rto_original_ = false;
-    if (rto_undo_armed_) UndoRto(ev);
+    if (rto_undo_armed_) UndoRto(out);
   }
   while (base_ != next_ &&
          ring_[base_.value() & mask_].state == State::kAcked) {
@@ -561,19 +564,19 @@ bool SentPacketManager::OnAck(const AckInfo& ack, TimeNs now,
 
   if (ack.nak) {
     if (opts_.go_back_n) {
-      ProcessNak(ack.cum, ev);
+      ProcessNak(ack.cum, out);
     } else {
       ++counters_.naks_ignored;
     }
   }
-  ProcessPathTimers(now, /*after_ack=*/true, ev);
+  ProcessPathTimers(now, /*after_ack=*/true, out);
   if (lost_pending_ == 0) heap_.clear();
   return true;
 }
 
 void SentPacketManager::OnLossDisproved(LossCause cause, wire::PathId path,
                                         const TxRecord& rec, TimeNs now,
-                                        SenderEvents& ev) {
+                                        SenderOutcome& out) {
   switch (cause) {
     case LossCause::kTime:
       OnSpuriousTimeLoss(now);
@@ -582,7 +585,7 @@ void SentPacketManager::OnLossDisproved(LossCause cause, wire::PathId path,
       OnSpuriousGapLoss(Overtaken(path, rec), now);
       break;
     case LossCause::kRto:
-      if (rto_undo_armed_) UndoRto(ev);
+      if (rto_undo_armed_) UndoRto(out);
       break;
     default:  // a probe, or a NAK (go-back-N): nothing to learn
       break;
@@ -590,7 +593,7 @@ void SentPacketManager::OnLossDisproved(LossCause cause, wire::PathId path,
 }
 
 void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
-                                           TimeNs now, SenderEvents& ev) {
+                                           TimeNs now, SenderOutcome& out) {
   // The loss the unnecessary re-send repaired: the echoed copy's own cause
   // if it is a re-send; else (the original, overtaken by its re-send) the
   // packet's last loss, if the packet is still in the window.
@@ -621,7 +624,7 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
   }
   if (rto_undo_armed_ && std::find(rto_lost_.begin(), rto_lost_.end(),
                                    rec.psn) != rto_lost_.end()) {
-    UndoRto(ev);
+    UndoRto(out);
   }
   if (cause == static_cast<uint8_t>(LossCause::kTailProbe) &&
       (pkt == nullptr || !pkt->spurious_reported)) {
@@ -633,11 +636,11 @@ void SentPacketManager::OnDuplicateArrival(const TxRecord& rec, Packet* pkt,
       (pkt == nullptr || !pkt->spurious_reported)) {
     if (pkt != nullptr) pkt->spurious_reported = true;
     ++counters_.spurious_retransmits;
-    ev.OnSpuriousRetransmit(rec.psn);
+    out.spurious_retransmits.push_back(rec.psn);
   }
 }
 
-void SentPacketManager::UndoRto(SenderEvents& ev) {
+void SentPacketManager::UndoRto(SenderOutcome& out) {
   // The network delivered what the RTO gave up on: the timeout was
   // premature (a stalled host, not a dead network). Undo the backoff and
   // let congestion control undo its reaction.
@@ -649,7 +652,7 @@ void SentPacketManager::UndoRto(SenderEvents& ev) {
   rto_floor_changed_ = last_progress_;
   RecomputeRtoDeadline();
   ++counters_.spurious_rtos;
-  ev.OnSpuriousRto();
+  out.spurious_rto = true;
 }
 
 void SentPacketManager::PushRetransmit(wire::Psn psn) {
@@ -657,14 +660,16 @@ void SentPacketManager::PushRetransmit(wire::Psn psn) {
   std::push_heap(heap_.begin(), heap_.end(), PsnGreater());
 }
 
-void SentPacketManager::OnTimer(TimeNs now, SenderEvents& ev) {
+void SentPacketManager::OnTimer(TimeNs now, SenderOutcome* outcome) {
+  SenderOutcome& out = *outcome;
+  out.Clear();
   rto_memo_sent_ = TimeNs::Infinite();
-  ProcessPathTimers(now, /*after_ack=*/false, ev);
+  ProcessPathTimers(now, /*after_ack=*/false, out);
   bool rto_fired = false;
   if (packets_in_flight_ > 0 && now >= rto_deadline_) {
-    rto_fired = RtoScan(now, ev);
+    rto_fired = RtoScan(now, out);
   }
-  if (!rto_fired) MaybeScheduleProbe(now, ev);
+  if (!rto_fired) MaybeScheduleProbe(now, out);
   if (lost_pending_ == 0) heap_.clear();
 }
 

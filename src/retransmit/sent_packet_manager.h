@@ -61,10 +61,10 @@
 //    after a whole RTO without progress. While other paths make progress,
 //    a dead path's packets are found by the time rule instead. If an ack
 //    later echoes a transmission the RTO declared lost, the RTO was
-//    premature (spurious_rtos): the backoff is undone and OnSpuriousRto
-//    tells the caller, whose congestion control may restore its window.
-//    When it fires, every such transmission is declared lost and the backoff
-//    doubles; it resets when an ack newly acknowledges something. In
+//    premature (spurious_rtos): the backoff is undone and the outcome's
+//    spurious_rto tells the caller, whose congestion control may restore its
+//    window. When it fires, every such transmission is declared lost and the
+//    backoff doubles; it resets when an ack newly acknowledges something. In
 //    go-back-N mode everything in flight is declared lost.
 //  * NAK (kNak, go-back-N only). Every in-flight PSN >= cum is lost. A repeat
 //    NAK for the same cum after that PSN was re-sent is ignored.
@@ -77,7 +77,7 @@
 // without new data sent and
 // without an ack that newly acknowledged data, with packets in flight and no
 // retransmission pending, the newest in-flight packet is put into the
-// retransmit queue once, reported through OnPacketLost with cause
+// retransmit queue once, reported as a LostPacket with cause
 // kTailProbe (congestion control should not treat that cause as a loss).
 // Since the probe's original copy may still arrive, a probed packet's
 // arrival via cum/SACK is treated as ambiguous (see above). One probe per
@@ -103,7 +103,13 @@
 // packet are O(window), rare events. Memory grows only when the window or a
 // path's log grows; there is no allocation per packet in steady state.
 //
-// Reentrancy: SenderEvents callbacks must not call back into the manager.
+// Reporting. OnAck and OnTimer return what they found in a SenderOutcome the
+// caller owns (sender_outcome.h): acked packets and runs, losses with their
+// cause and transmission, the RTT sample, spurious re-sends and RTOs. The
+// manager calls nothing back; the caller applies the outcome after the call
+// returns and tells the manager what followed from it (OnPathRerouted) with
+// ordinary calls. A reroute reported that way applies to the transmissions
+// made before it, as if it had been reported during the call.
 #ifndef BRAID_RETRANSMIT_SENT_PACKET_MANAGER_H_
 #define BRAID_RETRANSMIT_SENT_PACKET_MANAGER_H_
 
@@ -115,6 +121,7 @@
 #include "retransmit/path_tx_log.h"
 #include "retransmit/retransmit_types.h"
 #include "retransmit/rtt_estimator.h"
+#include "retransmit/sender_outcome.h"
 #include "wire/psn.h"
 
 namespace braid::retransmit {
@@ -152,11 +159,13 @@ class SentPacketManager {
   // retransmissions and losses (path gap, time, NAK). Returns false and
   // changes nothing if the ack refers to PSNs never sent (cum or a SACK bit
   // beyond next_psn()).
-  bool OnAck(const AckInfo& ack, TimeNs now, SenderEvents& ev);
+  // What happened is written to *out (cleared first; empty on false).
+  bool OnAck(const AckInfo& ack, TimeNs now, SenderOutcome* out);
   // Timer: time-based losses, then RTO (with backoff) or the tail probe
   // (which is queued for PopRetransmit).
-  // Safe to call at any time; does nothing that is not due.
-  void OnTimer(TimeNs now, SenderEvents& ev);
+  // Safe to call at any time; does nothing that is not due. The losses are
+  // written to *out (cleared first).
+  void OnTimer(TimeNs now, SenderOutcome* out);
   // When OnTimer next may have work; TimeNs::Infinite() if nothing is in
   // flight. May be early (OnTimer then finds nothing due), never late.
   TimeNs NextTimerTime() const;
@@ -229,10 +238,6 @@ class SentPacketManager {
     }
   }
 
-  // Inside an OnPacketAcked / OnPacketLost callback: the transmissions it
-  // refers to (see EventTx). Unspecified elsewhere.
-  const EventTx& event_tx() const { return event_tx_; }
-
   const SenderCounters& counters() const { return counters_; }
   const RetransmitOptions& options() const { return opts_; }
 
@@ -299,55 +304,55 @@ class SentPacketManager {
   // Notes that (p, seq), sent at `sent`, arrived.
   void NoteArrival(wire::PathId p, wire::PathSeq seq, TimeNs sent);
   void TakeRttSample(wire::PathId p, TxRecord& rec, DurationNs ack_delay,
-                     TimeNs now, SenderEvents& ev);
-  void MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now, SenderEvents& ev);
+                     TimeNs now, SenderOutcome& out);
+  void MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now, SenderOutcome& out);
   // Marks every PSN in [from, to) acked (those not acked yet), in PSN order:
-  // runs of packets that qualify (see SenderEvents::AckedRun) as one event
+  // runs of packets that qualify (see AckedPackets) as one entry
   // when `runs`, the others one by one.
   void AckRange(wire::Psn from, wire::Psn to, bool runs, TimeNs now,
-                SenderEvents& ev);
+                SenderOutcome& out);
   // The longest AckedRun reported at once (a GSO run is at most 64).
   static constexpr uint32_t kMaxAckedRun = 64;
   // How many packets from `p` (before `end`) form an AckedRun, at most
   // kMaxAckedRun: 0 if p's packet cannot start one.
   uint32_t AckedRunLength(wire::Psn p, wire::Psn end) const;
   void DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
-                   SenderEvents& ev);
+                   SenderOutcome& out);
   // Looks at path p's oldest unresolved transmissions: drops dead ones,
   // declares gap and time losses, and schedules or parks the path in
   // path_timers_ for its next look.
-  void ProcessPath(wire::PathId p, TimeNs now, SenderEvents& ev);
+  void ProcessPath(wire::PathId p, TimeNs now, SenderOutcome& out);
   // Processes paths whose arrival mark moved, that were released by new
   // arrivals or this ack, and whose timers are due.
-  void ProcessPathTimers(TimeNs now, bool after_ack, SenderEvents& ev);
+  void ProcessPathTimers(TimeNs now, bool after_ack, SenderOutcome& out);
   // Oldest live unresolved transmission of p (dropping dead ones); nullptr
   // if none.
   TxRecord* LiveFront(PathState& ps);
   // RTO check over all active paths: declares expired transmissions lost
   // (returns true if any did) and recomputes rto_deadline_.
-  bool RtoScan(TimeNs now, SenderEvents& ev);
+  bool RtoScan(TimeNs now, SenderOutcome& out);
   void RecomputeRtoDeadline();
   bool IsGapLost(const PathState& ps, const TxRecord& rec) const;
   // Declares every in-flight packet with PSN >= from lost.
-  void DeclareAllLost(wire::Psn from, LossCause cause, SenderEvents& ev);
-  void ProcessNak(wire::Psn cum, SenderEvents& ev);
-  void MaybeScheduleProbe(TimeNs now, SenderEvents& ev);
+  void DeclareAllLost(wire::Psn from, LossCause cause, SenderOutcome& out);
+  void ProcessNak(wire::Psn cum, SenderOutcome& out);
+  void MaybeScheduleProbe(TimeNs now, SenderOutcome& out);
   DurationNs Pto() const;
   // Pto(), but at least the newest first send's path srtt + 4 rttvar (+ ack
   // delay) once that path has samples.
   DurationNs ProbeTimeout() const;
   void PushRetransmit(wire::Psn psn);
   // The last RTO was premature: reset the backoff, count, report.
-  void UndoRto(SenderEvents& ev);
+  void UndoRto(SenderOutcome& out);
   // An ack echoed `rec`, on `path`, a copy that `cause` had declared lost:
   // learn from the mistake (widen the reorder window or the gap threshold,
   // undo the RTO).
   void OnLossDisproved(LossCause cause, wire::PathId path, const TxRecord& rec,
-                       TimeNs now, SenderEvents& ev);
+                       TimeNs now, SenderOutcome& out);
   // The echoed transmission `rec` (of packet `pkt`, nullptr if it left the
   // window) arrived as a duplicate: undo what the unneeded re-send implied.
   void OnDuplicateArrival(const TxRecord& rec, Packet* pkt, TimeNs now,
-                          SenderEvents& ev);
+                          SenderOutcome& out);
   // A time loss turned out spurious: widen the reorder window.
   void OnSpuriousTimeLoss(TimeNs now);
   // Shrinks the learnt reorder tolerance by one step per 16 srtt.
@@ -458,7 +463,6 @@ class SentPacketManager {
   wire::PathId echo_path_ = 0;
   wire::PathSeq echo_seq_;
   bool echo_outstanding_ = false;  // the echoed copy was not declared lost
-  EventTx event_tx_;               // of the callback being made
   SenderCounters counters_;
 };
 

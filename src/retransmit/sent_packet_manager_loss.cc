@@ -29,7 +29,7 @@ TxRecord* SentPacketManager::LiveFront(PathState& ps) {
 }
 
 void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
-                                    SenderEvents& ev) {
+                                    SenderOutcome& out) {
   PathState& ps = paths_[path];
   while (TxRecord* f = LiveFront(ps)) {
     Packet& pkt = ring_[f->psn.value() & mask_];
@@ -40,7 +40,7 @@ void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
         path_timers_.ParkUntilNextAck(path);  // look again with its reach
         break;
       }
-      DeclareLost(pkt, f->psn, LossCause::kPathGap, ev);
+      DeclareLost(pkt, f->psn, LossCause::kPathGap, out);
       ps.log.PopFront();
       continue;
     }
@@ -61,7 +61,7 @@ void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
       path_timers_.ParkUntilNextAck(path);
       break;
     }
-    DeclareLost(pkt, f->psn, LossCause::kTime, ev);
+    DeclareLost(pkt, f->psn, LossCause::kTime, out);
     ps.log.PopFront();
   }
   if (ps.has_barrier &&
@@ -72,21 +72,21 @@ void SentPacketManager::ProcessPath(wire::PathId path, TimeNs now,
 }
 
 void SentPacketManager::ProcessPathTimers(TimeNs now, bool after_ack,
-                                          SenderEvents& ev) {
+                                          SenderOutcome& out) {
   wire::PathId p;
   if (after_ack) {
     for (wire::PathId t : touched_paths_) {
       paths_[t].touched = false;
-      ProcessPath(t, now, ev);
+      ProcessPath(t, now, out);
     }
     touched_paths_.clear();
     path_timers_.TakeAckParked(&scratch_paths_);
-    for (wire::PathId t : scratch_paths_) ProcessPath(t, now, ev);
+    for (wire::PathId t : scratch_paths_) ProcessPath(t, now, out);
     const uint64_t released =
         has_rack_ ? static_cast<uint64_t>(rack_sent_.ns()) : 0;
-    while (path_timers_.PopReleased(released, &p)) ProcessPath(p, now, ev);
+    while (path_timers_.PopReleased(released, &p)) ProcessPath(p, now, out);
   }
-  while (path_timers_.PopDue(now, &p)) ProcessPath(p, now, ev);
+  while (path_timers_.PopDue(now, &p)) ProcessPath(p, now, out);
 }
 
 void SentPacketManager::RecomputeRtoDeadline() {
@@ -106,7 +106,7 @@ void SentPacketManager::RecomputeRtoDeadline() {
   }
 }
 
-bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
+bool SentPacketManager::RtoScan(TimeNs now, SenderOutcome& out) {
   bool expired = false;
   for (wire::PathId path : active_paths_) {
     const TxRecord* f = LiveFront(paths_[path]);
@@ -119,7 +119,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
     ++counters_.rtos;
     rto_lost_.clear();
     if (opts_.go_back_n) {
-      DeclareAllLost(base_, LossCause::kRto, ev);
+      DeclareAllLost(base_, LossCause::kRto, out);
     } else {
       // Only the oldest live transmission of each expired path: after a
       // stall (of this host, the peer or the network) a whole window of
@@ -129,7 +129,8 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderEvents& ev) {
         PathState& ps = paths_[path];
         TxRecord* f = LiveFront(ps);
         if (f == nullptr || now < RtoBase(f->sent) + PathRto(path)) continue;
-        DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto, ev);
+        DeclareLost(ring_[f->psn.value() & mask_], f->psn, LossCause::kRto,
+                    out);
         rto_lost_.push_back(f->psn);
         ps.log.PopFront();
       }
@@ -155,7 +156,7 @@ bool SentPacketManager::IsGapLost(const PathState& ps,
 }
 
 void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
-                                    SenderEvents& ev) {
+                                    SenderOutcome& out) {
   pkt.state = State::kLost;
   pkt.loss_disproved = false;
   bytes_in_flight_ -= pkt.bytes;
@@ -166,22 +167,25 @@ void SentPacketManager::DeclareLost(Packet& pkt, wire::Psn psn, LossCause cause,
   PushRetransmit(psn);
   ++counters_.packets_lost;
   ++counters_.losses_by_cause[static_cast<int>(cause)];
-  event_tx_ = EventTx{};
-  event_tx_.path = pkt.path;
-  event_tx_.seq = pkt.seq;
-  event_tx_.overtaken = has_rack_ && rack_sent_ > pkt.sent;
-  ev.OnPacketLost(psn, pkt.tag, pkt.bytes, pkt.path, cause);
+  LostPacket& l = out.lost.emplace_back();
+  l.psn = psn;
+  l.tag = pkt.tag;
+  l.bytes = pkt.bytes;
+  l.path = pkt.path;
+  l.seq = pkt.seq;
+  l.cause = cause;
+  l.overtaken = has_rack_ && rack_sent_ > pkt.sent;
 }
 
 void SentPacketManager::DeclareAllLost(wire::Psn from, LossCause cause,
-                                       SenderEvents& ev) {
+                                       SenderOutcome& out) {
   for (wire::Psn p = wire::Max(from, base_); p < next_; ++p) {
     Packet& pkt = ring_[p.value() & mask_];
-    if (pkt.state == State::kInFlight) DeclareLost(pkt, p, cause, ev);
+    if (pkt.state == State::kInFlight) DeclareLost(pkt, p, cause, out);
   }
 }
 
-void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
+void SentPacketManager::ProcessNak(wire::Psn cum, SenderOutcome& out) {
   const Packet* pkt = Get(cum);
   if (pkt == nullptr || pkt->state == State::kAcked) {
     ++counters_.naks_ignored;
@@ -197,10 +201,10 @@ void SentPacketManager::ProcessNak(wire::Psn cum, SenderEvents& ev) {
   nak_cum_ = cum;
   nak_tx_mark_ = tx_counter_;
   ++counters_.naks;
-  DeclareAllLost(cum, LossCause::kNak, ev);
+  DeclareAllLost(cum, LossCause::kNak, out);
 }
 
-void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
+void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderOutcome& out) {
   if (!opts_.tail_probe || !tlp_armed_ || packets_in_flight_ == 0 ||
       lost_pending_ > 0) {
     return;
@@ -212,7 +216,7 @@ void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderEvents& ev) {
     if (pkt.state == State::kInFlight) {
       tlp_armed_ = false;
       ++counters_.tail_probes;
-      DeclareLost(pkt, p, LossCause::kTailProbe, ev);
+      DeclareLost(pkt, p, LossCause::kTailProbe, out);
       return;
     }
   }

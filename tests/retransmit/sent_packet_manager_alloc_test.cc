@@ -66,7 +66,7 @@ struct Loop {
       a.sack = absl::MakeConstSpan(words, 4);
       a.echo_path = t.path;
       a.echo_path_seq = t.seq;
-      m.OnAck(a, now, ev);
+      m.OnAck(a, now, &out);
     }
     Psn psn;
     uint64_t tag;
@@ -74,7 +74,7 @@ struct Loop {
     PathId last;
     while (m.PopRetransmit(&psn, &tag, &bytes, &last)) Transmit(psn, false);
     if (tail - head < 128) Transmit(m.next_psn(), true);
-    if (m.NextTimerTime() <= now) m.OnTimer(now, ev);
+    if (m.NextTimerTime() <= now) m.OnTimer(now, &out);
   }
 
   struct Tx {
@@ -84,7 +84,7 @@ struct Loop {
     bool arrives = false;
   };
   SentPacketManager m{RetransmitOptions{}};
-  NullSenderEvents ev;
+  SenderOutcome out;
   std::vector<uint32_t> seq;
   std::vector<Tx> fifo;
   std::vector<uint32_t> received = std::vector<uint32_t>(8192, 0);

@@ -10,6 +10,7 @@
 #include "base/rng.h"
 #include "gtest/gtest.h"
 #include "retransmit/sent_packet_manager.h"
+#include "tests/retransmit/outcome_replay.h"
 
 namespace braid::retransmit {
 namespace {
@@ -18,7 +19,8 @@ using wire::PathId;
 using wire::PathSeq;
 using wire::Psn;
 
-class Model : public SenderEvents {
+// Checks each packet the outcomes report (via ReplayOutcome).
+class Model {
  public:
   enum class St { kInFlight, kLostQueued, kLostPopped };
   struct Pkt {
@@ -26,25 +28,23 @@ class Model : public SenderEvents {
     St st;
   };
 
-  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId,
-                     bool) override {
+  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId, bool) {
     auto it = pkts.find(psn.value());
     ASSERT_NE(it, pkts.end()) << "acked a PSN not outstanding " << psn.value();
     EXPECT_EQ(it->second.bytes, bytes);
     EXPECT_EQ(tag, uint64_t{psn.value()} * 3);
     pkts.erase(it);
   }
-  void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId,
-                    LossCause) override {
+  void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId, LossCause) {
     auto it = pkts.find(psn.value());
     ASSERT_NE(it, pkts.end()) << "lost a PSN not outstanding " << psn.value();
     EXPECT_EQ(it->second.st, St::kInFlight) << psn.value();
     it->second.st = St::kLostQueued;
   }
-  void OnRttSample(PathId, DurationNs rtt) override {
+  void OnRttSample(PathId, DurationNs rtt) {
     EXPECT_GT(rtt, DurationNs::Zero());
   }
-  void OnSpuriousRetransmit(Psn) override {}
+  void OnSpuriousRetransmit(Psn) {}
 
   std::map<uint32_t, Pkt> pkts;  // outstanding (not acked)
 };
@@ -73,7 +73,7 @@ class Fuzzer {
       } else if (op < 65) {
         RandomAck();
       } else if (op < 75) {
-        m_->OnTimer(now_, model_);
+        Timer();
       } else if (op < 75 + 12) {
         Retransmit();
       } else if (op < 90) {
@@ -88,14 +88,14 @@ class Fuzzer {
         model_.pkts.clear();
         seq_.clear();
       } else if (NextTimer() <= now_) {
-        m_->OnTimer(now_, model_);
+        Timer();
       }
       Check();
     }
     // Drain: a full cumulative ack acknowledges everything.
     AckInfo a;
     a.cum = m_->next_psn();
-    ASSERT_TRUE(m_->OnAck(a, now_, model_));
+    ASSERT_TRUE(Ack(a));
     Check();
     EXPECT_TRUE(model_.pkts.empty());
     EXPECT_FALSE(m_->HasUnacked());
@@ -105,6 +105,15 @@ class Fuzzer {
  private:
   TimeNs NextTimer() const { return m_->NextTimerTime(); }
   PathSeq NextSeq(PathId p) { return PathSeq(seq_[p]++); }
+  bool Ack(const AckInfo& a) {
+    const bool ok = m_->OnAck(a, now_, &out_);
+    ReplayOutcome(out_, model_);
+    return ok;
+  }
+  void Timer() {
+    m_->OnTimer(now_, &out_);
+    ReplayOutcome(out_, model_);
+  }
 
   void SendNew() {
     if (m_->next_psn() - m_->lowest_unacked() > 300) return;
@@ -191,7 +200,7 @@ class Fuzzer {
     a.nak = rng_.Bernoulli(0.1);
     const uint64_t in_flight = m_->bytes_in_flight();
     const size_t outstanding = model_.pkts.size();
-    const bool ok = m_->OnAck(a, now_, model_);
+    const bool ok = Ack(a);
     EXPECT_EQ(ok, valid);
     if (!ok) {
       EXPECT_EQ(m_->bytes_in_flight(), in_flight);
@@ -227,6 +236,7 @@ class Fuzzer {
   Rng rng_;
   std::unique_ptr<SentPacketManager> m_;
   Model model_;
+  SenderOutcome out_;
   uint32_t base_;
   TimeNs now_ = TimeNs(1000000);
   std::map<PathId, uint32_t> seq_;

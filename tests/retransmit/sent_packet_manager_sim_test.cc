@@ -17,6 +17,7 @@
 #include "base/rng.h"
 #include "gtest/gtest.h"
 #include "retransmit/sent_packet_manager.h"
+#include "tests/retransmit/outcome_replay.h"
 
 namespace braid::retransmit {
 namespace {
@@ -52,7 +53,7 @@ struct SimResult {
   TimeNs end;
 };
 
-class Sim : public SenderEvents {
+class Sim {
  public:
   explicit Sim(const SimConfig& c)
       : c_(c), rng_(c.seed), m_(c.opts), acked_(c.packets, 0) {
@@ -83,7 +84,10 @@ class Sim : public SenderEvents {
           DeliverData(e, now);
         }
       }
-      if (m_.NextTimerTime() <= now) m_.OnTimer(now, *this);
+      if (m_.NextTimerTime() <= now) {
+        m_.OnTimer(now, &out_);
+        ReplayOutcome(out_, *this);
+      }
       if (next_send <= now) {
         TrySend(now);
         next_send = now + c_.send_interval;
@@ -108,23 +112,21 @@ class Sim : public SenderEvents {
 
   const SenderCounters& counters() const { return m_.counters(); }
 
-  // SenderEvents.
-  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId,
-                     bool) override {
+  // What the outcomes report (via ReplayOutcome), packet by packet.
+  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId, bool) {
     EXPECT_EQ(tag, static_cast<uint32_t>(psn.value() - base_));
     if (acked_.at(tag)++ > 0) ++res_.double_acks;
     ++res_.acked;
   }
-  void OnPacketLost(Psn psn, uint64_t, uint32_t, PathId path,
-                    LossCause cause) override {
+  void OnPacketLost(Psn psn, uint64_t, uint32_t, PathId path, LossCause cause) {
     ++res_.losses;
     if (cause == LossCause::kTailProbe || cause == LossCause::kNak) return;
     const auto& [p, s] = last_tx_.at(psn.value());
     EXPECT_EQ(p, path);
     if (dropped_.count({p, s}) == 0) ++res_.false_losses;
   }
-  void OnRttSample(PathId, DurationNs) override {}
-  void OnSpuriousRetransmit(Psn) override {}
+  void OnRttSample(PathId, DurationNs) {}
+  void OnSpuriousRetransmit(Psn) {}
 
  private:
   struct Event {
@@ -245,12 +247,14 @@ class Sim : public SenderEvents {
     a.echo_path_seq = e.seq;
     a.ack_delay = e.hold;
     a.nak = e.nak;
-    EXPECT_TRUE(m_.OnAck(a, now, *this));
+    EXPECT_TRUE(m_.OnAck(a, now, &out_));
+    ReplayOutcome(out_, *this);
   }
 
   SimConfig c_;
   Rng rng_;
   SentPacketManager m_;
+  SenderOutcome out_;
   uint32_t base_;
   std::vector<uint32_t> seq_;
   uint64_t rr_ = 0;

@@ -31,55 +31,40 @@ struct Acked {
   bool retransmitted;
 };
 
-class Recorder : public SenderEvents {
+// The transmission an acked or lost entry names (and, for an ack, whether
+// it was outstanding and which copy it orphans; for a loss, its evidence).
+struct EventTx {
+  PathId path = 0;
+  PathSeq seq;
+  bool overtaken = false;
+  bool was_outstanding = true;
+  bool has_orphan = false;
+  PathId orphan_path = 0;
+  PathSeq orphan_seq;
+};
+
+// Records what OnAck and OnTimer return, entry by entry.
+class Recorder {
  public:
-  void OnPacketAcked(Psn psn, uint64_t tag, uint32_t bytes, PathId last_path,
-                     bool was_retransmitted) override {
-    EXPECT_EQ(tag, psn.value() + 1000u);  // tags travel with their packet
-    acked.push_back({psn.value(), last_path, was_retransmitted});
-    if (mgr != nullptr) acked_tx.push_back(mgr->event_tx());
+  // m.OnAck / m.OnTimer, recording the outcome.
+  bool Ack(SentPacketManager& m, const AckInfo& a, TimeNs now) {
+    const bool ok = m.OnAck(a, now, &out_);
+    Take();
+    return ok;
   }
-  // Runs (on unless a test turns them off) are recorded packet by packet,
-  // as the OnPacketAcked calls they stand for: every test below sees the
-  // same events either way.
-  bool TakesAckedRuns() const override { return runs; }
-  void OnRunAcked(const AckedRun& r) override {
-    EXPECT_TRUE(runs);
-    EXPECT_GE(r.count, 2u);
-    ++acked_runs;
-    for (uint32_t i = 0; i < r.count; ++i) {
-      EXPECT_EQ(r.tags[i], (r.first + i).value() + 1000u);
-      acked.push_back({(r.first + i).value(), r.path, false});
-      if (mgr != nullptr) {
-        EventTx tx;
-        tx.path = r.path;
-        tx.seq = r.first_seq + i;
-        acked_tx.push_back(tx);
-      }
-    }
+  void Timer(SentPacketManager& m, TimeNs now) {
+    m.OnTimer(now, &out_);
+    Take();
   }
-  void OnPacketLost(Psn psn, uint64_t tag, uint32_t bytes, PathId path,
-                    LossCause cause) override {
-    EXPECT_EQ(tag, psn.value() + 1000u);
-    lost.push_back({psn.value(), path, cause});
-    if (mgr != nullptr) lost_tx.push_back(mgr->event_tx());
-  }
-  void OnRttSample(PathId path, DurationNs rtt) override {
-    rtts.push_back({path, rtt});
-  }
-  void OnSpuriousRetransmit(Psn psn) override {
-    spurious.push_back(psn.value());
-  }
-  void OnSpuriousRto() override { ++spurious_rtos; }
   void Clear() {
-    const SentPacketManager* m = mgr;
     const bool r = runs;
     *this = Recorder();
-    mgr = m;
     runs = r;
   }
 
-  const SentPacketManager* mgr = nullptr;  // for event_tx()
+  // Whether the manager was made to report runs (RetransmitOptions::
+  // acked_runs). Runs are recorded packet by packet, as the single entries
+  // they stand for: every test below sees the same events either way.
   bool runs = true;
   int acked_runs = 0;
   std::vector<EventTx> acked_tx;
@@ -89,6 +74,46 @@ class Recorder : public SenderEvents {
   std::vector<std::pair<PathId, DurationNs>> rtts;
   std::vector<uint32_t> spurious;
   int spurious_rtos = 0;
+
+ private:
+  void Take() {
+    if (out_.has_rtt_sample) {
+      rtts.push_back({out_.rtt_sample.path, out_.rtt_sample.rtt});
+    }
+    for (const AckedPackets& a : out_.acked) {
+      const absl::Span<const uint64_t> tags = out_.Tags(a);
+      if (a.count > 1) {
+        EXPECT_TRUE(runs);
+        ++acked_runs;
+      }
+      for (uint32_t i = 0; i < a.count; ++i) {
+        // Tags travel with their packet.
+        EXPECT_EQ(tags[i], (a.first + i).value() + 1000u);
+        acked.push_back({(a.first + i).value(), a.path, a.was_retransmitted});
+        EventTx tx;
+        tx.path = a.path;
+        tx.seq = a.first_seq + i;
+        tx.was_outstanding = a.was_outstanding;
+        tx.has_orphan = a.has_orphan;
+        tx.orphan_path = a.orphan_path;
+        tx.orphan_seq = a.orphan_seq;
+        acked_tx.push_back(tx);
+      }
+    }
+    for (const LostPacket& l : out_.lost) {
+      EXPECT_EQ(l.tag, l.psn.value() + 1000u);
+      lost.push_back({l.psn.value(), l.path, l.cause});
+      EventTx tx;
+      tx.path = l.path;
+      tx.seq = l.seq;
+      tx.overtaken = l.overtaken;
+      lost_tx.push_back(tx);
+    }
+    for (Psn p : out_.spurious_retransmits) spurious.push_back(p.value());
+    if (out_.spurious_rto) ++spurious_rtos;
+  }
+
+  SenderOutcome out_;
 };
 
 class SentPacketManagerTest : public ::testing::Test {
@@ -101,9 +126,10 @@ class SentPacketManagerTest : public ::testing::Test {
     return o;
   }
   void Make(const RetransmitOptions& o, Psn base = Psn(0)) {
-    m_ = std::make_unique<SentPacketManager>(o);
+    RetransmitOptions with_runs = o;
+    with_runs.acked_runs = ev_.runs;
+    m_ = std::make_unique<SentPacketManager>(with_runs);
     m_->Reset(base);
-    ev_.mgr = m_.get();
     next_seq_.clear();
     last_tx_.clear();
   }
@@ -149,7 +175,7 @@ class SentPacketManagerTest : public ::testing::Test {
     *probe_at = t;
     for (int i = 0; i < 10 && m_->counters().tail_probes == 0; ++i) {
       *probe_at = m_->NextTimerTime();
-      m_->OnTimer(*probe_at, ev_);
+      ev_.Timer(*m_, *probe_at);
     }
     ASSERT_EQ(m_->counters().tail_probes, 1u);
     ASSERT_EQ(PopAll(), std::vector<uint32_t>{p.value()});
@@ -171,7 +197,7 @@ class SentPacketManagerTest : public ::testing::Test {
     Send(0, T(100));  // PSN 2
     Send(1, T(101));  // PSN 3
     EXPECT_TRUE(Ack(2, {3}, Psn(3), T(121)));
-    m_->OnTimer(T(100) + before, ev_);
+    ev_.Timer(*m_, T(100) + before);
     ExpectOnlyLoss(2, LossCause::kTime);
     return before;
   }
@@ -215,7 +241,7 @@ class SentPacketManagerTest : public ::testing::Test {
     echo_dup_ = false;
     a.arrival = arrival_;
     arrival_ = TimeNs::Infinite();
-    return m_->OnAck(a, now, ev_);
+    return ev_.Ack(*m_, a, now);
   }
   std::vector<uint32_t> PopAll() {
     std::vector<uint32_t> out;
@@ -288,7 +314,7 @@ TEST_F(SentPacketManagerTest, CrossPathReorderIsNotLoss) {
   Send(1, T(1));  // fast path, arrives first
   ASSERT_TRUE(Ack(0, {1}, Psn(1), T(10)));
   EXPECT_TRUE(ev_.lost.empty());
-  m_->OnTimer(T(30), ev_);
+  ev_.Timer(*m_, T(30));
   EXPECT_TRUE(ev_.lost.empty());
   ASSERT_TRUE(Ack(2, {}, Psn(0), T(40)));
   EXPECT_TRUE(ev_.lost.empty());
@@ -315,9 +341,9 @@ TEST_F(SentPacketManagerTest, TimeBasedLossWaitsForTheCandidatesPathWindow) {
   // srtt 20us, rttvar 10us (one sample): 100 + 20 * 10/8 + 2 * 10 + 5.
   EXPECT_EQ(m_->ReorderWindow(0), Us(50));
   EXPECT_EQ(m_->NextTimerTime(), T(150));
-  m_->OnTimer(T(150) - DurationNs(1), ev_);
+  ev_.Timer(*m_, T(150) - DurationNs(1));
   EXPECT_TRUE(ev_.lost.empty());
-  m_->OnTimer(T(150), ev_);
+  ev_.Timer(*m_, T(150));
   ExpectOnlyLoss(2, LossCause::kTime);
 }
 
@@ -328,7 +354,7 @@ TEST_F(SentPacketManagerTest, PacketsOfOneBurstNeverJudgeEachOtherByTime) {
   Send(1, T(100));  // PSN 3: acked first
   ASSERT_TRUE(Ack(2, {3}, Psn(3), T(120)));
   // Past the reorder window (50us), before the RTO (200us after t=120).
-  m_->OnTimer(T(250), ev_);
+  ev_.Timer(*m_, T(250));
   EXPECT_TRUE(ev_.lost.empty());
   // A packet of a later burst arriving does prove PSN 2 late.
   Send(1, T(251));  // PSN 4
@@ -506,7 +532,7 @@ TEST_F(SentPacketManagerTest, RtoWaitsForAWholeRtoWithoutProgress) {
   for (uint32_t k = 0; k < 9; ++k) {
     const TimeNs t = T(100 + 50 * k);
     ASSERT_TRUE(Ack(k + 1, {}, Psn(k), t));
-    m_->OnTimer(t, ev_);
+    ev_.Timer(*m_, t);
   }
   EXPECT_EQ(m_->counters().rtos, 0u);
   EXPECT_TRUE(ev_.lost.empty());
@@ -516,7 +542,7 @@ TEST_F(SentPacketManagerTest, RtoWaitsForAWholeRtoWithoutProgress) {
   TimeNs fired = TimeNs::Infinite();
   for (int i = 0; i < 20 && m_->counters().rtos == 0; ++i) {
     fired = m_->NextTimerTime();
-    m_->OnTimer(fired, ev_);
+    ev_.Timer(*m_, fired);
   }
   ExpectOnlyLoss(9, LossCause::kRto);
   EXPECT_EQ(fired, last + rto);
@@ -524,7 +550,7 @@ TEST_F(SentPacketManagerTest, RtoWaitsForAWholeRtoWithoutProgress) {
 
 TEST_F(SentPacketManagerTest, EchoOfACopyTheRtoGaveUpOnUndoesTheRto) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   EXPECT_EQ(m_->current_rto(), Us(600));
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
@@ -542,7 +568,7 @@ TEST_F(SentPacketManagerTest, EchoOfACopyTheRtoGaveUpOnUndoesTheRto) {
   Send(0, T(400));
   TimeNs due = m_->NextTimerTime();
   for (int i = 0; i < 10 && m_->counters().rtos < 2; ++i) {
-    m_->OnTimer(due, ev_);
+    ev_.Timer(*m_, due);
     if (m_->counters().rtos < 2) due = m_->NextTimerTime();
   }
   ASSERT_EQ(m_->counters().rtos, 2u);
@@ -556,7 +582,7 @@ TEST_F(SentPacketManagerTest, EchoOfACopyTheRtoGaveUpOnUndoesTheRto) {
 TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
   Send(0, T(0));
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));
@@ -580,7 +606,7 @@ TEST_F(SentPacketManagerTest, DuplicateEchoOfAnRtoResendUndoesTheRto) {
 // premature and is undone, whatever the echo names.
 TEST_F(SentPacketManagerTest, PreRtoDataAckedAfterTheRtoUndoesIt) {
   for (int i = 0; i < 4; ++i) Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));
@@ -594,7 +620,7 @@ TEST_F(SentPacketManagerTest, PreRtoDataAckedAfterTheRtoUndoesIt) {
 // re-sends may be what arrived.
 TEST_F(SentPacketManagerTest, AckOfOnlyTheResentDataLeavesTheRto) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   PopAll();
   Resend(Psn(0), 1, T(300));
@@ -610,7 +636,7 @@ TEST_F(SentPacketManagerTest, DuplicateInTheSameReceiveBatchUndoesTheRto) {
   // The receiver stalled: the original and the RTO's re-send reach it in
   // one batch, and its single ack echoes the re-send flagged as duplicate.
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   PopAll();
   Resend(Psn(0), 1, T(300));
@@ -622,7 +648,7 @@ TEST_F(SentPacketManagerTest, DuplicateInTheSameReceiveBatchUndoesTheRto) {
 
 TEST_F(SentPacketManagerTest, EchoOfANeededResendIsNotADuplicate) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(m_->counters().rtos, 1u);
   PopAll();
   Resend(Psn(0), 1, T(300));
@@ -645,7 +671,7 @@ TEST_F(SentPacketManagerTest, TenfoldSlowerPathIsNotDeclaredLostByFastAcks) {
     std::vector<uint32_t> sacked;
     for (int j = 1; j <= i; ++j) sacked.push_back(slow.value() + j);
     ASSERT_TRUE(Ack(slow.value(), sacked, fast, T(320 + 20 * i)));
-    m_->OnTimer(T(320 + 20 * i), ev_);
+    ev_.Timer(*m_, T(320 + 20 * i));
   }
   EXPECT_TRUE(ev_.lost.empty());
   ASSERT_TRUE(Ack(m_->next_psn().value(), {}, slow, T(500)));
@@ -660,7 +686,7 @@ TEST_F(SentPacketManagerTest, UnsampledPathUsesRtoAsReorderWindow) {
   Send(0, T(21));
   ASSERT_TRUE(Ack(1, {2}, Psn(2), T(31)));
   // Not 20 + 10 * 1.25 + 5: path 1 is judged by rto() (200us floor).
-  m_->OnTimer(T(100), ev_);
+  ev_.Timer(*m_, T(100));
   EXPECT_TRUE(ev_.lost.empty());
   EXPECT_EQ(m_->NextTimerTime(), T(220));
 }
@@ -670,9 +696,9 @@ TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
   // Initial srtt 100us, rttvar 50us: rto 300us.
   EXPECT_EQ(m_->rto(), Us(300));
   EXPECT_EQ(m_->NextTimerTime(), T(300));
-  m_->OnTimer(T(299), ev_);
+  ev_.Timer(*m_, T(299));
   EXPECT_TRUE(ev_.lost.empty());
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   ASSERT_EQ(ev_.lost.size(), 1u);
   EXPECT_EQ(ev_.lost[0].cause, LossCause::kRto);
   EXPECT_EQ(m_->counters().rtos, 1u);
@@ -681,7 +707,7 @@ TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));
   EXPECT_EQ(m_->NextTimerTime(), T(900));
-  m_->OnTimer(T(900), ev_);
+  ev_.Timer(*m_, T(900));
   EXPECT_EQ(m_->counters().rtos, 2u);
   EXPECT_EQ(m_->current_rto(), Us(1200));
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
@@ -700,7 +726,7 @@ TEST_F(SentPacketManagerTest, RtoBackoffStopsAtMaxRto) {
   TimeNs now = T(0);
   for (int i = 0; i < 6; ++i) {
     now = m_->NextTimerTime();
-    m_->OnTimer(now, ev_);
+    ev_.Timer(*m_, now);
     PopAll();
     Resend(Psn(0), 0, now);
   }
@@ -723,7 +749,7 @@ TEST_F(SentPacketManagerTest, SilentPeerGetsOneResendPerRtoNotTheWindow) {
     now = m_->NextTimerTime();
     ASSERT_FALSE(now.IsInfinite());
     EXPECT_GE(now - prev, Us(300)) << "RTO " << i << " came too soon";
-    m_->OnTimer(now, ev_);
+    ev_.Timer(*m_, now);
     const std::vector<uint32_t> resent = PopAll();
     ASSERT_EQ(resent.size(), 1u) << "RTO " << i;
     Resend(Psn(resent[0]), 0, now);
@@ -742,7 +768,7 @@ TEST_F(SentPacketManagerTest, TailProbeQueuesNewestInFlightPacketOnce) {
   Send(2, T(2));
   // 2 + 1.5 * 100 + 10 = 162us, before the 300us RTO.
   EXPECT_EQ(m_->NextTimerTime(), T(162));
-  m_->OnTimer(T(162), ev_);
+  ev_.Timer(*m_, T(162));
   ExpectOnlyLoss(2, LossCause::kTailProbe);
   EXPECT_EQ(m_->counters().tail_probes, 1u);
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{2});
@@ -782,7 +808,7 @@ TEST_F(SentPacketManagerTest, GoBackNRtoDeclaresEverythingInFlightLost) {
   o.go_back_n = true;
   Make(o);
   for (int i = 0; i < 4; ++i) Send(0, T(10 * i));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   EXPECT_EQ(ev_.lost.size(), 4u);
   EXPECT_EQ(PopAll(), (std::vector<uint32_t>{0, 1, 2, 3}));
 }
@@ -884,7 +910,7 @@ TEST_F(SentPacketManagerTest,
   Make(RetransmitOptions{});
   Send(0, T(0));
   const TimeNs probe_at = m_->NextTimerTime();
-  m_->OnTimer(probe_at, ev_);  // the tail probe
+  ev_.Timer(*m_, probe_at);  // the tail probe
   ASSERT_EQ(m_->counters().tail_probes, 1u);
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, probe_at);
@@ -892,7 +918,7 @@ TEST_F(SentPacketManagerTest,
   TimeNs rto_at = m_->NextTimerTime();
   for (int i = 0; i < 10 && m_->counters().rtos == 0; ++i) {
     rto_at = m_->NextTimerTime();
-    m_->OnTimer(rto_at, ev_);  // up to the RTO
+    ev_.Timer(*m_, rto_at);  // up to the RTO
   }
   ASSERT_EQ(m_->counters().rtos, 1u);
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
@@ -911,7 +937,7 @@ TEST_F(SentPacketManagerTest,
 
 TEST_F(SentPacketManagerTest, EchoOfTheOriginalAfterARetransmitIsSpurious) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);  // RTO declares PSN 0 lost
+  ev_.Timer(*m_, T(300));  // RTO declares PSN 0 lost
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));
   // The original (path 0, seq 0) was only slow.
@@ -935,7 +961,7 @@ TEST_F(SentPacketManagerTest, EventTxNamesTheLostTransmissionAndItsEvidence) {
   Send(0, T(100));    // PSN 2: path 0 seq 1
   Send(1, T(110));    // PSN 3: path 1 seq 1
   ASSERT_TRUE(Ack(2, {3}, Psn(3), T(130)));
-  m_->OnTimer(T(400), ev_);
+  ev_.Timer(*m_, T(400));
   ExpectOnlyLoss(2, LossCause::kTime);
   ASSERT_EQ(ev_.lost_tx.size(), 1u);
   EXPECT_EQ(ev_.lost_tx[0].path, 0);
@@ -945,7 +971,7 @@ TEST_F(SentPacketManagerTest, EventTxNamesTheLostTransmissionAndItsEvidence) {
   ev_.Clear();
   Send(1, T(500));  // PSN 4: path 1 seq 2
   for (int i = 0; i < 50 && ev_.lost.empty(); ++i) {
-    m_->OnTimer(m_->NextTimerTime(), ev_);
+    ev_.Timer(*m_, m_->NextTimerTime());
   }
   ASSERT_EQ(ev_.lost_tx.size(), 1u);
   EXPECT_EQ(ev_.lost[0].cause, LossCause::kRto);
@@ -955,7 +981,7 @@ TEST_F(SentPacketManagerTest, EventTxNamesTheLostTransmissionAndItsEvidence) {
 
 TEST_F(SentPacketManagerTest, AckThroughAnEarlierCopyReportsTheReSendAsOrphan) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);  // RTO declares PSN 0 (path 0 seq 0) lost
+  ev_.Timer(*m_, T(300));  // RTO declares PSN 0 (path 0 seq 0) lost
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(300));  // path 1 seq 0
   ASSERT_TRUE(AckEcho(1, {}, 0, PathSeq(0), T(310)));
@@ -979,7 +1005,7 @@ TEST_F(SentPacketManagerTest, AckThroughAnEarlierCopyReportsTheReSendAsOrphan) {
 TEST_F(SentPacketManagerTest,
        SpuriousIsDetectedEvenAfterTheRetransmitWasAcked) {
   Send(0, T(0));
-  m_->OnTimer(T(300), ev_);
+  ev_.Timer(*m_, T(300));
   PopAll();
   Resend(Psn(0), 1, T(300));
   ASSERT_TRUE(AckEcho(1, {}, 1, PathSeq(0), T(320)));
@@ -1061,16 +1087,16 @@ TEST_F(SentPacketManagerTest, ProbeWaitsForTheNewestPacketsOwnPath) {
   const DurationNs pto = m_->pto();
   ASSERT_LT(pto, Us(250)) << "the peer-wide timeout is the fast paths'";
   Send(1, t);
-  m_->OnTimer(t + pto + Us(1), ev_);
+  ev_.Timer(*m_, t + pto + Us(1));
   EXPECT_TRUE(ev_.lost.empty()) << "probed before its path could answer";
-  m_->OnTimer(t + Us(300), ev_);
+  ev_.Timer(*m_, t + Us(300));
   EXPECT_TRUE(ev_.lost.empty()) << "probed before its path could answer";
   // On a fast path the peer-wide timeout applies, as before.
   Make(RetransmitOptions{});
   t = T(0);
   ASSERT_NO_FATAL_FAILURE(settle(&t));
   Send(0, t);
-  m_->OnTimer(t + m_->pto() + Us(1), ev_);
+  ev_.Timer(*m_, t + m_->pto() + Us(1));
   ASSERT_EQ(ev_.lost.size(), 1u);
   EXPECT_EQ(ev_.lost[0].cause, LossCause::kTailProbe);
 }
@@ -1089,8 +1115,8 @@ TEST_F(SentPacketManagerTest,
 
 TEST_F(SentPacketManagerTest, OldCopyIsDeadWhenANewerTransmissionIsInFlight) {
   Make(RetransmitOptions{});
-  Send(0, T(0));                          // PSN 0 path 0 seq 0
-  m_->OnTimer(m_->NextTimerTime(), ev_);  // tail probe of PSN 0
+  Send(0, T(0));                        // PSN 0 path 0 seq 0
+  ev_.Timer(*m_, m_->NextTimerTime());  // tail probe of PSN 0
   ASSERT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 1, T(220));  // probe on path 1
   Send(0, T(221));            // PSN 1 path 0 seq 1
@@ -1180,12 +1206,11 @@ TEST_F(SentPacketManagerTest, RetransmitOfUnknownPsnIsCountedAndIgnored) {
 // same acks (with holes) and timers. Everything they report must match.
 TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
   RetransmitOptions o;  // tail probes on: the run arms the probe as well
+  o.acked_runs = true;
   SentPacketManager runs(o), single(o);
   runs.Reset(Psn(7));
   single.Reset(Psn(7));
   Recorder ev_runs, ev_single;
-  ev_runs.mgr = &runs;
-  ev_single.mgr = &single;
   std::map<PathId, uint32_t> next_seq;
   std::map<uint32_t, std::pair<PathId, PathSeq>> tx;  // psn -> transmission
   TimeNs now = T(100);
@@ -1232,8 +1257,8 @@ TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
     a.echo_path = tx.at(end - 2).first;
     a.echo_path_seq = tx.at(end - 2).second;
     now = now + Us(30);
-    ASSERT_TRUE(runs.OnAck(a, now, ev_runs));
-    ASSERT_TRUE(single.OnAck(a, now, ev_single));
+    ASSERT_TRUE(ev_runs.Ack(runs, a, now));
+    ASSERT_TRUE(ev_single.Ack(single, a, now));
     ASSERT_EQ(runs.NextTimerTime(), single.NextTimerTime());
   }
   // Then the timers, until both have nothing left to fire.
@@ -1241,8 +1266,8 @@ TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
     ASSERT_EQ(runs.NextTimerTime(), single.NextTimerTime());
     if (runs.NextTimerTime().IsInfinite()) break;
     now = runs.NextTimerTime();
-    runs.OnTimer(now, ev_runs);
-    single.OnTimer(now, ev_single);
+    ev_runs.Timer(runs, now);
+    ev_single.Timer(single, now);
   }
   ASSERT_FALSE(ev_single.lost.empty());  // the comparison covers losses
   ASSERT_EQ(ev_runs.acked.size(), ev_single.acked.size());
@@ -1279,10 +1304,10 @@ TEST(SentPacketManagerRunTest, ARunIsTheSameAsItsPacketsOneByOne) {
 TEST(SentPacketManagerRunTest, AcksOfRunsReportWhatPacketByPacketAcksDo) {
   RetransmitOptions o;
   o.tail_probe = false;
-  SentPacketManager with(o), without(o);
+  RetransmitOptions o_runs = o;
+  o_runs.acked_runs = true;
+  SentPacketManager with(o_runs), without(o);
   Recorder ev_with, ev_without;
-  ev_with.mgr = &with;
-  ev_without.mgr = &without;
   ev_without.runs = false;
   std::map<PathId, uint32_t> next_seq;
   const auto send = [&](PathId path, uint32_t n, TimeNs at) {
@@ -1313,8 +1338,8 @@ TEST(SentPacketManagerRunTest, AcksOfRunsReportWhatPacketByPacketAcksDo) {
     a.sack = absl::MakeConstSpan(bits);
     a.echo_path = ep;
     a.echo_path_seq = PathSeq(eseq);
-    ASSERT_TRUE(with.OnAck(a, now, ev_with));
-    ASSERT_TRUE(without.OnAck(a, now, ev_without));
+    ASSERT_TRUE(ev_with.Ack(with, a, now));
+    ASSERT_TRUE(ev_without.Ack(without, a, now));
   };
   std::vector<uint32_t> sacked;
   for (uint32_t p = 4; p < 27; ++p) sacked.push_back(p);

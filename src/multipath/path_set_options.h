@@ -95,7 +95,10 @@ struct PathSetOptions {
 enum class PathHealth : uint8_t { kHealthy, kPenalised, kProbing };
 
 // Per-path counters and estimates. Counters survive penalties, recycling and
-// Reset(); srtt/min_rtt restart on recycle (new route).
+// Reset(); srtt/min_rtt restart on recycle (new route). srtt/min_rtt are the
+// delay of the current route, for the steering rules and stats; the
+// per-path srtt/rttvar that time losses belong to retransmit::
+// SentPacketManager alone.
 struct PathStats {
   wire::Entropy entropy = 0;
   PathHealth health = PathHealth::kHealthy;

@@ -93,6 +93,14 @@
 // the ack delay left in, because a receiver that holds acks (coalescing, or
 // a busy host draining a large receive batch) delays them all the same.
 // RTO = clamp(response srtt + 4 * rttvar, floor, max_rto) (see rto()).
+// Ownership: this manager is the one owner of the per-path srtt/rttvar
+// (path_srtt(), ReorderWindow(), PathRto()): every sample of the session on
+// that path id, forgotten only by Reset(). Nothing else estimates them. The
+// caller passes each RttSample on to multipath::PathSet, which keeps a
+// different quantity, the delay of the path's current route (PathStats::
+// srtt/min_rtt: restarted when the entropy is recycled, without samples of
+// stale transmissions or of acks from slow return paths), for its steering
+// rules; the loss rules never read it, and PathSet never reads these.
 //
 // Costs. OnFirstSent/OnRetransmitted are O(1) amortized (O(log paths) when
 // a path goes from idle to busy). OnAck is O((newly acked + newly lost +

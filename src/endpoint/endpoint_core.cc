@@ -104,7 +104,7 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
         "send queue full: ", pending_sends_,
         " messages pending (max_pending_sends); poll completions and retry"));
   }
-  Peer* peer = FindOrCreatePeer(now, to);
+  PeerEntry* peer = FindOrCreatePeer(now, to);
   if (peer == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("peer table full: ", peers_.size(),
@@ -113,26 +113,27 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
                      " ms); retry once a peer has been idle that long"));
   }
   ++pending_sends_;
-  peer->Enqueue(std::move(m), now);
+  peer->peer.Enqueue(std::move(m), now);
   Touch(peer);
   return absl::OkStatus();
 }
 
-Peer* EndpointCore::FindPeer(const NetAddr& addr) {
+PeerEntry* EndpointCore::FindPeer(const NetAddr& addr) {
   // A ping-pong or a stream talks to one peer over and over: compare with
   // the last one found before hashing the address.
-  if (last_peer_ != nullptr && last_peer_->addr() == addr) return last_peer_;
-  Peer* p = peers_.Find(addr);
+  if (last_peer_ != nullptr && last_peer_->peer.addr() == addr)
+    return last_peer_;
+  PeerEntry* p = peers_.Find(addr);
   if (p != nullptr) last_peer_ = p;
   return p;
 }
 
-Peer* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
-  if (Peer* p = FindPeer(addr)) return p;
+PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
+  if (PeerEntry* p = FindPeer(addr)) return p;
   last_peer_ = nullptr;  // Insert may evict (free) it
-  Peer* p = peers_.Insert(
-      std::make_unique<Peer>(peer_cfg_, addr, rng_.Next(), this, now), now,
-      cfg_.proto.peer_timeout, [this](Peer* evicted) { Forget(evicted); });
+  PeerEntry* p = peers_.Insert(
+      std::make_unique<PeerEntry>(peer_cfg_, addr, rng_.Next(), this, now), now,
+      cfg_.proto.peer_timeout, [this](PeerEntry* evicted) { Forget(evicted); });
   last_peer_ = p;
   return p;
 }
@@ -203,7 +204,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   const uint16_t return_port = src.port;
   wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
   wire::Frame f;
-  Peer* peer = nullptr;
+  PeerEntry* peer = nullptr;
   bool data = false;  // the datagram carried a data frame for `peer`
   while (reader.Next(&f)) {
     uint64_t src = 0, dst = 0;
@@ -250,16 +251,17 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         return;
       }
     }
-    const uint64_t before = peer->peer_incarnation();
+    const uint64_t before = peer->peer.peer_incarnation();
     const bool may_announce = f.type == wire::FrameType::kCtrl &&
                               (f.ctrl.type == wire::CtrlType::kSync ||
                                f.ctrl.type == wire::CtrlType::kStale);
-    if (!peer->CheckIncarnation(now, src, may_announce, &drops_)) continue;
-    peer->set_local(local);  // a frame of the peer's current life
-    if (before != 0 && before != peer->peer_incarnation()) ++peer_restarts_;
+    if (!peer->peer.CheckIncarnation(now, src, may_announce, &drops_)) continue;
+    peer->peer.set_local(local);  // a frame of the peer's current life
+    if (before != 0 && before != peer->peer.peer_incarnation())
+      ++peer_restarts_;
     switch (f.type) {
       case wire::FrameType::kData:
-        peer->OnData(now, f.data, f.payload, ce, &drops_, at);
+        peer->peer.OnData(now, f.data, f.payload, ce, &drops_, at);
         data = true;
         break;
       case wire::FrameType::kAck:
@@ -276,11 +278,11 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
           }
           peer->ack_deferred = true;
         } else {
-          peer->OnAck(now, f.ack, f.sack, &drops_, at, return_port);
+          peer->peer.OnAck(now, f.ack, f.sack, &drops_, at, return_port);
         }
         break;
       case wire::FrameType::kCtrl:
-        peer->OnCtrl(now, f.ctrl, &drops_);
+        peer->peer.OnCtrl(now, f.ctrl, &drops_);
         break;
     }
   }
@@ -298,11 +300,11 @@ void EndpointCore::ApplyDeferredAck(size_t i, TimeNs now) {
   deferred_[i] = deferred_.back();
   deferred_.pop_back();
   d.peer->ack_deferred = false;
-  d.peer->OnAck(now, d.h, d.sack, &drops_, d.arrival, d.return_port);
+  d.peer->peer.OnAck(now, d.h, d.sack, &drops_, d.arrival, d.return_port);
   Touch(d.peer);
 }
 
-void EndpointCore::ApplyDeferredAckOf(Peer* p, TimeNs now) {
+void EndpointCore::ApplyDeferredAckOf(PeerEntry* p, TimeNs now) {
   if (!p->ack_deferred) return;
   for (size_t i = 0; i < deferred_.size(); ++i) {
     if (deferred_[i].peer == p) {
@@ -318,7 +320,7 @@ void EndpointCore::ApplyDeferredAcks(TimeNs now) {
   while (!deferred_.empty()) ApplyDeferredAck(deferred_.size() - 1, now);
 }
 
-void EndpointCore::Touch(Peer* p) {
+void EndpointCore::Touch(PeerEntry* p) {
   if (!p->tx_listed) {
     p->tx_listed = true;
     ready_.push_back(p);
@@ -327,14 +329,14 @@ void EndpointCore::Touch(Peer* p) {
 }
 
 void EndpointCore::FlushWakes() const {
-  for (Peer* p : wake_dirty_) {
+  for (PeerEntry* p : wake_dirty_) {
     p->wake_dirty = false;
-    wakes_.Set(p, p->NextWake());
+    wakes_.Set(p, p->peer.NextWake());
   }
   wake_dirty_.clear();
 }
 
-void EndpointCore::Forget(Peer* p) {
+void EndpointCore::Forget(PeerEntry* p) {
   wakes_.Remove(p);
   if (p->ack_deferred) {
     p->ack_deferred = false;
@@ -365,13 +367,13 @@ void EndpointCore::OnTimer(TimeNs now) {
   due_.clear();
   FlushWakes();
   wakes_.PopDue(now, &due_);
-  for (Peer* p : due_) {
+  for (PeerEntry* p : due_) {
     // A held ack first, if the peer's own timers (not just an ack it owes)
     // are due: what it acknowledges must not be retransmitted.
-    if (p->ack_deferred && p->TimerDeadline() <= now) {
+    if (p->ack_deferred && p->peer.TimerDeadline() <= now) {
       ApplyDeferredAckOf(p, now);
     }
-    p->OnTimer(now);
+    p->peer.OnTimer(now);
     Touch(p);
   }
 }
@@ -381,8 +383,8 @@ bool EndpointCore::WantsToSend(TimeNs now) const {
   // A peer that is not listed has had nothing to send since its last
   // event; one whose timers are due may have (OnTimer lists it).
   if (NextWake() <= now) return true;
-  for (Peer* p : ready_) {
-    if (p->WantsToSend(now)) return true;
+  for (PeerEntry* p : ready_) {
+    if (p->peer.WantsToSend(now)) return true;
   }
   return false;
 }
@@ -414,19 +416,19 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
   size_t idle_turns = 0;
   while (!batch->full() && !ready_.empty() && idle_turns < ready_.size()) {
     if (rr_next_ >= ready_.size()) rr_next_ = 0;
-    Peer* p = ready_[rr_next_];
+    PeerEntry* p = ready_[rr_next_];
     ++tx_peer_visits_;
     const size_t turn = ready_.size() == 1 ? batch->capacity() : kPerTurn;
     size_t sent = 0;
     while (sent < turn && !batch->full()) {
-      if (cfg_.full_datagram_fast_path && p->MayBuildFull()) {
-        const size_t k = p->BuildFullDatagrams(now, batch, turn - sent,
-                                               preamble, uncopied_payloads);
+      if (cfg_.full_datagram_fast_path && p->peer.MayBuildFull()) {
+        const size_t k = p->peer.BuildFullDatagrams(
+            now, batch, turn - sent, preamble, uncopied_payloads);
         sent += k;
         full_datagrams_ += k;
         if (k > 0 || batch->full()) continue;  // full: it closed the batch
       }
-      if (batch->size() > 0 && p->RunWouldSplit(batch->room())) {
+      if (batch->size() > 0 && p->peer.RunWouldSplit(batch->room())) {
         batch->Close();  // the run starts whole in the next batch
         break;
       }
@@ -435,19 +437,23 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
           batch->next_slot().subspan(0, cfg_.max_datagram);
       absl::Span<const uint8_t> tail;
       const size_t len =
-          p->BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e,
-                           hold_acks, uncopied_payloads ? &tail : nullptr);
+          p->peer.BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e,
+                                hold_acks, uncopied_payloads ? &tail : nullptr);
+      if (p->peer.TakeCreditSqueezed() && !p->credit_squeezed) {
+        p->credit_squeezed = true;
+        squeezed_.push_back(p);
+      }
       if (len == 0) break;
       wire::WritePreamble(cfg_.local_port, slot);
-      batch->Commit(p->addr(), e,
+      batch->Commit(p->peer.addr(), e,
                     static_cast<uint32_t>(len + wire::kPreambleSize), true,
-                    tail, p->local());
+                    tail, p->peer.local());
       ++sent;
     }
     n += sent;
     // Sending armed timers (RTO, tail probe).
     WakeChanged(p);
-    if (sent < turn && !batch->full() && !p->WantsToSend(now)) {
+    if (sent < turn && !batch->full() && !p->peer.WantsToSend(now)) {
       p->tx_listed = false;
       ready_[rr_next_] = ready_.back();
       ready_.pop_back();
@@ -512,8 +518,9 @@ size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
   if (unpolled_bytes_ < unpolled_before && !squeezed_.empty()) {
     // Only the peers whose credit the queue held down (a full queue holds
     // down every peer that acks meanwhile): their next ack grants more.
-    for (Peer* p : squeezed_) {
-      p->OnReceiveSpaceFreed();
+    for (PeerEntry* p : squeezed_) {
+      p->credit_squeezed = false;
+      p->peer.OnReceiveSpaceFreed();
       Touch(p);
     }
     squeezed_.clear();
@@ -525,7 +532,7 @@ void EndpointCore::Close(TimeNs now) {
   if (closed_) return;
   ApplyDeferredAcks(now);
   for (const auto& p : peers_.all()) {
-    p->FailAll(FailureCause::kClosed, now);
+    p->peer.FailAll(FailureCause::kClosed, now);
     Touch(p.get());
   }
   closed_ = true;
@@ -536,7 +543,7 @@ std::vector<PeerStats> EndpointCore::peer_stats(bool with_paths) const {
   v.reserve(peers_.size());
   for (const auto& p : peers_.all()) {
     v.emplace_back();
-    p->FillStats(&v.back(), with_paths);
+    p->peer.FillStats(&v.back(), with_paths);
   }
   return v;
 }
@@ -545,7 +552,7 @@ EndpointStats EndpointCore::stats() const {
   PeerStats sum = peers_.retired();
   for (const auto& p : peers_.all()) {
     PeerStats s;
-    p->FillStats(&s, false);
+    p->peer.FillStats(&s, false);
     AccumulatePeerCounters(s, &sum);
   }
   EndpointStats e;

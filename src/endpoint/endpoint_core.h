@@ -175,7 +175,6 @@ class EndpointCore final : public PeerHost {
   // PeerHost
   void Complete(Completion&& c) override;
   uint64_t ReceiveQueueRoom() const override;
-  void OnCreditSqueezed(Peer* peer) override { squeezed_.push_back(peer); }
   reorder::BufferPool* buffer_pool() override { return &pool_; }
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,
@@ -183,9 +182,9 @@ class EndpointCore final : public PeerHost {
   void RecycleBuffer(std::vector<uint8_t>&& b) override;
 
  private:
-  // An ack held by deferral (at most one per peer; Peer::ack_deferred).
+  // An ack held by deferral (at most one per peer; PeerEntry::ack_deferred).
   struct DeferredAck {
-    Peer* peer;
+    PeerEntry* peer;
     wire::AckHeader h;
     TimeNs arrival;
     uint16_t return_port;
@@ -194,26 +193,26 @@ class EndpointCore final : public PeerHost {
   // Processes the held ack deferred_[i] and removes it.
   void ApplyDeferredAck(size_t i, TimeNs now);
   // Processes the ack `p` holds, if any.
-  void ApplyDeferredAckOf(Peer* p, TimeNs now);
+  void ApplyDeferredAckOf(PeerEntry* p, TimeNs now);
   struct StaleReply {
     NetAddr to;
     uint64_t their_incarnation;
     uint8_t local;  // answered from the address it was sent to
   };
   // The peer at `addr`, or null.
-  Peer* FindPeer(const NetAddr& addr);
+  PeerEntry* FindPeer(const NetAddr& addr);
   // The peer at `addr`, created if absent; null if the table is full.
-  Peer* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
+  PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
   void CountParseError(wire::ParseError e);
   // After anything that may have changed `p`'s state (a send to it, a
   // datagram from it, its timers, freed receive space, close): list it for
   // PollTx and re-key its wake time.
-  void Touch(Peer* p);
+  void Touch(PeerEntry* p);
   // Marks `p`'s wake time stale. It is recomputed once, when the wake heap
   // is next read (NextWake, OnTimer), however many events touched the peer
   // in between (a ping-pong touched each peer about six times per round
   // trip, and each recomputation asks every timer of the peer).
-  void WakeChanged(Peer* p) {
+  void WakeChanged(PeerEntry* p) {
     if (!p->wake_dirty) {
       p->wake_dirty = true;
       wake_dirty_.push_back(p);
@@ -223,7 +222,7 @@ class EndpointCore final : public PeerHost {
   // cache of the peers' own deadlines).
   void FlushWakes() const;
   // A peer the table is about to evict: forget it everywhere.
-  void Forget(Peer* p);
+  void Forget(PeerEntry* p);
 
   CoreConfig cfg_;
   PeerConfig peer_cfg_;
@@ -232,7 +231,7 @@ class EndpointCore final : public PeerHost {
   PeerTable peers_;
   // The peer FindPeer found last (lookup cache). Peers leave the table only
   // by eviction in PeerTable::Insert, so it is cleared around every Insert.
-  Peer* last_peer_ = nullptr;
+  PeerEntry* last_peer_ = nullptr;
   PlacementHandler placement_handler_;
   Ring<Completion> completions_;
   size_t unpolled_messages_ = 0;  // kRecv entries in completions_
@@ -248,13 +247,14 @@ class EndpointCore final : public PeerHost {
   // Peers that may have something to send (PollTx visits only these; a peer
   // leaves the list when a turn ends with nothing left to send) and every
   // peer's next wake time.
-  std::vector<Peer*> ready_;
+  std::vector<PeerEntry*> ready_;
   // Peers whose last credit the receive queue's room held down
-  // (OnCreditSqueezed); told when the application polls.
-  std::vector<Peer*> squeezed_;
-  mutable WakeHeap<Peer> wakes_;
-  mutable std::vector<Peer*> wake_dirty_;  // peers whose wake_dirty is set
-  std::vector<Peer*> due_;                 // scratch for OnTimer
+  // (Peer::TakeCreditSqueezed after building); told when the application
+  // polls.
+  std::vector<PeerEntry*> squeezed_;
+  mutable WakeHeap<PeerEntry> wakes_;
+  mutable std::vector<PeerEntry*> wake_dirty_;  // peers whose wake_dirty is set
+  std::vector<PeerEntry*> due_;                 // scratch for OnTimer
   bool defer_acks_ = false;
   std::vector<DeferredAck> deferred_;
   uint64_t tx_peer_visits_ = 0;

@@ -1,9 +1,10 @@
-// Peer, data frames: the builder of data datagrams, for BuildDatagram's
-// general path and the bulk fast path (BuildFullDatagrams).
+// PeerSender, data frames: the builder of data datagrams, for
+// Peer::BuildDatagram's general path and the bulk fast path
+// (BuildFullDatagrams).
 #include <algorithm>
 #include <cstring>
 
-#include "endpoint/peer.h"
+#include "endpoint/peer_sender.h"
 
 namespace braid::endpoint {
 namespace {
@@ -19,14 +20,14 @@ uint32_t NewHeaderBytes(const OutMessage& m) {
 
 }  // namespace
 
-void Peer::CopyDeferred() {
+void PeerSender::CopyDeferred() {
   if (deferred_.len > 0) {
     std::memcpy(deferred_.dst, deferred_.src, deferred_.len);
   }
   deferred_ = DeferredPayload();
 }
 
-void Peer::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len) {
+void PeerSender::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len) {
   // The previous frame's payload goes in now; this one's waits, so the last
   // payload of a datagram can leave from the message's buffer uncopied.
   CopyDeferred();
@@ -35,26 +36,27 @@ void Peer::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len) {
   deferred_.len = len;
 }
 
-wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
+wire::PathId PeerSender::NextSprayPath(TimeNs now, int avoid,
+                                       bool healthy_only) {
   if (run_path_ != avoid && SprayRunFollowers() > 0) {
     --run_left_;
     return run_path_;
   }
   run_path_ = paths_.Pick(now, avoid, healthy_only);
-  run_left_ = cfg_.proto.spray_run > 1 ? cfg_.proto.spray_run - 1 : 0;
+  run_left_ = cfg().proto.spray_run > 1 ? cfg().proto.spray_run - 1 : 0;
   return run_path_;
 }
 
 // Inlined: it runs once per frame or run written.
-[[gnu::always_inline]] inline wire::DataHeader Peer::DataFrameHeader(
+[[gnu::always_inline]] inline wire::DataHeader PeerSender::DataFrameHeader(
     const OutMessage& m, wire::PathId path, uint8_t flags,
     uint32_t offset) const {
   wire::DataHeader h;
   h.flags = flags | PlacedFlag(m);
   h.path_id = path;
   h.stream_id = m.stream;
-  h.src_incarnation = cfg_.local_incarnation;
-  h.dst_incarnation = peer_inc_;
+  h.src_incarnation = cfg().local_incarnation;
+  h.dst_incarnation = link_->peer_inc;
   h.msg_seq = wire::MsgSeq(m.msg_seq);
   h.stream_seq = m.stream_seq;
   h.msg_len = m.len;
@@ -65,7 +67,7 @@ wire::PathId Peer::NextSprayPath(TimeNs now, int avoid, bool healthy_only) {
 
 // Inlined into both callers: it runs once per datagram or run sent.
 template <typename EachFrame>
-[[gnu::always_inline]] inline uint32_t Peer::WriteNewFragments(
+[[gnu::always_inline]] inline uint32_t PeerSender::WriteNewFragments(
     OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
     absl::Span<uint8_t> first, size_t stride, size_t lead, EachFrame&& each) {
   const uint32_t offset = m.next_offset;
@@ -89,7 +91,7 @@ template <typename EachFrame>
       }));
 }
 
-uint32_t Peer::WriteNewFragmentsForTesting(
+uint32_t PeerSender::WriteNewFragmentsForTesting(
     OutMessage& m, wire::PathId path, uint32_t plen, uint32_t count, TimeNs now,
     absl::Span<uint8_t> first, size_t stride, size_t lead,
     absl::FunctionRef<void(uint32_t, uint8_t*, const uint8_t*)> each) {
@@ -98,15 +100,16 @@ uint32_t Peer::WriteNewFragmentsForTesting(
 }
 
 // Inlined into both callers: it runs once per datagram or run sent.
-[[gnu::always_inline]] inline bool Peer::AskAckIfLastForNow(uint8_t* frame) {
+[[gnu::always_inline]] inline bool PeerSender::AskAckIfLastForNow(
+    uint8_t* frame) {
   // The tail of a burst is then never held by ack coalescing.
   if (HasSendable()) return false;
   wire::AddDataFlags(frame, wire::kDataFlagAckNow);
   return true;
 }
 
-size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
-                             wire::PathId path) {
+size_t PeerSender::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
+                                   wire::PathId path) {
   size_t pos = 0;
   size_t last_frame = SIZE_MAX;
   int frames = 0;
@@ -203,17 +206,17 @@ size_t Peer::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
   return pos;
 }
 
-size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
-                                absl::Span<const uint8_t> preamble,
-                                bool uncopied) {
+size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
+                                      absl::Span<const uint8_t> preamble,
+                                      bool uncopied) {
   // Whatever BuildDatagram would put in front of the data, or instead of
-  // new data, is left to it.
-  if (!session_confirmed_ || need_sync_reply_ || probe_due_ || ack_copy_due_ ||
-      sent_.HasRetransmit() || acks_.pending() || AckWanted(now) ||
+  // new data, is left to it (Peer::BuildFullDatagrams has checked the
+  // receiver half's part).
+  if (!session_confirmed_ || probe_due_ || sent_.HasRetransmit() ||
       inflight_.empty()) {
     return 0;
   }
-  const uint32_t room = cfg_.max_datagram - wire::kPreambleSize;
+  const uint32_t room = cfg().max_datagram - wire::kPreambleSize;
   size_t n = 0;
   // CanSendNew() as of now; recomputed after each run (nothing else
   // changes it inside this loop).
@@ -243,7 +246,6 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     const uint32_t count = NewDatagramBudget(hdr + plen, cap);
     if (count == 0) break;  // (not expected: CanSendNew held for the first)
     run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
-    last_ack_urgent_ = false;
     const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
     const uint32_t len = wire::kPreambleSize + hdr + (tail_uncopied ? 0 : plen);
     const wire::Entropy entropy = paths_.entropy(path);
@@ -263,7 +265,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
           }
           // Frame i is in the batch's next slot.
           batch->Commit(
-              addr_, entropy, len, /*ect=*/true, tail, local_,
+              link_->addr, entropy, len, /*ect=*/true, tail, link_->local,
               static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
           frame = f;
         });
@@ -271,7 +273,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     // As in WriteDataFrames (no re-send is queued here, so what stops the
     // ack request also stops this loop).
     can_send = !AskAckIfLastForNow(frame);
-    last_activity_ = now;
+    link_->last_activity = now;
   }
   return n;
 }

@@ -37,32 +37,31 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.spurious_rtos += x.spurious_rtos;
 }
 
-Peer* PeerTable::Insert(std::unique_ptr<Peer> peer, TimeNs now,
-                        DurationNs min_idle,
-                        absl::FunctionRef<void(Peer*)> on_evict) {
+PeerEntry* PeerTable::Insert(std::unique_ptr<PeerEntry> peer, TimeNs now,
+                             DurationNs min_idle,
+                             absl::FunctionRef<void(PeerEntry*)> on_evict) {
   if (peers_.size() >= max_peers_) {
     size_t victim = peers_.size();
     for (size_t i = 0; i < peers_.size(); ++i) {
-      if (!peers_[i]->Idle() || now - peers_[i]->last_activity() < min_idle) {
-        continue;
-      }
+      const Peer& p = peers_[i]->peer;
+      if (!p.Idle() || now - p.last_activity() < min_idle) continue;
       if (victim == peers_.size() ||
-          peers_[i]->last_activity() < peers_[victim]->last_activity()) {
+          p.last_activity() < peers_[victim]->peer.last_activity()) {
         victim = i;
       }
     }
     if (victim == peers_.size()) return nullptr;
     PeerStats s;
-    peers_[victim]->FillStats(&s, false);
+    peers_[victim]->peer.FillStats(&s, false);
     AccumulatePeerCounters(s, &retired_);
-    map_.erase(peers_[victim]->addr());
+    map_.erase(peers_[victim]->peer.addr());
     on_evict(peers_[victim].get());
     peers_[victim] = std::move(peers_.back());
     peers_.pop_back();
     ++evicted_;
   }
-  Peer* p = peer.get();
-  map_[p->addr()] = p;
+  PeerEntry* p = peer.get();
+  map_[p->peer.addr()] = p;
   peers_.push_back(std::move(peer));
   ++created_;
   return p;

@@ -1,6 +1,7 @@
-// The peer table: address → Peer, bounded. When full, the least recently
-// active idle peer is evicted; busy peers are never evicted. Counters of an
-// evicted peer are folded into `retired()` so endpoint totals stay monotonic.
+// The peer table: address → PeerEntry (a Peer and the endpoint's scheduling
+// state for it), bounded. When full, the least recently active idle peer is
+// evicted; busy peers are never evicted. Counters of an evicted peer are
+// folded into `retired()` so endpoint totals stay monotonic.
 #ifndef BRAID_ENDPOINT_PEER_TABLE_H_
 #define BRAID_ENDPOINT_PEER_TABLE_H_
 
@@ -12,14 +13,32 @@
 #include "braid/address.h"
 #include "braid/stats.h"
 #include "endpoint/peer.h"
+#include "endpoint/wake_heap.h"
 
 namespace braid::endpoint {
+
+// A peer as EndpointCore holds it: the Peer (protocol state) and the core's
+// scheduling state for it, which the Peer never sees.
+struct PeerEntry {
+  PeerEntry(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
+            PeerHost* host, TimeNs now)
+      : peer(cfg, addr, seed, host, now) {}
+
+  Peer peer;
+  size_t heap_pos = kNotInHeap;  // position in the core's WakeHeap
+  bool tx_listed = false;        // on the core's list of peers that may send
+  bool wake_dirty = false;       // its wake time is to be recomputed
+  bool ack_deferred = false;     // holds an ack (EndpointCore deferral)
+  // On the core's list of peers whose credit the receive queue held down
+  // (Peer::TakeCreditSqueezed); cleared when the application polls.
+  bool credit_squeezed = false;
+};
 
 class PeerTable {
  public:
   explicit PeerTable(size_t max_peers) : max_peers_(max_peers) {}
 
-  Peer* Find(const NetAddr& addr) const {
+  PeerEntry* Find(const NetAddr& addr) const {
     auto it = map_.find(addr);
     return it == map_.end() ? nullptr : it->second;
   }
@@ -30,13 +49,13 @@ class PeerTable {
   // made its context busy again within min_idle (= peer_timeout), so what
   // the peer sends after an eviction was never seen by the evicted context.
   // `on_evict` sees the evicted peer just before it is destroyed.
-  Peer* Insert(
-      std::unique_ptr<Peer> peer, TimeNs now, DurationNs min_idle,
-      absl::FunctionRef<void(Peer*)> on_evict = [](Peer*) {});
+  PeerEntry* Insert(
+      std::unique_ptr<PeerEntry> peer, TimeNs now, DurationNs min_idle,
+      absl::FunctionRef<void(PeerEntry*)> on_evict = [](PeerEntry*) {});
 
   size_t size() const { return peers_.size(); }
   // Stable iteration order (insertion order, with swaps on eviction).
-  const std::vector<std::unique_ptr<Peer>>& all() const { return peers_; }
+  const std::vector<std::unique_ptr<PeerEntry>>& all() const { return peers_; }
   uint64_t created() const { return created_; }
   uint64_t evicted() const { return evicted_; }
   // Sum of the counters of evicted peers.
@@ -44,8 +63,8 @@ class PeerTable {
 
  private:
   size_t max_peers_;
-  std::vector<std::unique_ptr<Peer>> peers_;
-  absl::flat_hash_map<NetAddr, Peer*> map_;
+  std::vector<std::unique_ptr<PeerEntry>> peers_;
+  absl::flat_hash_map<NetAddr, PeerEntry*> map_;
   uint64_t created_ = 0;
   uint64_t evicted_ = 0;
   PeerStats retired_;

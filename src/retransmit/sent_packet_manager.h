@@ -311,6 +311,22 @@ class SentPacketManager {
                           wire::PathSeq seq, TimeNs now, uint8_t repairs);
   // Notes that (p, seq), sent at `sent`, arrived.
   void NoteArrival(wire::PathId p, wire::PathSeq seq, TimeNs sent);
+  // True if no SACK bit names a PSN `span` or more past cum (never sent).
+  static bool SackWithin(absl::Span<const uint64_t> sack, uint64_t span);
+  // The echoed transmission: RTT sample, proof of arrival, what it proves
+  // about earlier loss declarations; sets the echo_* scratch.
+  void ProcessEcho(const AckInfo& ack, TimeNs now, SenderOutcome& out);
+  // The echoed copy `rec` had been superseded by a re-send: that re-send
+  // was spurious (reported once per packet).
+  void OnSupersededEchoed(TxRecord& rec, Packet* pkt, wire::PathId echo_path,
+                          TimeNs now, SenderOutcome& out);
+  // Acks the PSNs the SACK bitmap adds to the memo (bit i of word j of the
+  // ack is bit memo_shift + 64 j + i of the memo; < 0: no memo applies).
+  void AckSacked(const AckInfo& ack, int32_t memo_shift, bool runs, TimeNs now,
+                 SenderOutcome& out);
+  // The ack newly acknowledged data: the RTO restarts, learnt tolerances
+  // decay, the tail probe re-arms.
+  void OnAckProgress(TimeNs now);
   void TakeRttSample(wire::PathId p, TxRecord& rec, DurationNs ack_delay,
                      TimeNs now, SenderOutcome& out);
   void MarkAcked(Packet& pkt, wire::Psn psn, TimeNs now, SenderOutcome& out);

@@ -587,7 +587,7 @@ TEST(EndpointCoreScenarioTest,
 // ---------------------------------------------------------------------------
 // Receive credit.
 //
-// Regression (found by this test, fixed in peer_send.cc OnAck): when the
+// Regression (found by this test, fixed in PeerSender::OnAck): when the
 // sender's credit ran out exactly at a datagram boundary, WriteDataFrames
 // never saw the block, so credit_blocked_ stayed false, no probe was ever
 // sent, and after peer_timeout every queued send failed with

@@ -1,5 +1,5 @@
-// Peer's one builder of new data frames (WriteNewFragments) and its two
-// users. Two identical peers take the same steps but for how their
+// The sender half's one builder of new data frames (WriteNewFragments) and
+// its two users. Two identical peers take the same steps but for how their
 // fragments are built: one at a time or as one run (behind a preamble, or a
 // preamble and a SYNC frame), BuildDatagram one datagram at a time or
 // BuildFullDatagrams at once (copied and uncopied payloads, placed
@@ -20,16 +20,18 @@ namespace braid::endpoint {
 
 // Reaches the builder and the state it changes.
 struct PeerDataFramesTestAccess {
-  static OutMessage& InProgress(Peer& p) { return p.inflight_.back(); }
-  static void ConfirmSession(Peer& p) { p.session_confirmed_ = true; }
+  // The builder is the sender half's.
+  static PeerSender& Sender(Peer& p) { return p.sender_; }
+  static OutMessage& InProgress(Peer& p) { return Sender(p).inflight_.back(); }
+  static void ConfirmSession(Peer& p) { Sender(p).session_confirmed_ = true; }
   // WriteNewFragments for the message in progress; the payloads are
   // copied behind their headers, and where they came from is returned.
   static uint32_t Write(Peer& p, wire::PathId path, uint32_t plen,
                         uint32_t count, TimeNs now, absl::Span<uint8_t> first,
                         size_t stride, size_t lead,
                         std::vector<const uint8_t*>* payloads) {
-    return p.WriteNewFragmentsForTesting(
-        p.inflight_.back(), path, plen, count, now, first, stride, lead,
+    return Sender(p).WriteNewFragmentsForTesting(
+        Sender(p).inflight_.back(), path, plen, count, now, first, stride, lead,
         [&](uint32_t i, uint8_t* frame, const uint8_t* payload) {
           EXPECT_EQ(i, payloads->size() % count);
           EXPECT_EQ(frame, first.data() + i * stride);
@@ -39,16 +41,19 @@ struct PeerDataFramesTestAccess {
         });
   }
   // What building fragments changes, as text (equal state, equal text).
-  static std::string State(const Peer& p) {
+  static std::string State(const Peer& peer) {
+    const PeerSender& p = peer.sender_;
     std::ostringstream s;
     s << "next_psn " << p.sent_.next_psn().value() << " lowest "
       << p.sent_.lowest_unacked().value() << " in_flight "
       << p.sent_.packets_in_flight() << "/" << p.sent_.bytes_in_flight()
       << " sent " << p.packets_sent_ << "/" << p.bytes_sent_ << " run "
       << int{p.run_path_} << "+" << p.run_left_ << " oldest_since "
-      << p.oldest_unacked_since_.ns() << " activity " << p.last_activity_.ns()
-      << " urgent " << p.last_ack_urgent_ << " deferred " << p.deferred_.len
-      << " cwnd " << p.cc_->cwnd_bytes() << " next_wake " << p.NextWake().ns();
+      << p.oldest_unacked_since_.ns() << " activity "
+      << peer.link_.last_activity.ns() << " urgent "
+      << peer.receiver_.last_ack_urgent_ << " deferred " << p.deferred_.len
+      << " cwnd " << p.cc_->cwnd_bytes() << " next_wake "
+      << peer.NextWake().ns();
     if (!p.inflight_.empty()) {
       const OutMessage& m = p.inflight_.back();
       s << " msg " << m.msg_seq << " offset " << m.next_offset << " frags "
@@ -73,7 +78,6 @@ class FakeHost : public PeerHost {
  public:
   void Complete(Completion&& c) override {}
   uint64_t ReceiveQueueRoom() const override { return uint64_t{1} << 30; }
-  void OnCreditSqueezed(Peer* peer) override {}
   reorder::BufferPool* buffer_pool() override { return &pool_; }
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,

@@ -1,17 +1,18 @@
-// Peer, acks in: an ack's header checks, then the sent-packet manager's
-// outcome of an ack or a timer applied to the path set, congestion control
-// and the messages in flight.
+// PeerSender, acks in: an ack's header checks, then the sent-packet
+// manager's outcome of an ack or a timer applied to the path set,
+// congestion control and the messages in flight; the timers; stats.
 #include <algorithm>
 #include <array>
 #include <bitset>
 
-#include "endpoint/peer.h"
+#include "endpoint/peer_sender.h"
 
 namespace braid::endpoint {
 
-void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
-                 DropStats* drops, TimeNs arrival, uint16_t return_port) {
-  if (h.dst_incarnation != cfg_.local_incarnation || h.session != session_) {
+void PeerSender::OnAck(TimeNs now, const wire::AckHeader& h,
+                       const uint8_t* sack, DropStats* drops, TimeNs arrival,
+                       uint16_t return_port) {
+  if (h.dst_incarnation != cfg().local_incarnation || h.session != session_) {
     ++drops->stale_incarnation;  // an ack for an earlier life or session
     return;
   }
@@ -34,7 +35,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   if (awaiting_delivery_ > 0) CompleteDelivered(now);
   ++acks_received_;
   last_ack_progress_ = now;
-  last_activity_ = now;
+  link_->last_activity = now;
   session_confirmed_ = true;
   // Credit only grows, and never past what a receive window can hold.
   if (h.credit_psn > credit_limit_ && h.credit_psn - h.cum_psn <= (1 << 16)) {
@@ -71,7 +72,7 @@ void Peer::OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
   TrackOldestUnacked(now);
 }
 
-void Peer::ApplyOutcome(TimeNs now, uint16_t return_port) {
+void PeerSender::ApplyOutcome(TimeNs now, uint16_t return_port) {
   // In the order the manager found it: the sample (taken from the echo,
   // first), the acked packets, then the losses the ack revealed. The path
   // set's verdicts depend on that order; a reroute it decides is told to
@@ -93,8 +94,8 @@ void Peer::ApplyOutcome(TimeNs now, uint16_t return_port) {
   }
 }
 
-void Peer::ApplyAcked(const retransmit::AckedPackets& a, uint64_t tag,
-                      TimeNs now) {
+void PeerSender::ApplyAcked(const retransmit::AckedPackets& a, uint64_t tag,
+                            TimeNs now) {
   // Every transmission gets one outcome: the copy that arrived is acked
   // (or, if it had been given up on already, counts as a late arrival), a
   // re-send still in flight is discarded.
@@ -117,8 +118,8 @@ void Peer::ApplyAcked(const retransmit::AckedPackets& a, uint64_t tag,
   OnFragmentsAcked(tag, 1, now);
 }
 
-void Peer::ApplyAckedRun(const retransmit::AckedPackets& run,
-                         absl::Span<const uint64_t> tags, TimeNs now) {
+void PeerSender::ApplyAckedRun(const retransmit::AckedPackets& run,
+                               absl::Span<const uint64_t> tags, TimeNs now) {
   // ApplyAcked for each of the run's packets: first sends, outstanding, no
   // orphan, one path.
   if (run.path < paths_.size()) {
@@ -138,7 +139,7 @@ void Peer::ApplyAckedRun(const retransmit::AckedPackets& run,
   }
 }
 
-void Peer::ApplyLost(const retransmit::LostPacket& l, TimeNs now) {
+void PeerSender::ApplyLost(const retransmit::LostPacket& l, TimeNs now) {
   const wire::PathId path = l.path;
   if (l.cause == retransmit::LossCause::kTailProbe) {
     // A probe re-sends a packet that is not known to be lost: no penalty
@@ -176,8 +177,8 @@ void Peer::ApplyLost(const retransmit::LostPacket& l, TimeNs now) {
   have_loss_event_ = true;
 }
 
-void Peer::ApplyRttSample(const retransmit::RttSample& s, TimeNs now,
-                          uint16_t return_port) {
+void PeerSender::ApplyRttSample(const retransmit::RttSample& s, TimeNs now,
+                                uint16_t return_port) {
   const wire::PathId path = s.path;
   const DurationNs rtt = s.rtt;
   // The ack came back on a slow return path: the sample is mostly that
@@ -205,7 +206,7 @@ void Peer::ApplyRttSample(const retransmit::RttSample& s, TimeNs now,
   have_ack_event_ = true;
 }
 
-void Peer::AttributeRtoToPaths(TimeNs now) {
+void PeerSender::AttributeRtoToPaths(TimeNs now) {
   // Per path: how many packets the RTO declared lost, the transmission it
   // declared lost last, and whether something sent after that one was
   // known to have arrived then.
@@ -245,7 +246,7 @@ void Peer::AttributeRtoToPaths(TimeNs now) {
   }
 }
 
-void Peer::OnFragmentsAcked(uint64_t tag, uint32_t count, TimeNs now) {
+void PeerSender::OnFragmentsAcked(uint64_t tag, uint32_t count, TimeNs now) {
   OutMessage* m = MessageForTag(tag);
   if (m == nullptr || m->done) return;
   // No message has more fragments acked than sent, so the message cannot
@@ -264,7 +265,7 @@ void Peer::OnFragmentsAcked(uint64_t tag, uint32_t count, TimeNs now) {
   }
 }
 
-void Peer::CompleteDelivered(TimeNs now) {
+void PeerSender::CompleteDelivered(TimeNs now) {
   // Every PSN below lowest_unacked() is acked, so every message whose
   // fragments all lie below it arrived whole, and so did everything sent
   // before it on its stream (a stream's messages take increasing PSNs):
@@ -285,13 +286,13 @@ void Peer::CompleteDelivered(TimeNs now) {
   }
 }
 
-void Peer::RememberUnblamed(wire::Psn psn, wire::PathId path) {
+void PeerSender::RememberUnblamed(wire::Psn psn, wire::PathId path) {
   unblamed_[unblamed_next_] = Unblamed{psn, path, true};
   unblamed_next_ = (unblamed_next_ + 1) % unblamed_.size();
 }
 
-void Peer::BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
-                                  TimeNs now) {
+void PeerSender::BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
+                                        TimeNs now) {
   for (Unblamed& u : unblamed_) {
     if (!u.valid || u.psn != psn) continue;
     u.valid = false;
@@ -306,7 +307,7 @@ void Peer::BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
   }
 }
 
-void Peer::TrackOldestUnacked(TimeNs now) {
+void PeerSender::TrackOldestUnacked(TimeNs now) {
   if (!sent_.HasUnacked()) {
     oldest_unacked_since_ = TimeNs::Infinite();
     return;
@@ -318,7 +319,7 @@ void Peer::TrackOldestUnacked(TimeNs now) {
   }
 }
 
-void Peer::FlushCcEvents(TimeNs now) {
+void PeerSender::FlushCcEvents(TimeNs now) {
   if (spurious_rto_) {
     spurious_rto_ = false;
     cc_->OnSpuriousRto();
@@ -338,6 +339,119 @@ void Peer::FlushCcEvents(TimeNs now) {
     cc_->OnAck(pending_ack_event_);
     pending_ack_event_ = {};
     have_ack_event_ = false;
+  }
+}
+
+void PeerSender::OnTimer(TimeNs now) {
+  // Woken only because an ack is due (every data frame that asks for an
+  // immediate ack makes one due at once): PollTx sends it; the loss, RTO,
+  // probe and timeout machinery below has nothing to do.
+  if (TimerDeadline() > now) return;
+  sent_.OnTimer(now, &outcome_);
+  ApplyOutcome(now, /*return_port=*/0);
+  AttributeRtoToPaths(now);
+  paths_.OnTimer(now);
+  FlushCcEvents(now);
+  TrackOldestUnacked(now);
+  const bool busy = sent_.HasUnacked() || !queued_.empty();
+  const bool stuck = !oldest_unacked_since_.IsInfinite() &&
+                     now - oldest_unacked_since_ >= cfg().proto.peer_timeout;
+  if ((busy && now - last_ack_progress_ >= cfg().proto.peer_timeout) || stuck) {
+    // The peer answered nothing for peer_timeout: fail what it holds up.
+    FailAll(FailureCause::kPeerUnreachable, now);
+    return;
+  }
+  ScheduleCreditProbe(now);
+}
+
+void PeerSender::ScheduleCreditProbe(TimeNs now) {
+  // Credit-blocked with nothing in flight: ask the receiver for an ack.
+  if (credit_blocked_ && sent_.packets_in_flight() == 0) {
+    if (next_probe_.IsInfinite()) {
+      next_probe_ = now + sent_.rto();
+    } else if (now >= next_probe_) {
+      probe_due_ = true;
+      next_probe_ = now + sent_.rto();
+    }
+  } else {
+    next_probe_ = TimeNs::Infinite();
+  }
+}
+
+TimeNs PeerSender::TimerDeadline() const {
+  TimeNs t = sent_.NextTimerTime();
+  t = Min(t, paths_.NextTimerTime());
+  t = Min(t, next_probe_);
+  if (sent_.HasUnacked() || !queued_.empty()) {
+    t = Min(t, last_ack_progress_ + cfg().proto.peer_timeout);
+  }
+  t = Min(t, oldest_unacked_since_ + cfg().proto.peer_timeout);
+  if (credit_blocked_ && next_probe_.IsInfinite()) {
+    // Arm the probe timer on the next OnTimer.
+    t = Min(t, link_->last_activity + sent_.rto());
+  }
+  return t;
+}
+
+void PeerSender::OnReturnLoss(wire::PathId path, TimeNs now) {
+  if (paths_.OnReturnLoss(path, now) == multipath::PathEvent::kRecycled) {
+    sent_.OnPathRerouted(path);
+  }
+}
+
+void PeerSender::FillStats(PeerStats* s, bool with_paths) const {
+  s->packets_sent = packets_sent_;
+  s->bytes_sent = bytes_sent_;
+  s->messages_sent = messages_sent_;
+  s->messages_failed = messages_failed_;
+  s->acks_received = acks_received_;
+  s->ecn_echoes = ecn_echoes_;
+  s->reliability = rel_;
+  s->reliability.spurious_losses = sent_.counters().spurious_time_losses;
+  s->reliability.spurious_gap_losses = sent_.counters().spurious_gap_losses;
+  // By the loss each re-send repaired, counted when it is sent (so they sum
+  // to `retransmits`; a packet declared lost and acked before its re-send
+  // counts nowhere).
+  const auto& by = sent_.counters().retransmits_by_cause;
+  auto cause = [&](retransmit::LossCause c) { return by[static_cast<int>(c)]; };
+  s->reliability.retransmits_path_gap = cause(retransmit::LossCause::kPathGap);
+  s->reliability.retransmits_time = cause(retransmit::LossCause::kTime);
+  s->reliability.retransmits_rto = cause(retransmit::LossCause::kRto);
+  s->reliability.retransmits_tail_probe =
+      cause(retransmit::LossCause::kTailProbe);
+  s->reliability.retransmits_nak = cause(retransmit::LossCause::kNak);
+  s->srtt = sent_.srtt();
+  s->min_rtt = sent_.min_rtt();
+  s->rto = sent_.rto();
+  s->cwnd_bytes = cc_->cwnd_bytes();
+  s->bytes_in_flight = sent_.bytes_in_flight();
+  s->gap_threshold = sent_.gap_threshold();
+  s->credit_blocked = credit_blocked_count_;
+  s->healthy_paths = paths_.healthy_paths();
+  s->penalties = paths_.total_penalties();
+  s->recycles = paths_.total_recycles();
+  s->steered_signals = steered_signals_;
+  s->slow_return_samples = slow_return_samples_;
+  s->paths.clear();
+  if (!with_paths) return;
+  for (size_t p = 0; p < paths_.size(); ++p) {
+    const multipath::PathStats& ps = paths_.stats(static_cast<wire::PathId>(p));
+    PathStats o;
+    o.entropy = ps.entropy;
+    o.health = ps.health == multipath::PathHealth::kHealthy     ? "healthy"
+               : ps.health == multipath::PathHealth::kPenalised ? "penalised"
+                                                                : "probing";
+    o.packets_sent = ps.packets_sent;
+    o.bytes_sent = ps.bytes_sent;
+    o.packets_acked = ps.packets_acked;
+    o.packets_lost = ps.packets_lost;
+    o.ecn_marks = ps.ecn_marks;
+    o.timeouts = ps.timeouts;
+    o.penalties = ps.penalties;
+    o.recycles = ps.recycles;
+    o.srtt = ps.srtt;
+    o.min_rtt = ps.min_rtt;
+    s->paths.push_back(o);
   }
 }
 

@@ -1,0 +1,71 @@
+// What both halves of a peer (PeerSender, PeerReceiver) share: the
+// endpoint-wide settings, the host that takes completions, and the peer's
+// identity (address, incarnation, last activity), which the Peer that joins
+// the halves owns.
+#ifndef BRAID_ENDPOINT_PEER_LINK_H_
+#define BRAID_ENDPOINT_PEER_LINK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "braid/address.h"
+#include "braid/completion.h"
+#include "braid/options.h"
+#include "braid/time.h"
+#include "reorder/buffer_pool.h"
+#include "wire/frames.h"
+
+namespace braid::endpoint {
+
+// Where a peer reports completions and asks for endpoint-level services.
+class PeerHost {
+ public:
+  virtual ~PeerHost() = default;
+  // A send finished (done or failed) or a message arrived.
+  virtual void Complete(Completion&& c) = 0;
+  // Bytes the application's receive queue can still take before it is
+  // full (receive_queue_bytes minus the received bytes that wait to be
+  // polled, over all peers); 0 when full.
+  virtual uint64_t ReceiveQueueRoom() const = 0;
+  virtual reorder::BufferPool* buffer_pool() = 0;
+  // Where the placed part of a message from `peer` goes (the endpoint's
+  // placement handler); false = refused.
+  virtual bool Place(const NetAddr& peer, uint16_t stream,
+                     const wire::PlacementExt& ext, uint32_t msg_len,
+                     absl::Span<uint8_t>* dest) = 0;
+  // Takes back the copy of a finished copying send, for reuse by a later
+  // one (Send then allocates nothing). The default frees it.
+  virtual void RecycleBuffer(std::vector<uint8_t>&& b) {}
+};
+
+// Fixed settings of every peer of one endpoint.
+struct PeerConfig {
+  ProtocolOptions proto;
+  uint64_t local_incarnation = 0;
+  uint32_t max_datagram = 1472;  // bytes of one datagram
+  uint32_t mss = 1424;           // payload bytes of one data frame
+  uint32_t entropy_count = 16384;
+  uint32_t min_uncopied_payload = 8192;  // see CoreConfig
+  // PSNs past the lowest unacked one that new data may reach: what one of
+  // our ack-only datagrams can report (wire::AckReachIn(max_datagram)).
+  uint32_t ack_reach = wire::kAckReach;
+  bool acked_runs = true;  // see CoreConfig
+};
+
+// The peer's identity and liveness, owned by its Peer; each half reads it
+// and stamps last_activity.
+struct PeerLink {
+  PeerConfig cfg;
+  NetAddr addr;
+  PeerHost* host = nullptr;
+  // The backend's tag of the local address this peer last reached us at
+  // (see Peer::local()).
+  uint8_t local = 0;
+  uint64_t peer_inc = 0;  // the peer's incarnation; 0 until it has spoken
+  TimeNs last_activity;   // last frame from or datagram to the peer
+};
+
+}  // namespace braid::endpoint
+
+#endif  // BRAID_ENDPOINT_PEER_LINK_H_

@@ -71,14 +71,8 @@ struct RttSample {
   DurationNs rtt;
 };
 
+// Empty until first used: an idle peer's outcome costs no heap memory.
 struct SenderOutcome {
-  SenderOutcome() {
-    acked.reserve(64);
-    tags.reserve(256);
-    lost.reserve(64);
-    spurious_retransmits.reserve(16);
-  }
-
   // Empties every list, keeping the storage.
   void Clear() {
     acked.clear();

@@ -183,6 +183,39 @@ void EndpointCore::CountParseError(wire::ParseError e) {
   }
 }
 
+namespace {
+
+// The incarnations a frame names, and whether it is one its sender may send
+// before it knows ours (data, SYNC, PROBE: `dst` may then be 0).
+struct FrameAddress {
+  uint64_t src = 0;
+  uint64_t dst = 0;
+  bool by_sender = false;
+};
+
+FrameAddress AddressOf(const wire::Frame& f) {
+  switch (f.type) {
+    case wire::FrameType::kData:
+      return {f.data.src_incarnation, f.data.dst_incarnation, true};
+    case wire::FrameType::kAck:
+      return {f.ack.src_incarnation, f.ack.dst_incarnation, false};
+    case wire::FrameType::kCtrl:
+      return {f.ctrl.src_incarnation, f.ctrl.dst_incarnation,
+              f.ctrl.type == wire::CtrlType::kSync ||
+                  f.ctrl.type == wire::CtrlType::kProbe};
+  }
+  return {};
+}
+
+// A frame that may announce a new incarnation of its sender.
+bool MayAnnounce(const wire::Frame& f) {
+  return f.type == wire::FrameType::kCtrl &&
+         (f.ctrl.type == wire::CtrlType::kSync ||
+          f.ctrl.type == wire::CtrlType::kStale);
+}
+
+}  // namespace
+
 void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
                               absl::Span<const uint8_t> bytes, bool ce,
                               TimeNs arrival, uint8_t local) {
@@ -207,43 +240,12 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   PeerEntry* peer = nullptr;
   bool data = false;  // the datagram carried a data frame for `peer`
   while (reader.Next(&f)) {
-    uint64_t src = 0, dst = 0;
-    bool addressed_by_sender = false;  // data/sync/probe: dst may be 0
-    switch (f.type) {
-      case wire::FrameType::kData:
-        src = f.data.src_incarnation;
-        dst = f.data.dst_incarnation;
-        addressed_by_sender = true;
-        break;
-      case wire::FrameType::kAck:
-        src = f.ack.src_incarnation;
-        dst = f.ack.dst_incarnation;
-        break;
-      case wire::FrameType::kCtrl:
-        src = f.ctrl.src_incarnation;
-        dst = f.ctrl.dst_incarnation;
-        addressed_by_sender = f.ctrl.type == wire::CtrlType::kSync ||
-                              f.ctrl.type == wire::CtrlType::kProbe;
-        break;
-    }
-    if (addressed_by_sender) {
-      if (dst != 0 && dst != cfg_.incarnation) {
-        // Meant for an earlier life of ours: tell the sender once.
-        ++drops_.stale_incarnation;
-        if (stale_replies_.size() < kMaxStaleReplies &&
-            (stale_replies_.empty() || stale_replies_.back().to != from)) {
-          stale_replies_.push_back({from, src, local});
-        }
-        continue;
-      }
-    } else if (dst != cfg_.incarnation) {
-      ++drops_.stale_incarnation;
-      continue;
-    }
+    const FrameAddress a = AddressOf(f);
+    if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local)) continue;
     if (peer == nullptr) {
-      peer = addressed_by_sender ? FindOrCreatePeer(now, from) : FindPeer(from);
+      peer = a.by_sender ? FindOrCreatePeer(now, from) : FindPeer(from);
       if (peer == nullptr) {
-        if (addressed_by_sender) {
+        if (a.by_sender) {
           ++drops_.no_peer_slot;
         } else {
           ++drops_.stale_incarnation;  // reply from a peer we no longer know
@@ -252,10 +254,9 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       }
     }
     const uint64_t before = peer->peer.peer_incarnation();
-    const bool may_announce = f.type == wire::FrameType::kCtrl &&
-                              (f.ctrl.type == wire::CtrlType::kSync ||
-                               f.ctrl.type == wire::CtrlType::kStale);
-    if (!peer->peer.CheckIncarnation(now, src, may_announce, &drops_)) continue;
+    if (!peer->peer.CheckIncarnation(now, a.src, MayAnnounce(f), &drops_)) {
+      continue;
+    }
     peer->peer.set_local(local);  // a frame of the peer's current life
     if (before != 0 && before != peer->peer.peer_incarnation())
       ++peer_restarts_;
@@ -265,21 +266,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         data = true;
         break;
       case wire::FrameType::kAck:
-        // Two acks in one datagram: the first goes before the second.
-        if (peer->ack_deferred) ApplyDeferredAckOf(peer, now);
-        if (defer_acks_ && f.ack.sack_words <= kMaxDeferredSackWords) {
-          DeferredAck& d = deferred_.emplace_back();
-          d.peer = peer;
-          d.h = f.ack;
-          d.arrival = at;
-          d.return_port = return_port;
-          if (f.ack.sack_words > 0) {  // f.sack may be null otherwise
-            std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
-          }
-          peer->ack_deferred = true;
-        } else {
-          peer->peer.OnAck(now, f.ack, f.sack, &drops_, at, return_port);
-        }
+        OnAckFrame(peer, now, f, at, return_port);
         break;
       case wire::FrameType::kCtrl:
         peer->peer.OnCtrl(now, f.ctrl, &drops_);
@@ -293,6 +280,42 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
     Touch(peer);
   }
+}
+
+bool EndpointCore::AddressedToUs(uint64_t src, uint64_t dst, bool by_sender,
+                                 const NetAddr& from, uint8_t local) {
+  if (!by_sender) {
+    if (dst == cfg_.incarnation) return true;
+    ++drops_.stale_incarnation;
+    return false;
+  }
+  if (dst == 0 || dst == cfg_.incarnation) return true;
+  // Meant for an earlier life of ours: tell the sender once.
+  ++drops_.stale_incarnation;
+  if (stale_replies_.size() < kMaxStaleReplies &&
+      (stale_replies_.empty() || stale_replies_.back().to != from)) {
+    stale_replies_.push_back({from, src, local});
+  }
+  return false;
+}
+
+void EndpointCore::OnAckFrame(PeerEntry* peer, TimeNs now, const wire::Frame& f,
+                              TimeNs at, uint16_t return_port) {
+  // Two acks in one datagram: the first goes before the second.
+  if (peer->ack_deferred) ApplyDeferredAckOf(peer, now);
+  if (!defer_acks_ || f.ack.sack_words > kMaxDeferredSackWords) {
+    peer->peer.OnAck(now, f.ack, f.sack, &drops_, at, return_port);
+    return;
+  }
+  DeferredAck& d = deferred_.emplace_back();
+  d.peer = peer;
+  d.h = f.ack;
+  d.arrival = at;
+  d.return_port = return_port;
+  if (f.ack.sack_words > 0) {  // f.sack may be null otherwise
+    std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
+  }
+  peer->ack_deferred = true;
 }
 
 void EndpointCore::ApplyDeferredAck(size_t i, TimeNs now) {

@@ -204,6 +204,15 @@ class EndpointCore final : public PeerHost {
   // The peer at `addr`, created if absent; null if the table is full.
   PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
   void CountParseError(wire::ParseError e);
+  // Whether a frame naming incarnations `src` -> `dst` is for this life of
+  // ours (`by_sender`: a frame its sender may send before it knows us, dst
+  // 0). Counts what is not; for a sender's frame meant for an earlier life,
+  // queues one STALE reply to `from` (bounded).
+  bool AddressedToUs(uint64_t src, uint64_t dst, bool by_sender,
+                     const NetAddr& from, uint8_t local);
+  // An ack frame of `peer`: processed now, or held (ack deferral).
+  void OnAckFrame(PeerEntry* peer, TimeNs now, const wire::Frame& f, TimeNs at,
+                  uint16_t return_port);
   // After anything that may have changed `p`'s state (a send to it, a
   // datagram from it, its timers, freed receive space, close): list it for
   // PollTx and re-key its wake time.

@@ -216,6 +216,44 @@ bool MayAnnounce(const wire::Frame& f) {
 
 }  // namespace
 
+[[gnu::always_inline]] inline bool EndpointCore::AddressedToUs(
+    uint64_t src, uint64_t dst, bool by_sender, const NetAddr& from,
+    uint8_t local) {
+  if (!by_sender) {
+    if (dst == cfg_.incarnation) return true;
+    ++drops_.stale_incarnation;
+    return false;
+  }
+  if (dst == 0 || dst == cfg_.incarnation) return true;
+  // Meant for an earlier life of ours: tell the sender once.
+  ++drops_.stale_incarnation;
+  if (stale_replies_.size() < kMaxStaleReplies &&
+      (stale_replies_.empty() || stale_replies_.back().to != from)) {
+    stale_replies_.push_back({from, src, local});
+  }
+  return false;
+}
+
+[[gnu::always_inline]] inline void EndpointCore::OnAckFrame(
+    PeerEntry* peer, TimeNs now, const wire::Frame& f, TimeNs at,
+    uint16_t return_port) {
+  // Two acks in one datagram: the first goes before the second.
+  if (peer->ack_deferred) ApplyDeferredAckOf(peer, now);
+  if (!defer_acks_ || f.ack.sack_words > kMaxDeferredSackWords) {
+    peer->peer.OnAck(now, f.ack, f.sack, &drops_, at, return_port);
+    return;
+  }
+  DeferredAck& d = deferred_.emplace_back();
+  d.peer = peer;
+  d.h = f.ack;
+  d.arrival = at;
+  d.return_port = return_port;
+  if (f.ack.sack_words > 0) {  // f.sack may be null otherwise
+    std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
+  }
+  peer->ack_deferred = true;
+}
+
 void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
                               absl::Span<const uint8_t> bytes, bool ce,
                               TimeNs arrival, uint8_t local) {
@@ -280,42 +318,6 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
     Touch(peer);
   }
-}
-
-bool EndpointCore::AddressedToUs(uint64_t src, uint64_t dst, bool by_sender,
-                                 const NetAddr& from, uint8_t local) {
-  if (!by_sender) {
-    if (dst == cfg_.incarnation) return true;
-    ++drops_.stale_incarnation;
-    return false;
-  }
-  if (dst == 0 || dst == cfg_.incarnation) return true;
-  // Meant for an earlier life of ours: tell the sender once.
-  ++drops_.stale_incarnation;
-  if (stale_replies_.size() < kMaxStaleReplies &&
-      (stale_replies_.empty() || stale_replies_.back().to != from)) {
-    stale_replies_.push_back({from, src, local});
-  }
-  return false;
-}
-
-void EndpointCore::OnAckFrame(PeerEntry* peer, TimeNs now, const wire::Frame& f,
-                              TimeNs at, uint16_t return_port) {
-  // Two acks in one datagram: the first goes before the second.
-  if (peer->ack_deferred) ApplyDeferredAckOf(peer, now);
-  if (!defer_acks_ || f.ack.sack_words > kMaxDeferredSackWords) {
-    peer->peer.OnAck(now, f.ack, f.sack, &drops_, at, return_port);
-    return;
-  }
-  DeferredAck& d = deferred_.emplace_back();
-  d.peer = peer;
-  d.h = f.ack;
-  d.arrival = at;
-  d.return_port = return_port;
-  if (f.ack.sack_words > 0) {  // f.sack may be null otherwise
-    std::memcpy(d.sack, f.sack, size_t{f.ack.sack_words} * 8);
-  }
-  peer->ack_deferred = true;
 }
 
 void EndpointCore::ApplyDeferredAck(size_t i, TimeNs now) {

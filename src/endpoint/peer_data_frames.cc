@@ -108,45 +108,90 @@ uint32_t PeerSender::WriteNewFragmentsForTesting(
   return true;
 }
 
+[[gnu::always_inline]] inline PeerSender::ResendStep PeerSender::WriteResend(
+    TimeNs now, absl::Span<uint8_t> out, wire::PathId path, int frames,
+    size_t* written) {
+  wire::Psn psn;
+  uint64_t tag;
+  uint32_t bytes;
+  wire::PathId last_path;
+  if (!sent_.PeekRetransmit(&psn, &tag, &bytes, &last_path)) {
+    return ResendStep::kNone;
+  }
+  // A retransmission goes on another path than its last one; if this
+  // datagram's path is that one, it waits for the next datagram.
+  if (frames > 0 && paths_.size() > 1 && last_path == path) {
+    return ResendStep::kStop;
+  }
+  OutMessage* m = MessageForTag(tag);
+  if (m == nullptr || m->done) {
+    sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);  // stale entry
+    return ResendStep::kSkipped;
+  }
+  // A re-send carries exactly the bytes of the original fragment.
+  wire::DataHeader h = DataFrameHeader(
+      *m, path, wire::kDataFlagRetransmit | wire::kDataFlagAckNow,
+      OffsetOf(tag));
+  const size_t hdr = wire::DataHeaderBytes(h.flags);
+  const uint32_t plen = bytes - static_cast<uint32_t>(hdr);
+  if (bytes > out.size()) return ResendStep::kStop;
+  sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
+  h.psn = psn;
+  h.path_seq = paths_.OnSent(path, bytes, now);
+  wire::WriteDataHeader(h, plen, out);
+  DeferPayload(out.data() + hdr, m->At(h.frag_offset), plen);
+  sent_.OnRetransmitted(psn, path, h.path_seq, now);
+  ++rel_.retransmits;
+  ++packets_sent_;
+  *written = bytes;
+  return ResendStep::kWritten;
+}
+
+[[gnu::always_inline]] inline OutMessage* PeerSender::NextNewMessage(
+    size_t room, int frames) {
+  // New data: the fragment takes what is left of the datagram (at least
+  // one byte), so a datagram ends one message and starts the next and
+  // every datagram of a bulk transfer has the same size (whole GSO runs).
+  // Except that a message small enough for one datagram is not split: if
+  // it does not fit in what is left, it starts the next datagram (one
+  // fragment, no reassembly at the receiver, one loss cannot cost it
+  // twice). Splitting them made 1 KiB messages 2.4x slower than 1.4 KiB
+  // ones (braid-perf --test rate on loopback).
+  if (!inflight_.empty() && inflight_.back().HasUnsent()) {
+    return &inflight_.back();
+  }
+  if (queued_.empty()) return nullptr;
+  const OutMessage& q = queued_.front();
+  const size_t q_hdr = NewHeaderBytes(q);
+  if (q_hdr + (q.len > 0 ? 1 : 0) > room) return nullptr;
+  if (frames > 0 && q_hdr + q.len > room &&
+      q_hdr + q.len <= WholeDatagramRoom()) {
+    return nullptr;
+  }
+  inflight_.push_back(std::move(queued_.front()));
+  queued_.pop_front();
+  if (inflight_.size() == 1) inflight_base_ = next_msg_seq_;
+  OutMessage* m = &inflight_.back();
+  StartMessage(*m);
+  return m;
+}
+
 size_t PeerSender::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                                    wire::PathId path) {
   size_t pos = 0;
   size_t last_frame = SIZE_MAX;
   int frames = 0;
-  const bool multipath = paths_.size() > 1;
   for (;;) {
     const size_t room = out.size() - pos;
     if (room < wire::kDataHeaderSize) break;
-    wire::Psn psn;
-    uint64_t tag;
-    uint32_t bytes;
-    wire::PathId last_path;
-    if (sent_.PeekRetransmit(&psn, &tag, &bytes, &last_path)) {
-      // A retransmission goes on another path than its last one; if this
-      // datagram's path is that one, it waits for the next datagram.
-      if (frames > 0 && multipath && last_path == path) break;
-      OutMessage* m = MessageForTag(tag);
-      if (m == nullptr || m->done) {
-        sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);  // stale entry
-        continue;
-      }
-      // A re-send carries exactly the bytes of the original fragment.
-      wire::DataHeader h = DataFrameHeader(
-          *m, path, wire::kDataFlagRetransmit | wire::kDataFlagAckNow,
-          OffsetOf(tag));
-      const size_t hdr = wire::DataHeaderBytes(h.flags);
-      const uint32_t plen = bytes - static_cast<uint32_t>(hdr);
-      if (bytes > room) break;
-      sent_.PopRetransmit(&psn, &tag, &bytes, &last_path);
-      h.psn = psn;
-      h.path_seq = paths_.OnSent(path, bytes, now);
+    size_t written = 0;
+    const ResendStep step =
+        WriteResend(now, out.subspan(pos), path, frames, &written);
+    if (step == ResendStep::kStop) break;
+    if (step == ResendStep::kSkipped) continue;
+    if (step == ResendStep::kWritten) {
       last_frame = pos;
-      wire::WriteDataHeader(h, plen, out.subspan(pos));
-      DeferPayload(out.data() + pos + hdr, m->At(h.frag_offset), plen);
-      pos += bytes;
-      sent_.OnRetransmitted(psn, path, h.path_seq, now);
-      ++rel_.retransmits;
-      ++packets_sent_;
+      pos += written;
       ++frames;
       continue;
     }
@@ -158,33 +203,8 @@ size_t PeerSender::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
       }
       break;
     }
-    // New data: the fragment takes what is left of the datagram (at least
-    // one byte), so a datagram ends one message and starts the next and
-    // every datagram of a bulk transfer has the same size (whole GSO runs).
-    // Except that a message small enough for one datagram is not split: if
-    // it does not fit in what is left, it starts the next datagram (one
-    // fragment, no reassembly at the receiver, one loss cannot cost it
-    // twice). Splitting them made 1 KiB messages 2.4x slower than 1.4 KiB
-    // ones (braid-perf --test rate on loopback).
-    OutMessage* m = nullptr;
-    if (!inflight_.empty() && inflight_.back().HasUnsent()) {
-      m = &inflight_.back();
-    } else if (!queued_.empty()) {
-      const OutMessage& q = queued_.front();
-      const size_t q_hdr = NewHeaderBytes(q);
-      if (q_hdr + (q.len > 0 ? 1 : 0) > room) break;
-      if (frames > 0 && q_hdr + q.len > room &&
-          q_hdr + q.len <= WholeDatagramRoom()) {
-        break;
-      }
-      inflight_.push_back(std::move(queued_.front()));
-      queued_.pop_front();
-      if (inflight_.size() == 1) inflight_base_ = next_msg_seq_;
-      m = &inflight_.back();
-      StartMessage(*m);
-    } else {
-      break;
-    }
+    OutMessage* m = NextNewMessage(room, frames);
+    if (m == nullptr) break;
     const size_t hdr = NewHeaderBytes(*m);
     const uint32_t offset = m->next_offset;
     const uint32_t left = m->len - offset;

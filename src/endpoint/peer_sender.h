@@ -99,6 +99,22 @@ class PeerSender {
   // payload is not copied yet: FinishPayload copies it or leaves it out.
   size_t WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
                          wire::PathId path);
+  // What WriteResend did with the first packet waiting to be re-sent.
+  enum class ResendStep {
+    kNone,     // none waits: new data may follow
+    kWritten,  // written at the start of `out` (*written bytes)
+    kSkipped,  // its message had completed: dropped from the queue
+    kStop,     // it does not go in this datagram: the datagram is done
+  };
+  // Writes the first waiting re-send into `out` on `path` (the datagram
+  // already holds `frames` frames), its payload left pending as
+  // WriteDataFrames' are.
+  ResendStep WriteResend(TimeNs now, absl::Span<uint8_t> out, wire::PathId path,
+                         int frames, size_t* written);
+  // The message the next new fragment of a datagram comes from, with
+  // `room` bytes left after `frames` frames: the one in progress, else the
+  // next queued one (started here); null when none may start in it.
+  OutMessage* NextNewMessage(size_t room, int frames);
   // Copies a payload WriteDataFrames left pending (before anything else is
   // written behind it).
   void CopyDeferred();

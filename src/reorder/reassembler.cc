@@ -35,91 +35,90 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
   return OnFragment(f, RefuseAll, out);
 }
 
-Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
-                                                PlaceFn place,
-                                                CompletedMessage* out) {
-  ++stats_.fragments;
-  const uint64_t len = f.payload.size();
+// Inlined, as the other steps of OnFragment: they run once per fragment.
+[[gnu::always_inline]] inline uint64_t* Reassembler::LayoutError(
+    const Fragment& f) {
   const bool placed = f.placement != nullptr;
   // A placed message needs no buffer: the limit is the destination's size,
   // which the placement function checks.
   if (!placed && f.msg_len > options_.max_message_bytes) {
-    return Malformed(&stats_.malformed_too_large);
+    return &stats_.malformed_too_large;
   }
-  if (uint64_t{f.offset} + len > f.msg_len) {
-    return Malformed(&stats_.malformed_out_of_bounds);
+  if (uint64_t{f.offset} + f.payload.size() > f.msg_len) {
+    return &stats_.malformed_out_of_bounds;
   }
   if (placed && (f.placement->head_len > f.msg_len ||
                  f.placement->head_len > options_.max_placement_head)) {
-    return Malformed(&stats_.malformed_placement);
+    return &stats_.malformed_placement;
   }
-  const bool final = uint64_t{f.offset} + len == f.msg_len;
-  const uint32_t key = f.msg.value();
-  // Bytes this message buffers: all of it, or (placed) its head.
-  const uint32_t buf_len = placed ? f.placement->head_len : f.msg_len;
+  return nullptr;
+}
 
-  auto it = partials_.empty() ? partials_.end() : partials_.find(key);
-  bool created = false;
-  if (it == partials_.end()) {
-    if (final && f.offset == 0) {
-      // The whole message in one fragment (also the 0-byte message).
-      if (out->data.capacity() > 0) pool_->Put(std::move(out->data));
-      out->msg = f.msg;
-      out->stream_id = f.stream_id;
-      out->stream_seq = f.stream_seq;
-      out->msg_len = f.msg_len;
-      out->data = pool_->Reserve(buf_len);
-      out->data.assign(f.payload.data(), f.payload.data() + buf_len);
-      stats_.bytes_copied += buf_len;
-      out->placement = Placement::kNone;
-      out->ext = wire::PlacementExt();
-      if (placed) {
-        out->ext = *f.placement;
-        const uint64_t n = len - buf_len;
-        absl::Span<uint8_t> dest;
-        if (n > 0 && (!place(f, &dest) || dest.size() < n)) {
-          out->placement = Placement::kRefused;
-          ++stats_.messages_refused;
-        } else {
-          if (n > 0) std::memcpy(dest.data(), f.payload.data() + buf_len, n);
-          stats_.bytes_placed += n;
-          out->placement = Placement::kPlaced;
-          ++stats_.messages_placed;
-        }
-      }
-      ++stats_.messages_completed;
-      ++stats_.single_fragment_messages;
-      stats_.bytes_completed += len;
-      return FragResult::kComplete;
+[[gnu::always_inline]] inline Reassembler::FragResult
+Reassembler::CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
+                           CompletedMessage* out) {
+  const uint64_t len = f.payload.size();
+  if (out->data.capacity() > 0) pool_->Put(std::move(out->data));
+  out->msg = f.msg;
+  out->stream_id = f.stream_id;
+  out->stream_seq = f.stream_seq;
+  out->msg_len = f.msg_len;
+  out->data = pool_->Reserve(buf_len);
+  out->data.assign(f.payload.data(), f.payload.data() + buf_len);
+  stats_.bytes_copied += buf_len;
+  out->placement = Placement::kNone;
+  out->ext = wire::PlacementExt();
+  if (f.placement != nullptr) {
+    out->ext = *f.placement;
+    const uint64_t n = len - buf_len;
+    absl::Span<uint8_t> dest;
+    if (n > 0 && (!place(f, &dest) || dest.size() < n)) {
+      out->placement = Placement::kRefused;
+      ++stats_.messages_refused;
+    } else {
+      if (n > 0) std::memcpy(dest.data(), f.payload.data() + buf_len, n);
+      stats_.bytes_placed += n;
+      out->placement = Placement::kPlaced;
+      ++stats_.messages_placed;
     }
-    if (len == 0) return Malformed(&stats_.malformed_bad_layout);
-    if (partials_.size() >= options_.max_partial_messages ||
-        memory_used_ + buf_len > options_.max_bytes) {
-      ++stats_.no_memory;
-      return FragResult::kNoMemory;
-    }
-    it = partials_.try_emplace(key).first;
-    Partial& p = it->second;
-    p.stream_id = f.stream_id;
-    p.stream_seq = f.stream_seq;
-    p.msg_len = f.msg_len;
-    p.data = pool_->Reserve(buf_len);
-    p.buffered = buf_len;
-    p.charged = buf_len;
-    p.placed = placed;
-    if (placed) p.ext = *f.placement;
-    memory_used_ += buf_len;
-    bytes_buffered_ += buf_len;
-    created = true;
   }
+  ++stats_.messages_completed;
+  ++stats_.single_fragment_messages;
+  stats_.bytes_completed += len;
+  return FragResult::kComplete;
+}
 
+[[gnu::always_inline]] inline Reassembler::PartialMap::iterator
+Reassembler::StartPartial(uint32_t key, const Fragment& f, uint32_t buf_len) {
+  const bool placed = f.placement != nullptr;
+  auto it = partials_.try_emplace(key).first;
   Partial& p = it->second;
-  if (!created && (p.msg_len != f.msg_len || p.stream_id != f.stream_id ||
-                   p.stream_seq != f.stream_seq || p.placed != placed ||
-                   (placed && !(p.ext == *f.placement)))) {
-    return Malformed(&stats_.malformed_inconsistent);
-  }
+  p.stream_id = f.stream_id;
+  p.stream_seq = f.stream_seq;
+  p.msg_len = f.msg_len;
+  p.data = pool_->Reserve(buf_len);
+  p.buffered = buf_len;
+  p.charged = buf_len;
+  p.placed = placed;
+  if (placed) p.ext = *f.placement;
+  memory_used_ += buf_len;
+  bytes_buffered_ += buf_len;
+  return it;
+}
 
+[[gnu::always_inline]] inline bool Reassembler::Matches(const Partial& p,
+                                                        const Fragment& f) {
+  const bool placed = f.placement != nullptr;
+  return p.msg_len == f.msg_len && p.stream_id == f.stream_id &&
+         p.stream_seq == f.stream_seq && p.placed == placed &&
+         (!placed || p.ext == *f.placement);
+}
+
+[[gnu::always_inline]] inline Reassembler::FragResult Reassembler::AddToPartial(
+    PartialMap::iterator it, bool created, const Fragment& f, PlaceFn place,
+    CompletedMessage* out) {
+  Partial& p = it->second;
+  const uint64_t len = f.payload.size();
   // Only a 0-byte message has an empty fragment (handled above).
   FragResult r =
       len == 0 ? Malformed(&stats_.malformed_bad_layout) : FragResult::kPartial;
@@ -143,8 +142,38 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
     memory_used_ += heap_after - heap_before;
   }
   Store(p, f, place);
-  if (p.seen.covered_bytes() == p.msg_len) return Complete(key, p, out);
+  if (p.seen.covered_bytes() == p.msg_len) return Complete(it->first, p, out);
   return FragResult::kPartial;
+}
+
+Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
+                                                PlaceFn place,
+                                                CompletedMessage* out) {
+  ++stats_.fragments;
+  if (uint64_t* counter = LayoutError(f)) return Malformed(counter);
+  const uint64_t len = f.payload.size();
+  const bool placed = f.placement != nullptr;
+  const bool final = uint64_t{f.offset} + len == f.msg_len;
+  const uint32_t key = f.msg.value();
+  // Bytes this message buffers: all of it, or (placed) its head.
+  const uint32_t buf_len = placed ? f.placement->head_len : f.msg_len;
+
+  auto it = partials_.empty() ? partials_.end() : partials_.find(key);
+  bool created = false;
+  if (it == partials_.end()) {
+    if (final && f.offset == 0) return CompleteWhole(f, buf_len, place, out);
+    if (len == 0) return Malformed(&stats_.malformed_bad_layout);
+    if (partials_.size() >= options_.max_partial_messages ||
+        memory_used_ + buf_len > options_.max_bytes) {
+      ++stats_.no_memory;
+      return FragResult::kNoMemory;
+    }
+    it = StartPartial(key, f, buf_len);
+    created = true;
+  } else if (!Matches(it->second, f)) {
+    return Malformed(&stats_.malformed_inconsistent);
+  }
+  return AddToPartial(it, created, f, place, out);
 }
 
 namespace {

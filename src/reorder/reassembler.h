@@ -143,7 +143,27 @@ class Reassembler {
     wire::PlacementExt ext;
   };
 
+  using PartialMap = absl::flat_hash_map<uint32_t, Partial>;
+
   FragResult Malformed(uint64_t* counter);
+
+  // The steps of OnFragment, inlined into it (reassembler.cc):
+  // The malformed counter f's layout breaks (too large, out of bounds, a bad
+  // placement head), or null if it is well formed.
+  uint64_t* LayoutError(const Fragment& f);
+  // f carries a whole message: delivers it into *out at once.
+  FragResult CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
+                           CompletedMessage* out);
+  // Creates the partial message f begins, charging buf_len bytes.
+  PartialMap::iterator StartPartial(uint32_t key, const Fragment& f,
+                                    uint32_t buf_len);
+  // True if f belongs to the message p as its earlier fragments described it.
+  static bool Matches(const Partial& p, const Fragment& f);
+  // Records f in the partial message at `it` (which f `created`: undone if f
+  // is malformed); completes the message into *out when f is its last gap.
+  FragResult AddToPartial(PartialMap::iterator it, bool created,
+                          const Fragment& f, PlaceFn place,
+                          CompletedMessage* out);
   // Copies f's bytes: to the message buffer, or (placed) the head part to
   // the buffer and the rest through `place` unless refused.
   void Store(Partial& p, const Fragment& f, PlaceFn place);
@@ -153,7 +173,7 @@ class Reassembler {
   ReassemblerOptions options_;
   std::unique_ptr<BufferPool> own_pool_;
   BufferPool* pool_;
-  absl::flat_hash_map<uint32_t, Partial> partials_;
+  PartialMap partials_;
   uint64_t bytes_buffered_ = 0;
   uint64_t memory_used_ = 0;
   ReassemblerStats stats_;

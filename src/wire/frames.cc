@@ -90,115 +90,148 @@ uint16_t ParsePreamble(absl::Span<const uint8_t> d, ParseError* error) {
 
 uint64_t SackWord(const uint8_t* sack, size_t i) { return Get64(sack + 8 * i); }
 
-bool FrameReader::Next(Frame* out) {
-  if (error_ != ParseError::kNone || pos_ >= bytes_.size()) return false;
-  const uint8_t* p = bytes_.data() + pos_;
-  const size_t left = bytes_.size() - pos_;
-  auto fail = [this](ParseError e) {
-    error_ = e;
-    return false;
-  };
-  if (left < 2) return fail(ParseError::kTruncated);
-  if (p[0] != kVersion) return fail(ParseError::kBadVersion);
-  switch (static_cast<FrameType>(p[1])) {
-    case FrameType::kData: {
-      if (left < kDataHeaderSize) return fail(ParseError::kTruncated);
-      DataHeader& h = out->data;
-      h.flags = p[2];
-      if (h.flags & ~kDataFlagsKnown) return fail(ParseError::kBadFlags);
-      h.path_id = p[3];
-      h.stream_id = Get16(p + 4);
-      h.payload_len = Get16(p + 6);
-      h.src_incarnation = Get64(p + 8);
-      h.dst_incarnation = Get64(p + 16);
-      h.psn = Psn(Get32(p + 24));
-      h.path_seq = PathSeq(Get32(p + 28));
-      h.msg_seq = MsgSeq(Get32(p + 32));
-      h.stream_seq = Get32(p + 36);
-      h.msg_len = Get32(p + 40);
-      h.frag_offset = Get32(p + 44);
-      if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
-      const bool placed = (h.flags & kDataFlagPlaced) != 0;
-      const size_t hdr = DataHeaderBytes(h.flags);
-      if (placed) {
-        if (left < hdr || Get32(p + kDataHeaderSize + 20) != 0) {
-          return fail(ParseError::kBadPlacement);
-        }
-        h.placement.key = Get64(p + kDataHeaderSize);
-        h.placement.offset = Get64(p + kDataHeaderSize + 8);
-        h.placement.head_len = Get32(p + kDataHeaderSize + 16);
-      } else {
-        h.placement = PlacementExt();
-      }
-      if (left - hdr < h.payload_len) return fail(ParseError::kTruncated);
-      if (uint64_t{h.frag_offset} + h.payload_len > h.msg_len) {
-        return fail(ParseError::kFragmentBounds);
-      }
-      if (h.payload_len == 0 && h.msg_len != 0) {
-        return fail(ParseError::kEmptyFragment);
-      }
-      if (placed) {
-        const PlacementExt& x = h.placement;
-        const uint64_t placed_len = uint64_t{h.msg_len} - x.head_len;
-        if (x.head_len > h.msg_len || x.offset + placed_len < x.offset) {
-          return fail(ParseError::kBadPlacement);
-        }
-      }
-      out->type = FrameType::kData;
-      out->payload = p + hdr;
-      pos_ += hdr + h.payload_len;
-      return true;
+namespace {
+
+// The frame parsers of FrameReader::Next (inlined into it: they run once
+// per frame). Each parses the frame of its type at p, with `left` bytes
+// from p to the end of the datagram; it returns kNone with *size the
+// frame's bytes, or why the frame is malformed.
+
+// The placement extension of a placed data frame whose header h holds.
+inline ParseError ParsePlacement(const uint8_t* p, size_t left, size_t hdr,
+                                 DataHeader& h) {
+  if (left < hdr || Get32(p + kDataHeaderSize + 20) != 0) {
+    return ParseError::kBadPlacement;
+  }
+  h.placement.key = Get64(p + kDataHeaderSize);
+  h.placement.offset = Get64(p + kDataHeaderSize + 8);
+  h.placement.head_len = Get32(p + kDataHeaderSize + 16);
+  return ParseError::kNone;
+}
+
+inline ParseError ParseData(const uint8_t* p, size_t left, Frame* out,
+                            size_t* size) {
+  if (left < kDataHeaderSize) return ParseError::kTruncated;
+  DataHeader& h = out->data;
+  h.flags = p[2];
+  if (h.flags & ~kDataFlagsKnown) return ParseError::kBadFlags;
+  h.path_id = p[3];
+  h.stream_id = Get16(p + 4);
+  h.payload_len = Get16(p + 6);
+  h.src_incarnation = Get64(p + 8);
+  h.dst_incarnation = Get64(p + 16);
+  h.psn = Psn(Get32(p + 24));
+  h.path_seq = PathSeq(Get32(p + 28));
+  h.msg_seq = MsgSeq(Get32(p + 32));
+  h.stream_seq = Get32(p + 36);
+  h.msg_len = Get32(p + 40);
+  h.frag_offset = Get32(p + 44);
+  if (h.src_incarnation == 0) return ParseError::kZeroIncarnation;
+  const bool placed = (h.flags & kDataFlagPlaced) != 0;
+  const size_t hdr = DataHeaderBytes(h.flags);
+  if (placed) {
+    if (const ParseError e = ParsePlacement(p, left, hdr, h);
+        e != ParseError::kNone) {
+      return e;
     }
-    case FrameType::kAck: {
-      if (left < kAckHeaderSize) return fail(ParseError::kTruncated);
-      AckHeader& h = out->ack;
-      h.flags = p[2];
-      if (h.flags & ~kAckFlagsKnown) return fail(ParseError::kBadFlags);
-      h.echo_path_id = p[3];
-      h.sack_words = Get16(p + 4);
-      if (Get16(p + 6) != 0) {
-        return fail(ParseError::kReservedNonZero);
-      }
-      h.src_incarnation = Get64(p + 8);
-      h.dst_incarnation = Get64(p + 16);
-      h.cum_psn = Psn(Get32(p + 24));
-      h.echo_path_seq = PathSeq(Get32(p + 28));
-      h.ack_delay_ns = Get32(p + 32);
-      h.credit_psn = Psn(Get32(p + 36));
-      h.ce_count = Get32(p + 40);
-      h.session = Get32(p + 44);
-      if (h.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
-      if (h.sack_words > kMaxSackWords) return fail(ParseError::kSackTooLong);
-      const size_t size = AckFrameSize(h.sack_words);
-      if (left < size) return fail(ParseError::kTruncated);
-      out->type = FrameType::kAck;
-      out->sack = p + kAckHeaderSize;
-      pos_ += size;
-      return true;
-    }
-    case FrameType::kCtrl: {
-      if (left < kCtrlFrameSize) return fail(ParseError::kTruncated);
-      CtrlFrame& c = out->ctrl;
-      const uint8_t t = p[2];
-      if (t < static_cast<uint8_t>(CtrlType::kProbe) ||
-          t > static_cast<uint8_t>(CtrlType::kNeedSync)) {
-        return fail(ParseError::kBadCtrlType);
-      }
-      if (p[3] != 0 || Get32(p + 28) != 0) {
-        return fail(ParseError::kReservedNonZero);
-      }
-      c.type = static_cast<CtrlType>(t);
-      c.src_incarnation = Get64(p + 8);
-      c.dst_incarnation = Get64(p + 16);
-      c.session = Get32(p + 4);
-      c.value = Get32(p + 24);
-      if (c.src_incarnation == 0) return fail(ParseError::kZeroIncarnation);
-      out->type = FrameType::kCtrl;
-      pos_ += kCtrlFrameSize;
-      return true;
+  } else {
+    h.placement = PlacementExt();
+  }
+  if (left - hdr < h.payload_len) return ParseError::kTruncated;
+  if (uint64_t{h.frag_offset} + h.payload_len > h.msg_len) {
+    return ParseError::kFragmentBounds;
+  }
+  if (h.payload_len == 0 && h.msg_len != 0) return ParseError::kEmptyFragment;
+  if (placed) {
+    const PlacementExt& x = h.placement;
+    const uint64_t placed_len = uint64_t{h.msg_len} - x.head_len;
+    if (x.head_len > h.msg_len || x.offset + placed_len < x.offset) {
+      return ParseError::kBadPlacement;
     }
   }
-  return fail(ParseError::kBadType);
+  out->type = FrameType::kData;
+  out->payload = p + hdr;
+  *size = hdr + h.payload_len;
+  return ParseError::kNone;
+}
+
+inline ParseError ParseAck(const uint8_t* p, size_t left, Frame* out,
+                           size_t* size) {
+  if (left < kAckHeaderSize) return ParseError::kTruncated;
+  AckHeader& h = out->ack;
+  h.flags = p[2];
+  if (h.flags & ~kAckFlagsKnown) return ParseError::kBadFlags;
+  h.echo_path_id = p[3];
+  h.sack_words = Get16(p + 4);
+  if (Get16(p + 6) != 0) return ParseError::kReservedNonZero;
+  h.src_incarnation = Get64(p + 8);
+  h.dst_incarnation = Get64(p + 16);
+  h.cum_psn = Psn(Get32(p + 24));
+  h.echo_path_seq = PathSeq(Get32(p + 28));
+  h.ack_delay_ns = Get32(p + 32);
+  h.credit_psn = Psn(Get32(p + 36));
+  h.ce_count = Get32(p + 40);
+  h.session = Get32(p + 44);
+  if (h.src_incarnation == 0) return ParseError::kZeroIncarnation;
+  if (h.sack_words > kMaxSackWords) return ParseError::kSackTooLong;
+  const size_t frame_size = AckFrameSize(h.sack_words);
+  if (left < frame_size) return ParseError::kTruncated;
+  out->type = FrameType::kAck;
+  out->sack = p + kAckHeaderSize;
+  *size = frame_size;
+  return ParseError::kNone;
+}
+
+inline ParseError ParseCtrl(const uint8_t* p, size_t left, Frame* out,
+                            size_t* size) {
+  if (left < kCtrlFrameSize) return ParseError::kTruncated;
+  CtrlFrame& c = out->ctrl;
+  const uint8_t t = p[2];
+  if (t < static_cast<uint8_t>(CtrlType::kProbe) ||
+      t > static_cast<uint8_t>(CtrlType::kNeedSync)) {
+    return ParseError::kBadCtrlType;
+  }
+  if (p[3] != 0 || Get32(p + 28) != 0) return ParseError::kReservedNonZero;
+  c.type = static_cast<CtrlType>(t);
+  c.src_incarnation = Get64(p + 8);
+  c.dst_incarnation = Get64(p + 16);
+  c.session = Get32(p + 4);
+  c.value = Get32(p + 24);
+  if (c.src_incarnation == 0) return ParseError::kZeroIncarnation;
+  out->type = FrameType::kCtrl;
+  *size = kCtrlFrameSize;
+  return ParseError::kNone;
+}
+
+// The frame at p, of any type.
+inline ParseError ParseFrame(const uint8_t* p, size_t left, Frame* out,
+                             size_t* size) {
+  if (left < 2) return ParseError::kTruncated;
+  if (p[0] != kVersion) return ParseError::kBadVersion;
+  switch (static_cast<FrameType>(p[1])) {
+    case FrameType::kData:
+      return ParseData(p, left, out, size);
+    case FrameType::kAck:
+      return ParseAck(p, left, out, size);
+    case FrameType::kCtrl:
+      return ParseCtrl(p, left, out, size);
+  }
+  return ParseError::kBadType;
+}
+
+}  // namespace
+
+bool FrameReader::Next(Frame* out) {
+  if (error_ != ParseError::kNone || pos_ >= bytes_.size()) return false;
+  size_t size = 0;
+  const ParseError e =
+      ParseFrame(bytes_.data() + pos_, bytes_.size() - pos_, out, &size);
+  if (e != ParseError::kNone) {
+    error_ = e;
+    return false;
+  }
+  pos_ += size;
+  return true;
 }
 
 size_t WriteData(const DataHeader& h, absl::Span<const uint8_t> payload,

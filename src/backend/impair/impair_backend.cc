@@ -90,6 +90,72 @@ void ImpairBackend::Forward(absl::Span<const TxPacket> pkts) {
   }
 }
 
+// Inlined, as Hold and ReleaseDue: they run once per datagram sent.
+[[gnu::always_inline]] inline void ImpairBackend::Impair(const TxPacket& p,
+                                                         uint32_t run) {
+  if (drop_.Hit(&rng_)) {
+    ++counters_.dropped;
+    return;
+  }
+  if (corrupt_.Hit(&rng_)) {
+    // Corruption on the wire: the receiver's UDP checksum (computed by
+    // this host's kernel after us, so a flip here would go unnoticed)
+    // discards the datagram. Modelled as that discard; the parser's
+    // handling of corrupted bytes is exercised by the fuzz tests and the
+    // simulator's deliver_corrupted mode.
+    ++counters_.corrupted;
+    return;
+  }
+  if (reorder_.Hit(&rng_)) {
+    Hold(p);
+    ++counters_.reordered;
+    return;
+  }
+  // Held datagrams count down as others pass them.
+  for (Held& h : held_) --h.release_after;
+  Emit(p, run);
+  if (duplicate_.Hit(&rng_)) {
+    for (Held& h : held_) --h.release_after;
+    Emit(p, run);
+    ++counters_.duplicated;
+  }
+  // Release held datagrams whose turn has come (after the ones that
+  // overtook them).
+  ReleaseDue();
+}
+
+[[gnu::always_inline]] inline void ImpairBackend::Hold(const TxPacket& p) {
+  Held h;
+  // Held past this call: keep a copy of the whole datagram.
+  h.bytes.resize(p.size());
+  p.CopyTo(h.bytes.data());
+  h.pkt = p;
+  h.pkt.run_follow = 0;
+  h.pkt.len = p.size();
+  h.pkt.tail = nullptr;
+  h.pkt.tail_len = 0;
+  h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
+  h.since = clock_->Now();
+  held_.push_back(std::move(h));
+  held_.back().pkt.data = held_.back().bytes.data();
+}
+
+[[gnu::always_inline]] inline void ImpairBackend::ReleaseDue() {
+  for (size_t k = 0; k < held_.size();) {
+    if (held_[k].release_after <= 0) {
+      Emit(held_[k].pkt, kNoRun);
+      // Keep the bytes alive until Flush: park them in copies_.
+      if (copies_used_ == copies_.size()) copies_.emplace_back();
+      copies_[copies_used_].bytes.swap(held_[k].bytes);
+      out_.back().data = copies_[copies_used_].bytes.data();
+      ++copies_used_;
+      held_.erase(held_.begin() + static_cast<long>(k));
+    } else {
+      ++k;
+    }
+  }
+}
+
 size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   const uint64_t n = pkts.size();
   if (n > 0 && held_.empty() && n < drop_.left() && n < corrupt_.left() &&
@@ -115,60 +181,7 @@ size_t ImpairBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       run_end = i;
     }
     run_end = std::max(run_end, i + p.run_follow);
-    if (drop_.Hit(&rng_)) {
-      ++counters_.dropped;
-      continue;
-    }
-    const TxPacket* send = &p;
-    if (corrupt_.Hit(&rng_)) {
-      // Corruption on the wire: the receiver's UDP checksum (computed by
-      // this host's kernel after us, so a flip here would go unnoticed)
-      // discards the datagram. Modelled as that discard; the parser's
-      // handling of corrupted bytes is exercised by the fuzz tests and the
-      // simulator's deliver_corrupted mode.
-      ++counters_.corrupted;
-      continue;
-    }
-    if (reorder_.Hit(&rng_)) {
-      Held h;
-      // Held past this call: keep a copy of the whole datagram.
-      h.bytes.resize(send->size());
-      send->CopyTo(h.bytes.data());
-      h.pkt = *send;
-      h.pkt.run_follow = 0;
-      h.pkt.len = send->size();
-      h.pkt.tail = nullptr;
-      h.pkt.tail_len = 0;
-      h.release_after = 1 + static_cast<int>(rng_.Uniform(8));
-      h.since = clock_->Now();
-      held_.push_back(std::move(h));
-      held_.back().pkt.data = held_.back().bytes.data();
-      ++counters_.reordered;
-      continue;
-    }
-    // Held datagrams count down as others pass them.
-    for (Held& h : held_) --h.release_after;
-    Emit(*send, run);
-    if (duplicate_.Hit(&rng_)) {
-      for (Held& h : held_) --h.release_after;
-      Emit(*send, run);
-      ++counters_.duplicated;
-    }
-    // Release held datagrams whose turn has come (after the ones that
-    // overtook them).
-    for (size_t k = 0; k < held_.size();) {
-      if (held_[k].release_after <= 0) {
-        Emit(held_[k].pkt, kNoRun);
-        // Keep the bytes alive until Flush: park them in copies_.
-        if (copies_used_ == copies_.size()) copies_.emplace_back();
-        copies_[copies_used_].bytes.swap(held_[k].bytes);
-        out_.back().data = copies_[copies_used_].bytes.data();
-        ++copies_used_;
-        held_.erase(held_.begin() + static_cast<long>(k));
-      } else {
-        ++k;
-      }
-    }
+    Impair(p, run);
   }
   Flush();
   // Anything still held goes out with the next burst at the latest; if no

@@ -104,6 +104,14 @@ class ImpairBackend final : public Backend {
   void Emit(const TxPacket& p, uint32_t run);
   // Hands out_ to inner_, with TxPacket::run_follow rewritten from out_run_.
   void Flush();
+  // Applies the impairments to p, a member of run `run` of the current
+  // burst: drops, holds or emits it (twice if duplicated), then releases
+  // the held datagrams whose turn has come.
+  void Impair(const TxPacket& p, uint32_t run);
+  // Holds a copy of p back (reordered) for the next 1..8 datagrams.
+  void Hold(const TxPacket& p);
+  // Emits the held datagrams that enough others have overtaken.
+  void ReleaseDue();
   // Hands pkts to inner_, again while it takes some (what it refuses is
   // lost, which the protocol repairs like any other loss).
   void Forward(absl::Span<const TxPacket> pkts);

@@ -122,6 +122,99 @@ bool TakesIpv4(int fd, const NetAddr& addr) {
   return v6only == 0;
 }
 
+// Asks the kernel for the ancillary data the receive path reads: the TOS /
+// traffic class of each datagram and, when bound to the any-address (on
+// `wildcard`), the local address it was sent to.
+absl::Status RequestRxAncillary(int fd, int family, bool wildcard) {
+  const int on = 1;
+  // TOS of IPv4 datagrams (also those reaching a dual-stack socket).
+  int r4 = setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+  if (family == AF_INET && r4 != 0) {
+    return SyscallError("setsockopt", "IP_RECVTOS", errno);
+  }
+  if (family == AF_INET6) {
+    if (auto s =
+            SetIntOpt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1, "IPV6_RECVTCLASS");
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!wildcard) return absl::OkStatus();
+  // Bound to the any-address: learn which of our addresses each
+  // datagram was sent to, so answers leave from it (LocalAddrs).
+  // IP_PKTINFO also covers IPv4 datagrams on a dual-stack socket.
+  const int r = setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+  if (family == AF_INET && r != 0) {
+    return SyscallError("setsockopt", "IP_PKTINFO", errno);
+  }
+  if (family == AF_INET6) {
+    return SetIntOpt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1, "IPV6_RECVPKTINFO");
+  }
+  return absl::OkStatus();
+}
+
+// Opens socks->rx_fd, configured and bound to o.bind; sets rcvbuf_bytes,
+// gro_active and local.
+absl::Status OpenReceiver(const UdpOptions& o, UdpSockets* socks) {
+  const int family = socks->family;
+  absl::StatusOr<int> rx = NewSocket(family, "receive socket");
+  if (!rx.ok()) return rx.status();
+  socks->rx_fd = *rx;
+  socks->rcvbuf_bytes =
+      SetBuffer(socks->rx_fd, SO_RCVBUFFORCE, SO_RCVBUF, o.rcvbuf);
+  (void)SetBuffer(socks->rx_fd, SO_SNDBUFFORCE, SO_SNDBUF, 65536);
+  if (auto s = RequestRxAncillary(socks->rx_fd, family, o.bind.IsWildcard());
+      !s.ok()) {
+    return s;
+  }
+  const int on = 1;
+  // Kernel receive timestamps: UdpBackend switches them (SetRxTimestamps).
+  // Count datagrams dropped on a full receive buffer (best effort).
+  (void)setsockopt(socks->rx_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
+  if (o.gro) {
+    socks->gro_active =
+        setsockopt(socks->rx_fd, IPPROTO_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+  }
+  absl::StatusOr<NetAddr> local =
+      BindAndResolve(socks->rx_fd, family, o.bind, "receive socket");
+  if (!local.ok()) return local.status();
+  socks->local = *local;
+  return absl::OkStatus();
+}
+
+// Opens one sender socket per entropy value (socks->tx_fds, tx_ports),
+// bound to o.bind's IP; sets sndbuf_bytes.
+absl::Status OpenSenders(const UdpOptions& o, UdpSockets* socks) {
+  const int family = socks->family;
+  socks->tx_fds.reserve(o.num_entropies);
+  socks->tx_ports.reserve(o.num_entropies);
+  for (uint32_t i = 0; i < o.num_entropies; ++i) {
+    const std::string role = absl::StrCat("entropy socket ", i);
+    absl::StatusOr<int> tx = NewSocket(family, role);
+    if (!tx.ok()) return tx.status();
+    socks->tx_fds.push_back(*tx);
+    const int fd = *tx;
+    const int granted = SetBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, o.sndbuf);
+    if (i == 0) socks->sndbuf_bytes = granted;
+    (void)SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kTxSocketRcvbuf);
+    if (auto s = ConfigureSender(fd, family, o.ecn); !s.ok()) return s;
+    NetAddr src = o.bind;
+    src.port =
+        o.src_port_base == 0 ? 0 : static_cast<uint16_t>(o.src_port_base + i);
+    absl::StatusOr<NetAddr> bound = BindAndResolve(fd, family, src, role);
+    if (!bound.ok()) return bound.status();
+    socks->tx_ports.push_back(bound->port);
+  }
+  return absl::OkStatus();
+}
+
+// True if every socket of socks (IPv6) also carries IPv4 (TakesIpv4).
+bool AllTakeIpv4(const UdpSockets& socks) {
+  bool all = TakesIpv4(socks.rx_fd, socks.local);
+  for (int fd : socks.tx_fds) all = all && TakesIpv4(fd, socks.local);
+  return all;
+}
+
 }  // namespace
 
 absl::Status ValidateUdpOptions(const UdpOptions& o) {
@@ -249,83 +342,9 @@ absl::StatusOr<UdpSockets> OpenUdpSockets(const UdpOptions& o) {
   if (auto s = ValidateUdpOptions(o); !s.ok()) return s;
   UdpSockets socks;  // closes whatever was opened if we return early
   socks.family = o.bind.family == NetAddr::Family::kIpv6 ? AF_INET6 : AF_INET;
-  const int family = socks.family;
-
-  // The receive socket.
-  absl::StatusOr<int> rx = NewSocket(family, "receive socket");
-  if (!rx.ok()) return rx.status();
-  socks.rx_fd = *rx;
-  socks.rcvbuf_bytes =
-      SetBuffer(socks.rx_fd, SO_RCVBUFFORCE, SO_RCVBUF, o.rcvbuf);
-  (void)SetBuffer(socks.rx_fd, SO_SNDBUFFORCE, SO_SNDBUF, 65536);
-  {
-    const int on = 1;
-    // TOS of IPv4 datagrams (also those reaching a dual-stack socket).
-    int r4 = setsockopt(socks.rx_fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
-    if (family == AF_INET && r4 != 0) {
-      return SyscallError("setsockopt", "IP_RECVTOS", errno);
-    }
-    if (family == AF_INET6) {
-      if (auto s = SetIntOpt(socks.rx_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1,
-                             "IPV6_RECVTCLASS");
-          !s.ok()) {
-        return s;
-      }
-    }
-    if (o.bind.IsWildcard()) {
-      // Bound to the any-address: learn which of our addresses each
-      // datagram was sent to, so answers leave from it (LocalAddrs).
-      // IP_PKTINFO also covers IPv4 datagrams on a dual-stack socket.
-      const int r =
-          setsockopt(socks.rx_fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
-      if (family == AF_INET && r != 0) {
-        return SyscallError("setsockopt", "IP_PKTINFO", errno);
-      }
-      if (family == AF_INET6) {
-        if (auto s = SetIntOpt(socks.rx_fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1,
-                               "IPV6_RECVPKTINFO");
-            !s.ok()) {
-          return s;
-        }
-      }
-    }
-    // Kernel receive timestamps: UdpBackend switches them (SetRxTimestamps).
-    // Count datagrams dropped on a full receive buffer (best effort).
-    (void)setsockopt(socks.rx_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
-    if (o.gro) {
-      socks.gro_active =
-          setsockopt(socks.rx_fd, IPPROTO_UDP, UDP_GRO, &on, sizeof(on)) == 0;
-    }
-  }
-  absl::StatusOr<NetAddr> local =
-      BindAndResolve(socks.rx_fd, family, o.bind, "receive socket");
-  if (!local.ok()) return local.status();
-  socks.local = *local;
-
-  // One sender socket per entropy value.
-  socks.tx_fds.reserve(o.num_entropies);
-  socks.tx_ports.reserve(o.num_entropies);
-  for (uint32_t i = 0; i < o.num_entropies; ++i) {
-    const std::string role = absl::StrCat("entropy socket ", i);
-    absl::StatusOr<int> tx = NewSocket(family, role);
-    if (!tx.ok()) return tx.status();
-    socks.tx_fds.push_back(*tx);
-    const int fd = *tx;
-    const int granted = SetBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, o.sndbuf);
-    if (i == 0) socks.sndbuf_bytes = granted;
-    (void)SetBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, kTxSocketRcvbuf);
-    if (auto s = ConfigureSender(fd, family, o.ecn); !s.ok()) return s;
-    NetAddr src = o.bind;
-    src.port =
-        o.src_port_base == 0 ? 0 : static_cast<uint16_t>(o.src_port_base + i);
-    absl::StatusOr<NetAddr> bound = BindAndResolve(fd, family, src, role);
-    if (!bound.ok()) return bound.status();
-    socks.tx_ports.push_back(bound->port);
-  }
-  socks.dual_stack = family == AF_INET6 && TakesIpv4(socks.rx_fd, socks.local);
-  for (int fd : socks.tx_fds) {
-    socks.dual_stack = socks.dual_stack && TakesIpv4(fd, socks.local);
-  }
+  if (auto s = OpenReceiver(o, &socks); !s.ok()) return s;
+  if (auto s = OpenSenders(o, &socks); !s.ok()) return s;
+  socks.dual_stack = socks.family == AF_INET6 && AllTakeIpv4(socks);
   return socks;
 }
 

@@ -72,6 +72,25 @@ class Run {
   void Service(HostDriver& d);
 
  private:
+  // The steps of Go, in order.
+  // Builds the fabric and one HostDriver per host; false (with the reason
+  // in res_) if the topology is invalid.
+  bool BuildHosts();
+  // Gives each sender its destination by cfg_.traffic.
+  void AssignTraffic();
+  // Schedules each timed impairment's start and stop.
+  void ScheduleImpairments();
+  // Schedules the host restarts (RestartHost).
+  void ScheduleRestarts();
+  // Starts every host at time 0 and runs until all is done or the limit.
+  void RunUntilDone();
+  // Adds each host's losses and stats, and the fabric's counters, to res_.
+  void FoldHosts();
+  // Message completion percentiles, simulated time and goodput.
+  void FoldTimes();
+
+  // Restarts d's protocol core and application, as a process restart does.
+  void RestartHost(HostDriver& d);
   void MakeCore(HostDriver& d);
   void SendMore(HostDriver& d, TimeNs now);
   void HandleCompletions(HostDriver& d, TimeNs now);
@@ -261,8 +280,7 @@ void Run::Reschedule(HostDriver& d) {
 
 bool Run::AllDone() const { return pending_total_ == 0 && started_; }
 
-ScenarioResult Run::Go() {
-  const auto wall0 = std::chrono::steady_clock::now();
+bool Run::BuildHosts() {
   sim::LeafSpineOptions topo = cfg_.topology;
   // Checksums are stamped only where a link corrupts a packet; the result is
   // the same as stamping every packet at send, at a fraction of the cost.
@@ -271,7 +289,7 @@ ScenarioResult Run::Go() {
   if (!fabric.ok()) {
     res_.failure_causes.push_back(std::string(fabric.status().message()));
     res_.timed_out = true;
-    return res_;
+    return false;
   }
   fabric_ = std::move(*fabric);
   const int n = fabric_->num_hosts();
@@ -293,7 +311,11 @@ ScenarioResult Run::Go() {
         d.get());
     hosts_.push_back(std::move(d));
   }
-  // Traffic pattern.
+  return true;
+}
+
+void Run::AssignTraffic() {
+  const int n = static_cast<int>(hosts_.size());
   switch (cfg_.traffic) {
     case Traffic::kPairs:
       for (int i = 0; i < n / 2; ++i) hosts_[i]->dest = i + n / 2;
@@ -318,7 +340,9 @@ ScenarioResult Run::Go() {
     d->send_time.assign(cfg_.messages_per_sender, TimeNs::Zero());
     d->completed.assign(cfg_.messages_per_sender, 0);
   }
-  // Timed impairments.
+}
+
+void Run::ScheduleImpairments() {
   for (const TimedImpairment& ti : cfg_.impairments) {
     auto apply = [this, ti](bool on) {
       const int first = ti.spine < 0 ? 0 : ti.spine;
@@ -332,27 +356,35 @@ ScenarioResult Run::Go() {
     if (!ti.stop.IsInfinite())
       sim_.Schedule(ti.stop, [apply] { apply(false); });
   }
+}
+
+void Run::ScheduleRestarts() {
+  const int n = static_cast<int>(hosts_.size());
   for (const Restart& r : cfg_.restarts) {
     if (r.host < 0 || r.host >= n) continue;
-    sim_.Schedule(r.at, [this, r] {
-      HostDriver& d = *hosts_[r.host];
-      FoldStats(*d.core);
-      // The application restarts too: its own unfinished sends are gone.
-      // It then sends the messages it had not sent yet, from its new
-      // incarnation, to a receiver that still knows the old one. (It used
-      // to stop sending, and the unsent ids were counted as lost.)
-      for (size_t id = 0; id < d.next_msg; ++id) {
-        if (d.completed[id] == 0) {
-          d.completed[id] = 3;
-          --pending_total_;
-          ++res_.messages_gone_with_restart;
-        }
-      }
-      d.outstanding = 0;
-      MakeCore(d);
-      Service(d);
-    });
+    sim_.Schedule(r.at, [this, r] { RestartHost(*hosts_[r.host]); });
   }
+}
+
+void Run::RestartHost(HostDriver& d) {
+  FoldStats(*d.core);
+  // The application restarts too: its own unfinished sends are gone.
+  // It then sends the messages it had not sent yet, from its new
+  // incarnation, to a receiver that still knows the old one. (It used
+  // to stop sending, and the unsent ids were counted as lost.)
+  for (size_t id = 0; id < d.next_msg; ++id) {
+    if (d.completed[id] == 0) {
+      d.completed[id] = 3;
+      --pending_total_;
+      ++res_.messages_gone_with_restart;
+    }
+  }
+  d.outstanding = 0;
+  MakeCore(d);
+  Service(d);
+}
+
+void Run::RunUntilDone() {
   // Start every sender at time 0.
   for (auto& d : hosts_) {
     HostDriver* dp = d.get();
@@ -364,6 +396,9 @@ ScenarioResult Run::Go() {
     if (AllDone()) break;
   }
   res_.timed_out = !AllDone();
+}
+
+void Run::FoldHosts() {
   // Every send must have completed; every kSendDone must have been delivered.
   for (auto& d : hosts_) {
     for (size_t id = 0; id < d->completed.size(); ++id) {
@@ -382,8 +417,11 @@ ScenarioResult Run::Go() {
     res_.spine_packets.push_back(fabric_->spine_packets(s));
   }
   res_.link_drops = fabric_->TotalLinkDrops();
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < fabric_->num_hosts(); ++i)
     res_.sim_packets += fabric_->host(i).counters().tx_packets;
+}
+
+void Run::FoldTimes() {
   std::sort(mct_.begin(), mct_.end());
   auto pct = [this](double q) {
     if (mct_.empty()) return DurationNs::Zero();
@@ -400,6 +438,17 @@ ScenarioResult Run::Go() {
                           ? static_cast<double>(res_.bytes_delivered) * 8 /
                                 static_cast<double>(active.ns())
                           : 0;
+}
+
+ScenarioResult Run::Go() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (!BuildHosts()) return res_;
+  AssignTraffic();
+  ScheduleImpairments();
+  ScheduleRestarts();
+  RunUntilDone();
+  FoldHosts();
+  FoldTimes();
   res_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
           .count();

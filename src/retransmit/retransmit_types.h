@@ -40,9 +40,10 @@ struct RetransmitOptions {
   // time rule judges what the threshold leaves. It halves per 64 srtt of
   // acks without such proof. 1 = never adapt.
   uint32_t max_gap_threshold = 256;
-  // Tail loss probe: after 2 * srtt + max_ack_delay without new data sent or
-  // new data acked, with data in flight, queue the newest in-flight packet
-  // for re-sending once (cause kTailProbe). Never fires after the RTO.
+  // Tail loss probe: after SentPacketManager::pto() (about 1.5 x the
+  // response srtt + max_ack_delay) without new data sent or new data acked,
+  // with data in flight, queue the newest in-flight packet for re-sending
+  // once (cause kTailProbe). Never fires after the RTO.
   bool tail_probe = true;
   // Longest time the receiver may hold the ack of the newest packet in
   // flight (coalescing) beyond what the response srtt already includes;

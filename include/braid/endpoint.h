@@ -186,6 +186,8 @@ class Endpoint {
   // per call. const, but from the first call on the endpoint transmits
   // every Send at once and holds no acks, so the caller may sleep after
   // any call (wait_fd() below has no such switch).
+  // -1 for a backend that must be busy-polled (BackendKind::kDpdk): it has
+  // no descriptor to wake on, so call Poll in a loop.
   int fd() const;
 
   // The same descriptor as fd(), without fd()'s switch of the endpoint to
@@ -197,6 +199,8 @@ class Endpoint {
   int wait_fd() const;
 
   // Blocks until fd() is readable or `timeout` passes; then call Poll.
+  // With a busy-polled backend (fd() == -1) it transmits what is held and
+  // returns at once.
   void Wait(DurationNs timeout);
 
   // Fails every pending send with FailureCause::kClosed (their completions

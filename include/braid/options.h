@@ -100,7 +100,8 @@ struct ProtocolOptions {
 // CMake option; asking for one that is not is an error naming the option.
 enum class BackendKind : uint8_t {
   kUdp,      // kernel UDP sockets (always built; settings in `udp`)
-  kDpdk,     // raw Ethernet/IPv4/UDP over DPDK (BRAID_BACKEND_DPDK; reserved)
+  kDpdk,     // raw Ethernet/IP/UDP over DPDK (BRAID_BACKEND_DPDK; settings
+             // in `dpdk`)
   kVerbsUd,  // rdma-core UD queue pairs (BRAID_BACKEND_VERBS_UD; reserved)
 };
 
@@ -158,6 +159,49 @@ struct UdpBackendOptions {
   bool connect_sockets = true;
 };
 
+// DPDK backend settings (BackendKind::kDpdk; docs/dpdk.md). The endpoint
+// writes the Ethernet, IP and UDP headers itself, so its frames are the ones
+// a kernel-UDP endpoint sends: the two talk to each other. `bind` must name
+// the endpoint's own IP (no any-address: there is no kernel to pick one);
+// port 0 takes a random port in 32768..49151.
+struct DpdkBackendOptions {
+  // EAL arguments, separated by spaces (e.g. "--no-huge -m 512 --no-pci
+  // --file-prefix=a --vdev=net_memif0,role=server,socket=/tmp/m.sock"). The
+  // EAL is initialised once per process, by the first DPDK endpoint; a later
+  // endpoint passes the same arguments or none.
+  std::string eal_args;
+  // The port: its name as DPDK knows it (a PCI address "0000:3b:00.0", or a
+  // vdev name "net_memif0" created by eal_args), or a vdev's full device
+  // arguments ("net_memif1,role=client,socket=/tmp/m1.sock"), which are
+  // hot-plugged when no such port exists. "" = the only port there is.
+  // One endpoint per port.
+  std::string port;
+  // The source MAC; "" = the port's own.
+  std::string local_mac;
+  // Next hops. `next_hop_mac` non-empty: every frame goes to that MAC (a
+  // router, or the peer on a point-to-point link), no ARP/ND. Otherwise
+  // peers inside bind's /prefix_len are resolved by ARP (IPv4) or Neighbor
+  // Discovery (IPv6) and the rest through `gateway` (an IP; "" = everything
+  // is on-link). The endpoint answers ARP/ND for its own IP either way.
+  std::string next_hop_mac;
+  std::string gateway;
+  uint32_t prefix_len = 0;  // 0 = 24 for IPv4, 64 for IPv6
+  // Source ports: entropy i sends from src_port_base + i (0 = 49152).
+  uint16_t src_port_base = 0;
+  // Entropy values (source ports). 0 = twice the paths (at most 256).
+  uint16_t entropies = 0;
+  // Descriptor ring sizes and mbufs in the endpoint's pool (0 = defaults:
+  // 1024, 1024, 8191).
+  uint16_t rx_ring = 0;
+  uint16_t tx_ring = 0;
+  uint32_t mbufs = 0;
+  // Mark ECT(0) and read CE back, as the UDP backend does.
+  bool ecn = true;
+  // Use the port's IPv4/UDP checksum offloads where it has them; false
+  // computes every checksum in software.
+  bool checksum_offload = true;
+};
+
 struct EndpointOptions {
   // Local address to bind, "ip:port" or "[ip6]:port"; port 0 picks one.
   // Peers must be of the same family, except that "[::]:port" on a
@@ -170,10 +214,11 @@ struct EndpointOptions {
   // IP MTU of the network; the largest datagram is derived from it
   // (minus IP and UDP headers). Loopback can use up to 65535.
   uint32_t mtu = 1500;
-  // Which backend moves the datagrams (only kUdp is built today).
+  // Which backend moves the datagrams.
   BackendKind backend = BackendKind::kUdp;
   ProtocolOptions protocol;
   UdpBackendOptions udp;
+  DpdkBackendOptions dpdk;
   // Seed for incarnation and path choices; 0 = from the OS's randomness.
   uint64_t seed = 0;
 };

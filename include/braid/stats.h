@@ -151,6 +151,42 @@ struct PeerStats {
   std::vector<PathStats> paths;
 };
 
+// Raw-Ethernet backends only (DPDK), where braid does what the kernel does
+// for UDP sockets: frames dropped before the protocol saw them, by reason;
+// its ARP / Neighbor Discovery traffic; and the transmit path's copies. All
+// 0 over kernel UDP.
+struct FrameStats {
+  uint64_t rx_short = 0;             // shorter than its headers say
+  uint64_t rx_ether_type = 0;        // not IPv4/IPv6/ARP (VLAN-tagged too)
+  uint64_t rx_wrong_mac = 0;         // unicast to another MAC
+  uint64_t rx_bad_ip_header = 0;     // version, header length
+  uint64_t rx_ip_options = 0;        // IPv4 options / IPv6 extension headers
+  uint64_t rx_fragment = 0;          // IP fragments (braid never fragments)
+  uint64_t rx_wrong_ip = 0;          // to another IP
+  uint64_t rx_not_udp = 0;           // other protocol
+  uint64_t rx_bad_length = 0;        // IP/UDP lengths disagree
+  uint64_t rx_bad_ip_checksum = 0;
+  uint64_t rx_bad_udp_checksum = 0;
+  uint64_t rx_wrong_port = 0;        // UDP to another port
+  uint64_t rx_multi_segment = 0;     // chained receive mbufs (not expected)
+  uint64_t neighbor_requests_sent = 0;  // ARP requests / ND solicitations
+  uint64_t neighbor_replies_sent = 0;   // answers for this endpoint's IP
+  uint64_t neighbor_learnt = 0;         // MACs learnt from ARP/ND
+  uint64_t neighbor_ignored = 0;        // unsolicited or malformed ARP/ND
+  uint64_t tx_no_neighbor = 0;  // dropped: next hop's MAC not known yet
+  uint64_t tx_no_mbuf = 0;      // bursts refused: mbuf pool empty
+  // Transmit: payload bytes the backend copied into its own buffers, and
+  // frames whose payload left from the sender's memory (zero-copy).
+  uint64_t tx_copied_bytes = 0;
+  uint64_t tx_zero_copy_frames = 0;
+  uint64_t rx_drops() const {
+    return rx_short + rx_ether_type + rx_wrong_mac + rx_bad_ip_header +
+           rx_ip_options + rx_fragment + rx_wrong_ip + rx_not_udp +
+           rx_bad_length + rx_bad_ip_checksum + rx_bad_udp_checksum +
+           rx_wrong_port + rx_multi_segment;
+  }
+};
+
 struct EndpointStats {
   uint64_t incarnation = 0;
   uint64_t datagrams_sent = 0;
@@ -208,6 +244,7 @@ struct EndpointStats {
   // network with the smaller one).
   uint64_t rx_backend_drops = 0;
   uint64_t rx_over_mtu = 0;
+  FrameStats frames;
   // TEST impairments (EndpointOptions::impair) applied to this endpoint's
   // outbound datagrams; all 0 without them. A corrupted datagram is
   // discarded, as the receiver's UDP checksum would discard it.

@@ -11,6 +11,7 @@
 
 #include "absl/types/span.h"
 #include "braid/address.h"
+#include "braid/stats.h"
 #include "braid/time.h"
 #include "wire/psn.h"
 
@@ -94,6 +95,8 @@ struct BackendCounters {
   uint64_t impair_corrupted = 0;  // discarded as a failed checksum would be
   uint64_t impair_duplicated = 0;
   uint64_t impair_reordered = 0;
+  // Raw-Ethernet backends: drops by reason, ARP/ND, transmit copies.
+  FrameStats frames;
 };
 
 class Backend {

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "backend/udp/udp_backend.h"
+#ifdef BRAID_HAVE_DPDK
+#include "backend/dpdk/dpdk_backend.h"
+#include "backend/dpdk/dpdk_options.h"
+#endif
 
 namespace braid {
 
@@ -56,6 +61,16 @@ UdpOptions UdpOptionsFrom(const EndpointOptions& options, const NetAddr& bind) {
   return uo;
 }
 
+absl::Status NotBuilt(BackendKind kind) {
+  return absl::UnimplementedError(absl::StrCat(
+      "EndpointOptions.backend: the ", BackendName(kind),
+      " backend is not built into this braid (build option ",
+      BackendBuildOption(kind),
+      kind == BackendKind::kDpdk
+          ? "; it is built when pkg-config finds libdpdk)"
+          : ", which this version does not implement yet)"));
+}
+
 }  // namespace
 
 const char* BackendBuildOption(BackendKind kind) {
@@ -71,9 +86,19 @@ const char* BackendBuildOption(BackendKind kind) {
 }
 
 bool BackendBuilt(BackendKind kind) {
-  // Only udp exists so far; the others' build options are defined (and
-  // refused when turned on) in the top-level CMakeLists.txt.
-  return kind == BackendKind::kUdp;
+  switch (kind) {
+    case BackendKind::kUdp:
+      return true;
+    case BackendKind::kDpdk:
+#ifdef BRAID_HAVE_DPDK
+      return true;
+#else
+      return false;
+#endif
+    case BackendKind::kVerbsUd:
+      return false;
+  }
+  return false;
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
@@ -86,12 +111,23 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
       return std::unique_ptr<Backend>(std::move(*udp));
     }
     case BackendKind::kDpdk:
+#ifdef BRAID_HAVE_DPDK
+    {
+      absl::StatusOr<dpdk::DpdkOptions> o =
+          dpdk::DpdkOptionsFrom(
+              options, bind,
+              options.seed != 0 ? options.seed : std::random_device{}());
+      if (!o.ok()) return o.status();
+      absl::StatusOr<std::unique_ptr<dpdk::DpdkBackend>> be =
+          dpdk::DpdkBackend::Open(*o);
+      if (!be.ok()) return be.status();
+      return std::unique_ptr<Backend>(std::move(*be));
+    }
+#else
+      return NotBuilt(options.backend);
+#endif
     case BackendKind::kVerbsUd:
-      return absl::UnimplementedError(absl::StrCat(
-          "EndpointOptions.backend: the ", BackendName(options.backend),
-          " backend is not built into this braid (build option ",
-          BackendBuildOption(options.backend),
-          ", which this version does not implement yet)"));
+      return NotBuilt(options.backend);
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "EndpointOptions.backend: ", static_cast<int>(options.backend),

@@ -138,8 +138,9 @@ class Endpoint::Impl {
       loop_.Flush();
       ArmTimer();
     }
-    // Completions already wait for Poll: nothing to wait for.
-    if (core_.HasCompletions()) return;
+    // Completions already wait for Poll: nothing to wait for. A busy-polled
+    // backend cannot wake anyone: the caller's next Poll reads it.
+    if (core_.HasCompletions() || polled()) return;
     epoll_event ev[2];
     ++waits_;
     const int n = EpollWait(ev, 2, timeout);
@@ -173,10 +174,12 @@ class Endpoint::Impl {
     loop_.set_caller_blocks();
     loop_.StartRxTimestamps();
     if (!loop_.closed()) ArmTimer();
-    return epfd_;
+    return polled() ? -1 : epfd_;
   }
   // fd() without its switch (Endpoint::wait_fd).
-  int wait_fd() const { return epfd_; }
+  int wait_fd() const { return polled() ? -1 : epfd_; }
+  // The backend has no wait descriptor (it must be busy-polled).
+  bool polled() const { return backend_->WaitFd() < 0; }
   NetAddr local() const { return backend_->LocalAddress(); }
   std::vector<uint8_t> TakeBuffer(size_t n) { return core_.TakeBuffer(n); }
   // A copy TakeBuffer gave out that no message kept, back to its pool.
@@ -202,6 +205,7 @@ class Endpoint::Impl {
     s.tx_icmp_errors = b.tx_icmp_errors;
     s.rx_backend_drops = b.rx_dropped;
     s.rx_over_mtu = b.rx_over_mtu;
+    s.frames = b.frames;
     s.impair_dropped = b.impair_dropped;
     s.impair_corrupted = b.impair_corrupted;
     s.impair_duplicated = b.impair_duplicated;
@@ -276,8 +280,12 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = be->WaitFd();
-  epoll_ctl(epfd, EPOLL_CTL_ADD, be->WaitFd(), &ev);
+  // A busy-polled backend (dpdk) has no descriptor: only the timer is
+  // watched, and fd() reports -1.
+  if (be->WaitFd() >= 0) {
+    ev.data.fd = be->WaitFd();
+    epoll_ctl(epfd, EPOLL_CTL_ADD, be->WaitFd(), &ev);
+  }
   ev.data.fd = tfd;
   epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
 

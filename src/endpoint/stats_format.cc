@@ -27,6 +27,33 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back({"spurious_rtos", absl::StrCat(r.spurious_rtos)});
 }
 
+void AddFrames(const FrameStats& d, Fields* f) {
+  const std::pair<const char*, uint64_t> v[] = {
+      {"frame_rx_short", d.rx_short},
+      {"frame_rx_ether_type", d.rx_ether_type},
+      {"frame_rx_wrong_mac", d.rx_wrong_mac},
+      {"frame_rx_bad_ip_header", d.rx_bad_ip_header},
+      {"frame_rx_ip_options", d.rx_ip_options},
+      {"frame_rx_fragment", d.rx_fragment},
+      {"frame_rx_wrong_ip", d.rx_wrong_ip},
+      {"frame_rx_not_udp", d.rx_not_udp},
+      {"frame_rx_bad_length", d.rx_bad_length},
+      {"frame_rx_bad_ip_checksum", d.rx_bad_ip_checksum},
+      {"frame_rx_bad_udp_checksum", d.rx_bad_udp_checksum},
+      {"frame_rx_wrong_port", d.rx_wrong_port},
+      {"frame_rx_multi_segment", d.rx_multi_segment},
+      {"neighbor_requests_sent", d.neighbor_requests_sent},
+      {"neighbor_replies_sent", d.neighbor_replies_sent},
+      {"neighbor_learnt", d.neighbor_learnt},
+      {"neighbor_ignored", d.neighbor_ignored},
+      {"tx_no_neighbor", d.tx_no_neighbor},
+      {"tx_no_mbuf", d.tx_no_mbuf},
+      {"tx_copied_bytes", d.tx_copied_bytes},
+      {"tx_zero_copy_frames", d.tx_zero_copy_frames},
+  };
+  for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
+}
+
 void AddDrops(const DropStats& d, Fields* f) {
   const std::pair<const char*, uint64_t> v[] = {
       {"drop_truncated", d.truncated},
@@ -104,6 +131,7 @@ Fields Flatten(const EndpointStats& s) {
   for (const auto& [k, n] : v) f.push_back({k, absl::StrCat(n)});
   AddReliability(s.reliability, &f);
   AddDrops(s.drops, &f);
+  AddFrames(s.frames, &f);
   return f;
 }
 

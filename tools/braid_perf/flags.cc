@@ -67,6 +67,18 @@ common flags (give the impairment flags to both sides to impair acks too):
   --gso/--no-gso --gro/--no-gro   UDP segmentation/receive offload
   --connect/--no-connect   connect each source-port socket to its first
                      peer (default on when --bind names a specific IP)
+  --backend udp|dpdk   what moves the datagrams (default udp: kernel
+                     sockets). dpdk needs --bind with this side's own IP
+                     and busy-polls (no --block); docs/dpdk.md
+  --dpdk-eal "ARGS"  EAL arguments, e.g. "--no-huge -m 512 --no-pci
+                     --file-prefix=s --vdev=net_memif0,role=server,socket=/tmp/m"
+  --dpdk-port PORT   port name (PCI address or vdev name), or a vdev's full
+                     arguments to create it (default: the only port)
+  --dpdk-next-hop-mac MAC  send every frame to this MAC (no ARP/ND)
+  --dpdk-gateway IP  router for peers outside --dpdk-prefix-len (default
+                     none: every peer on-link, resolved by ARP/ND)
+  --dpdk-prefix-len N  on-link prefix of --bind's IP (default 24 / 64)
+  --dpdk-local-mac MAC  source MAC (default: the port's)
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
                      on with --block; when busy-polling, on after two
                      polls more than 250 us apart (a descheduled poller)
@@ -312,6 +324,27 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
                           {"on", RxTimestamps::kAlways},
                           {"off", RxTimestamps::kNever}},
                          &e.udp.rx_timestamps);
+  p.Value({"--backend"}, [&e](absl::string_view flag, absl::string_view v) {
+    absl::StatusOr<BackendKind> b = ParseBackend(v);
+    if (!b.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": ", b.status().message()));
+    }
+    e.backend = *b;
+    return absl::OkStatus();
+  });
+  const auto text = [](std::string* out) {
+    return [out](absl::string_view, absl::string_view v) {
+      *out = std::string(v);
+      return absl::OkStatus();
+    };
+  };
+  p.Value({"--dpdk-eal"}, text(&e.dpdk.eal_args));
+  p.Value({"--dpdk-port"}, text(&e.dpdk.port));
+  p.Value({"--dpdk-next-hop-mac"}, text(&e.dpdk.next_hop_mac));
+  p.Value({"--dpdk-gateway"}, text(&e.dpdk.gateway));
+  p.Value({"--dpdk-local-mac"}, text(&e.dpdk.local_mac));
+  p.Int({"--dpdk-prefix-len"}, 1, 128, &e.dpdk.prefix_len);
   // Test impairments of outbound datagrams: probabilities in [0, 1).
   const tools::RealRange probability{0, 1, false, true};
   TestImpairments& im = f.impair;
@@ -320,6 +353,33 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
   p.Real({"--reorder"}, probability, &im.reorder);
   p.Real({"--corrupt"}, probability, &im.corrupt);
   p.Int({"--seed"}, 0, UINT64_MAX, &f.seed);
+}
+
+// --backend and the flags that belong to one backend.
+absl::Status CheckBackend(const PerfFlags& f) {
+  const DpdkBackendOptions& d = f.endpoint.dpdk;
+  const bool dpdk_flags = !d.eal_args.empty() || !d.port.empty() ||
+                          !d.next_hop_mac.empty() || !d.gateway.empty() ||
+                          !d.local_mac.empty() || d.prefix_len != 0;
+  if (f.endpoint.backend != BackendKind::kDpdk) {
+    if (dpdk_flags) {
+      return absl::InvalidArgumentError(
+          "the --dpdk-* flags apply only with --backend dpdk");
+    }
+    return absl::OkStatus();
+  }
+  if (f.block) {
+    return absl::InvalidArgumentError(
+        "--backend dpdk is busy-polled: --block does not apply");
+  }
+  absl::StatusOr<NetAddr> b =
+      NetAddr::Parse(f.bind.empty() ? "0.0.0.0:0" : f.bind, true);
+  if (!b.ok() || b->IsWildcard()) {
+    return absl::InvalidArgumentError(
+        "--backend dpdk needs --bind IP:PORT with this side's own IP (there "
+        "is no kernel to choose one)");
+  }
+  return absl::OkStatus();
 }
 
 // The checks that need several flags; resolves --client's address.
@@ -367,7 +427,7 @@ absl::Status CheckCombinations(PerfFlags& f, const Given& g) {
   if (g.iters && f.seconds > 0) {
     return absl::InvalidArgumentError("give -n ITERS or -D SECONDS, not both");
   }
-  return absl::OkStatus();
+  return CheckBackend(f);
 }
 
 }  // namespace

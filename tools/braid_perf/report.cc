@@ -120,6 +120,7 @@ std::string FormatJson(const PerfFlags& f, const std::vector<RunResult>& rows,
   out["command"] = f.command_line;
   out["test"] = TestName(f.test);
   tools::Json& c = out["config"];
+  c["backend"] = BackendName(e.backend);
   c["mode"] = ModeName(e.protocol.mode);
   c["cc"] = CcName(e.protocol.cc);
   c["paths"] = e.protocol.paths;

@@ -62,13 +62,13 @@ UdpOptions UdpOptionsFrom(const EndpointOptions& options, const NetAddr& bind) {
 }
 
 absl::Status NotBuilt(BackendKind kind) {
-  return absl::UnimplementedError(absl::StrCat(
-      "EndpointOptions.backend: the ", BackendName(kind),
-      " backend is not built into this braid (build option ",
-      BackendBuildOption(kind),
-      kind == BackendKind::kDpdk
-          ? "; it is built when pkg-config finds libdpdk)"
-          : ", which this version does not implement yet)"));
+  return absl::UnimplementedError(
+      absl::StrCat("EndpointOptions.backend: the ", BackendName(kind),
+                   " backend is not built into this braid (build option ",
+                   BackendBuildOption(kind),
+                   kind == BackendKind::kDpdk
+                       ? "; it is built when pkg-config finds libdpdk)"
+                       : ", which this version does not implement yet)"));
 }
 
 }  // namespace
@@ -113,10 +113,9 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     case BackendKind::kDpdk:
 #ifdef BRAID_HAVE_DPDK
     {
-      absl::StatusOr<dpdk::DpdkOptions> o =
-          dpdk::DpdkOptionsFrom(
-              options, bind,
-              options.seed != 0 ? options.seed : std::random_device{}());
+      absl::StatusOr<dpdk::DpdkOptions> o = dpdk::DpdkOptionsFrom(
+          options, bind,
+          options.seed != 0 ? options.seed : std::random_device{}());
       if (!o.ok()) return o.status();
       absl::StatusOr<std::unique_ptr<dpdk::DpdkBackend>> be =
           dpdk::DpdkBackend::Open(*o);

@@ -19,8 +19,7 @@ absl::StatusOr<std::unique_ptr<DpdkBackend>> DpdkBackend::Open(
   if (absl::Status s = EnsureEal(o.eal_args); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<DpdkPort>> port = DpdkPort::Open(o.port);
   if (!port.ok()) return port.status();
-  return std::unique_ptr<DpdkBackend>(
-      new DpdkBackend(o, std::move(*port)));
+  return std::unique_ptr<DpdkBackend>(new DpdkBackend(o, std::move(*port)));
 }
 
 DpdkBackend::DpdkBackend(const DpdkOptions& o, std::unique_ptr<DpdkPort> port)

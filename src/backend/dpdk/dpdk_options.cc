@@ -47,9 +47,9 @@ absl::StatusOr<DpdkOptions> DpdkOptionsFrom(const EndpointOptions& options,
   const bool v6 = bind.family == NetAddr::Family::kIpv6;
   const uint32_t min_mtu = v6 ? 1280 : 576;
   if (options.mtu < min_mtu || options.mtu > 9702) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "EndpointOptions.mtu: ", options.mtu, " is outside ", min_mtu,
-        "..9702 for the dpdk backend"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("EndpointOptions.mtu: ", options.mtu, " is outside ",
+                     min_mtu, "..9702 for the dpdk backend"));
   }
   absl::StatusOr<std::optional<MacAddr>> local =
       OptionalMac("local_mac", d.local_mac);
@@ -60,9 +60,8 @@ absl::StatusOr<DpdkOptions> DpdkOptionsFrom(const EndpointOptions& options,
   if (!hop.ok()) return hop.status();
   o.next_hop_mac = *hop;
   if (!d.gateway.empty()) {
-    absl::StatusOr<NetAddr> gw =
-        NetAddr::Parse(absl::StrCat(v6 ? "[" : "", d.gateway, v6 ? "]" : "",
-                                    ":1"));
+    absl::StatusOr<NetAddr> gw = NetAddr::Parse(
+        absl::StrCat(v6 ? "[" : "", d.gateway, v6 ? "]" : "", ":1"));
     if (!gw.ok() || gw->family != bind.family) {
       return FieldError("gateway",
                         absl::StrCat("\"", d.gateway, "\" is not an IPv",
@@ -73,8 +72,8 @@ absl::StatusOr<DpdkOptions> DpdkOptionsFrom(const EndpointOptions& options,
   const uint32_t max_prefix = v6 ? 128 : 32;
   o.prefix_len = d.prefix_len != 0 ? d.prefix_len : (v6 ? 64 : 24);
   if (o.prefix_len > max_prefix) {
-    return FieldError("prefix_len", absl::StrCat(d.prefix_len, " exceeds ",
-                                                 max_prefix));
+    return FieldError("prefix_len",
+                      absl::StrCat(d.prefix_len, " exceeds ", max_prefix));
   }
   const uint16_t paths =
       options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
@@ -82,15 +81,13 @@ absl::StatusOr<DpdkOptions> DpdkOptionsFrom(const EndpointOptions& options,
                         ? d.entropies
                         : static_cast<uint16_t>(std::min(256, 2 * paths));
   if (o.num_entropies > 256) {
-    return FieldError("entropies",
-                      absl::StrCat(d.entropies, " exceeds 256"));
+    return FieldError("entropies", absl::StrCat(d.entropies, " exceeds 256"));
   }
   o.src_port_base = d.src_port_base != 0 ? d.src_port_base : 49152;
   if (uint32_t{o.src_port_base} + o.num_entropies > 65536) {
-    return FieldError(
-        "src_port_base",
-        absl::StrCat(o.src_port_base, " + ", o.num_entropies,
-                     " entropies runs past port 65535"));
+    return FieldError("src_port_base",
+                      absl::StrCat(o.src_port_base, " + ", o.num_entropies,
+                                   " entropies runs past port 65535"));
   }
   return o;
 }

@@ -55,10 +55,10 @@ std::vector<std::string> PortNames() {
 absl::StatusOr<uint16_t> OnlyPort() {
   std::vector<std::string> names = PortNames();
   if (names.size() != 1) {
-    return absl::NotFoundError(absl::StrCat(
-        "DPDK: no port named and ", names.size(), " ports exist (",
-        absl::StrJoin(names, ", "),
-        "); set DpdkBackendOptions.port (e.g. a --vdev name)"));
+    return absl::NotFoundError(
+        absl::StrCat("DPDK: no port named and ", names.size(), " ports exist (",
+                     absl::StrJoin(names, ", "),
+                     "); set DpdkBackendOptions.port (e.g. a --vdev name)"));
   }
   uint16_t id = 0;
   rte_eth_dev_get_port_by_name(names[0].c_str(), &id);
@@ -84,20 +84,20 @@ absl::StatusOr<uint16_t> FindPort(const std::string& spec, std::string* name,
   if (rte_eth_dev_get_port_by_name(name->c_str(), &id) == 0) return id;
   if (name->rfind("net_", 0) != 0) {
     return absl::NotFoundError(absl::StrCat(
-        "DPDK: no port \"", *name, "\" (ports: ",
-        absl::StrJoin(PortNames(), ", "),
+        "DPDK: no port \"", *name,
+        "\" (ports: ", absl::StrJoin(PortNames(), ", "),
         "); a PCI device must be bound to a DPDK driver and allowed by the "
         "EAL arguments"));
   }
   if (int r = rte_dev_probe(spec.c_str()); r < 0) {
-    return absl::NotFoundError(absl::StrCat("DPDK: cannot create device \"",
-                                            spec,
-                                            "\": rte_dev_probe: ", rte_strerror(-r)));
+    return absl::NotFoundError(
+        absl::StrCat("DPDK: cannot create device \"", spec,
+                     "\": rte_dev_probe: ", rte_strerror(-r)));
   }
   if (rte_eth_dev_get_port_by_name(name->c_str(), &id) != 0) {
-    return absl::NotFoundError(absl::StrCat(
-        "DPDK: device \"", spec, "\" was created but has no port \"", *name,
-        "\""));
+    return absl::NotFoundError(absl::StrCat("DPDK: device \"", spec,
+                                            "\" was created but has no port \"",
+                                            *name, "\""));
   }
   *hotplugged = true;
   return id;
@@ -140,10 +140,10 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
   }
   const uint32_t frame = c.mtu + RTE_ETHER_HDR_LEN;
   if (info.max_rx_pktlen < frame || info.max_mtu < c.mtu) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "DPDK port ", name_, " carries frames up to ", info.max_rx_pktlen,
-        " bytes (MTU ", info.max_mtu, "); EndpointOptions.mtu ", c.mtu,
-        " needs ", frame));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DPDK port ", name_, " carries frames up to ",
+                     info.max_rx_pktlen, " bytes (MTU ", info.max_mtu,
+                     "); EndpointOptions.mtu ", c.mtu, " needs ", frame));
   }
   rte_eth_conf conf{};
   conf.rxmode.mtu = c.mtu;
@@ -181,13 +181,14 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
       kept.erase(it);
     }
   }
-  if (pool_ != nullptr && rte_pktmbuf_data_room_size(pool_) <
-                              RTE_PKTMBUF_HEADROOM + frame) {
+  if (pool_ != nullptr &&
+      rte_pktmbuf_data_room_size(pool_) < RTE_PKTMBUF_HEADROOM + frame) {
     // Too small for this MTU; the stopped queues may still point into it.
     Reg().kept_pools[id_] = pool_;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "DPDK port ", name_, " was used earlier in this process with a "
-        "smaller MTU; open it with at most that MTU"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DPDK port ", name_,
+                     " was used earlier in this process with a "
+                     "smaller MTU; open it with at most that MTU"));
   }
   if (pool_ == nullptr) pool_ = MakePool(id_, c.mbufs, frame);
   if (pool_ == nullptr) {

@@ -39,9 +39,9 @@ HwChecksum L4ChecksumState(uint64_t flags) {
 void DpdkBackend::CountDrop(RxDrop why) {
   FrameStats& f = counters_.frames;
   uint64_t* const by_reason[] = {
-      &f.rx_short,          &f.rx_ether_type,      &f.rx_wrong_mac,
-      &f.rx_bad_ip_header,  &f.rx_ip_options,      &f.rx_fragment,
-      &f.rx_wrong_ip,       &f.rx_not_udp,         &f.rx_bad_length,
+      &f.rx_short,           &f.rx_ether_type,       &f.rx_wrong_mac,
+      &f.rx_bad_ip_header,   &f.rx_ip_options,       &f.rx_fragment,
+      &f.rx_wrong_ip,        &f.rx_not_udp,          &f.rx_bad_length,
       &f.rx_bad_ip_checksum, &f.rx_bad_udp_checksum, &f.rx_wrong_port,
   };
   static_assert(sizeof(by_reason) / sizeof(by_reason[0]) ==
@@ -114,8 +114,7 @@ size_t DpdkBackend::RxBurst(absl::Span<RxPacket> out) {
     rte_pktmbuf_free_bulk(rx_held_.data(), rx_held_n_);
     rx_held_n_ = 0;
   }
-  const uint16_t want =
-      static_cast<uint16_t>(std::min(out.size(), kBurst));
+  const uint16_t want = static_cast<uint16_t>(std::min(out.size(), kBurst));
   std::array<rte_mbuf*, kBurst> m;
   const uint16_t n = rte_eth_rx_burst(port_id_, 0, m.data(), want);
   size_t k = 0;

@@ -113,9 +113,8 @@ size_t DpdkBackend::TxBurst(absl::Span<const TxPacket> pkts) {
     BuildFrame(p, *mac, m[built]);
     pkt_of[built++] = static_cast<uint16_t>(i);
   }
-  const uint16_t sent = built > 0 ? rte_eth_tx_burst(port_id_, 0, m.data(),
-                                                      built)
-                                  : 0;
+  const uint16_t sent =
+      built > 0 ? rte_eth_tx_burst(port_id_, 0, m.data(), built) : 0;
   for (uint16_t j = 0; j < sent; ++j) {
     counters_.tx_bytes += pkts[pkt_of[j]].size();
   }

@@ -54,9 +54,9 @@ absl::Status Init(EalState& s, absl::string_view args) {
     pthread_setaffinity_np(pthread_self(), sizeof(affinity), &affinity);
   }
   if (r < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("DPDK EAL initialisation failed (rte_eal_init: ",
-                     rte_strerror(err), ") with arguments \"", args, "\""));
+    return absl::UnavailableError(absl::StrCat(
+        "DPDK EAL initialisation failed (rte_eal_init: ", rte_strerror(err),
+        ") with arguments \"", args, "\""));
   }
   return absl::OkStatus();
 }
@@ -115,10 +115,10 @@ absl::Status EnsureEal(absl::string_view args) {
         s.result.message()));
   }
   if (!args.empty() && args != s.args) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "DPDK EAL: already initialised in this process with \"", s.args,
-        "\"; another endpoint passed \"", args,
-        "\" (pass the same arguments or none)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("DPDK EAL: already initialised in this process with \"",
+                     s.args, "\"; another endpoint passed \"", args,
+                     "\" (pass the same arguments or none)"));
   }
   return absl::OkStatus();
 }

@@ -14,7 +14,8 @@ namespace braid::backend::dpdk {
 // Splits EAL arguments on whitespace; a token may be quoted with ' or " to
 // keep spaces (a vdev path with a space). Errors: InvalidArgument for an
 // unterminated quote.
-absl::Status SplitEalArgs(absl::string_view args, std::vector<std::string>* out);
+absl::Status SplitEalArgs(absl::string_view args,
+                          std::vector<std::string>* out);
 
 // Initialises the EAL with `args` the first time it is called in the
 // process. Later calls succeed if `args` is empty or the same as the first

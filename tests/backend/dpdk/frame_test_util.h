@@ -48,7 +48,9 @@ inline Bytes PseudoHeader(const Bytes& frame) {
   return ph;
 }
 
-inline NetAddr Addr(const char* text) { return *NetAddr::Parse(text); }
+inline NetAddr Addr(const char* text) {
+  return *NetAddr::Parse(text, /*allow_port_zero=*/true);
+}
 
 inline constexpr MacAddr kMacA = {0x02, 0, 0, 0, 0, 0x01};
 inline constexpr MacAddr kMacB = {0x02, 0, 0, 0, 0, 0x02};

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backend/dpdk/dpdk_backend.h"
+#include "backend/dpdk/neighbor_packets.h"
 #include "base/monotonic_clock.h"
 
 namespace braid::backend::dpdk {
@@ -57,6 +58,7 @@ void DpdkBackend::CountNeighbor(NeighborAction a) {
       ++counters_.frames.neighbor_learnt;
       break;
     case NeighborAction::kIgnored:
+    case NeighborAction::kMalformed:
       ++counters_.frames.neighbor_ignored;
       break;
     default:
@@ -90,7 +92,7 @@ bool DpdkBackend::Receive(rte_mbuf* m, RxPacket* pkt) {
       return true;
     case FrameKind::kArp:
     case FrameKind::kNeighborDiscovery: {
-      uint8_t reply[128];
+      uint8_t reply[kMaxNeighborFrameLen];
       size_t reply_len = 0;
       const NeighborAction a =
           HandleNeighborFrame(frame, me_, MonotonicNow(), &neighbors_,

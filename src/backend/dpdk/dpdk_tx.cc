@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backend/dpdk/dpdk_backend.h"
+#include "backend/dpdk/neighbor_packets.h"
 #include "base/monotonic_clock.h"
 
 namespace braid::backend::dpdk {
@@ -21,8 +22,12 @@ const MacAddr* DpdkBackend::NextHopMac(const NetAddr& dst) {
     return &cached_mac_;
   }
   if (neighbors_.ShouldRequest(hop, MonotonicNow())) {
-    uint8_t frame[128];
-    const size_t n = WriteNeighborRequest(me_, hop, absl::MakeSpan(frame));
+    uint8_t frame[kMaxNeighborFrameLen];
+    const bool v4 = hop.family == NetAddr::Family::kIpv4;
+    const size_t n =
+        v4 ? WriteArpRequest(me_.mac, me_.addr, hop, absl::MakeSpan(frame))
+           : WriteNeighborSolicitation(me_.mac, me_.addr, hop,
+                                       absl::MakeSpan(frame));
     if (n > 0) {
       SendControl(frame, n);
       ++counters_.frames.neighbor_requests_sent;

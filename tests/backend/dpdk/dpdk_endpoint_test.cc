@@ -38,7 +38,12 @@ struct PairOptions {
 PairOptions OptionsOn(const testing::RingWire& w, bool static_macs,
                       bool ipv6 = false) {
   PairOptions p;
-  for (EndpointOptions* o : {&p.a, &p.b}) o->backend = BackendKind::kDpdk;
+  for (EndpointOptions* o : {&p.a, &p.b}) {
+    o->backend = BackendKind::kDpdk;
+    // Each port keeps its pool for the process (DpdkPort); small pools let
+    // every test of this binary fit in the EAL's memory.
+    o->dpdk.mbufs = 2047;
+  }
   p.a.bind = ipv6 ? "[fd00::a]:7000" : "10.7.0.10:7000";
   p.b.bind = ipv6 ? "[fd00::b]:7001" : "10.7.0.11:7001";
   p.a.dpdk.port = w.a;
@@ -161,6 +166,36 @@ TEST(DpdkEndpointTest, OrderedStreamsStayOrderedUnderLossDupAndReorder) {
   EXPECT_GT(a->stats().reliability.retransmits, 0u);
   EXPECT_GT(b->stats().drops.duplicates, 0u);
   EXPECT_GT(a->stats().impair_dropped, 0u);
+}
+
+// Without a static next hop each endpoint asks for the other's MAC (ARP for
+// IPv4, Neighbor Discovery for IPv6), answers the other's request, and the
+// first datagrams, dropped while the MAC was unknown, are retransmitted.
+void ExpectNeighboursFoundEachOther(bool ipv6) {
+  const testing::RingWire w = testing::MakeRingWire(ipv6 ? "nd6" : "arp4");
+  PairOptions o = OptionsOn(w, /*static_macs=*/false, ipv6);
+  auto a = OpenOrDie(o.a);
+  auto b = OpenOrDie(o.b);
+  ASSERT_TRUE(a && b);
+  ExchangeBothWays(a.get(), b.get(), 500, 8);
+  for (const Endpoint* e : {a.get(), b.get()}) {
+    const FrameStats f = e->stats().frames;
+    EXPECT_GE(f.neighbor_requests_sent + f.neighbor_replies_sent, 1u);
+    EXPECT_GE(f.neighbor_learnt + f.neighbor_replies_sent, 1u);
+    EXPECT_EQ(f.neighbor_ignored, 0u);
+    EXPECT_EQ(f.rx_drops(), 0u);
+  }
+  // The one that asked first dropped what it could not address yet.
+  EXPECT_GT(a->stats().frames.tx_no_neighbor + b->stats().frames.tx_no_neighbor,
+            0u);
+}
+
+TEST(DpdkEndpointTest, Ipv4EndpointsFindEachOtherByArp) {
+  ExpectNeighboursFoundEachOther(false);
+}
+
+TEST(DpdkEndpointTest, Ipv6EndpointsFindEachOtherByNeighborDiscovery) {
+  ExpectNeighboursFoundEachOther(true);
 }
 
 // Sends one message A->B and waits for both completions.

@@ -82,12 +82,11 @@ void FixIcmpv6Checksum(Bytes* f) {
 
 TEST(ArpTest, RequestHasTheLinuxLayout) {
   const Bytes f = ArpRequest(A4(), B4().addr);
-  const Bytes want = {
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2,  0, 0, 0, 0, 1,
-      0x08, 0x06, 0,    1,    0x08, 0,    6,  4, 0, 1,   // Ethernet/IPv4,
-                                                         // request
-      2,    0,    0,    0,    0,    1,    10, 0, 0, 1,   // sender
-      0,    0,    0,    0,    0,    0,    10, 0, 0, 2};  // target
+  const Bytes want = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1,
+                      0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,  // Ethernet/IPv4,
+                                                              // request
+                      2, 0, 0, 0, 0, 1, 10, 0, 0, 1,          // sender
+                      0, 0, 0, 0, 0, 0, 10, 0, 0, 2};         // target
   ASSERT_EQ(f.size(), 60u);
   EXPECT_EQ(Bytes(f.begin(), f.begin() + 42), want);
   EXPECT_EQ(Bytes(f.begin() + 42, f.end()), Bytes(18, 0));  // padding

@@ -28,7 +28,7 @@ inline std::string TestEalPrefix() {
 // but the run directory, which the caller removes (RemoveEalRunDir).
 inline std::string TestEalArgs() {
   return absl::StrCat(
-      "--no-huge -m 512 --no-pci --no-shconf --no-telemetry "
+      "--no-huge -m 1024 --no-pci --no-shconf --no-telemetry "
       "--log-level=*:error --file-prefix=",
       TestEalPrefix());
 }

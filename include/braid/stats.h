@@ -168,22 +168,23 @@ struct FrameStats {
   uint64_t rx_bad_ip_checksum = 0;
   uint64_t rx_bad_udp_checksum = 0;
   uint64_t rx_wrong_port = 0;        // UDP to another port
-  uint64_t rx_multi_segment = 0;     // chained receive mbufs (not expected)
+  uint64_t rx_multi_segment = 0;  // chained frames, copied into one buffer
   uint64_t neighbor_requests_sent = 0;  // ARP requests / ND solicitations
   uint64_t neighbor_replies_sent = 0;   // answers for this endpoint's IP
   uint64_t neighbor_learnt = 0;         // MACs learnt from ARP/ND
   uint64_t neighbor_ignored = 0;        // unsolicited or malformed ARP/ND
   uint64_t tx_no_neighbor = 0;  // dropped: next hop's MAC not known yet
   uint64_t tx_no_mbuf = 0;      // bursts refused: mbuf pool empty
-  // Transmit: payload bytes the backend copied into its own buffers, and
-  // frames whose payload left from the sender's memory (zero-copy).
+  // Transmit: message bytes the core left uncopied (a packet's tail) that
+  // the backend copied into its frame, and frames whose tail left from the
+  // message's memory by reference instead (zero-copy).
   uint64_t tx_copied_bytes = 0;
   uint64_t tx_zero_copy_frames = 0;
   uint64_t rx_drops() const {
     return rx_short + rx_ether_type + rx_wrong_mac + rx_bad_ip_header +
            rx_ip_options + rx_fragment + rx_wrong_ip + rx_not_udp +
            rx_bad_length + rx_bad_ip_checksum + rx_bad_udp_checksum +
-           rx_wrong_port + rx_multi_segment;
+           rx_wrong_port;
   }
 };
 

@@ -4,6 +4,7 @@
 #ifndef BRAID_BACKEND_BACKEND_H_
 #define BRAID_BACKEND_BACKEND_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,11 +18,24 @@
 
 namespace braid::backend {
 
+// The references a backend keeps to a message's bytes after TxBurst has
+// returned (TxPacket::hold), for a backend that hands `tail` to a NIC by
+// reference: the NIC reads it by DMA later. The sender's core owns it, one
+// per message, at a stable address. Such a backend adds 1 to `refs` for
+// each packet it keeps before TxBurst returns, and subtracts it when the
+// NIC is done with the bytes (in a later call, or on the thread that frees
+// the buffer: hence atomic). The core reuses or releases the bytes (and
+// completes a zero-copy send) only once refs is 0.
+struct TxHold {
+  std::atomic<uint32_t> refs{0};
+};
+
 // One datagram to send: `len` bytes at `data`, followed on the wire by
 // `tail_len` bytes at `tail` (a second piece, so a payload can leave from
 // the application's buffer without a user-space copy; usually empty). Both
 // are owned by the caller and must stay valid until TxBurst returns
-// (backends copy or transmit synchronously).
+// (backends copy or transmit synchronously) — except that `tail` stays
+// valid longer for a backend that counts itself in `hold` (see TxHold).
 struct TxPacket {
   NetAddr dst;
   wire::Entropy entropy =
@@ -42,6 +56,10 @@ struct TxPacket {
   // valid if this one is. 0 = no claim. Whoever drops, adds or reorders
   // packets of a burst must clear it.
   uint8_t run_follow = 0;
+  // Non-null (only when the backend KeepsTails()): the hold of the message
+  // `tail` points into; the backend may keep `tail` past TxBurst by
+  // counting itself in it.
+  TxHold* hold = nullptr;
 
   // Datagram size on the wire (UDP payload).
   uint32_t size() const { return len + tail_len; }
@@ -145,6 +163,15 @@ class Backend {
   // stamped when they are read. A backend without such timestamps ignores
   // it (arrival stays Infinite).
   virtual void SetRxTimestamps(bool /*on*/) {}
+
+  // True if this backend may keep packets' tails past TxBurst (zero-copy
+  // transmit by reference); the core then gives each packet's message
+  // hold. Fixed for the backend's lifetime.
+  virtual bool KeepsTails() const { return false; }
+  // Asks the backend to let go of the tails it keeps as soon as it can
+  // (e.g. reclaim transmitted buffers now rather than at a later burst):
+  // the core calls it while completions wait for holds.
+  virtual void ReleaseTails() {}
 
   virtual BackendCounters counters() const = 0;
 };

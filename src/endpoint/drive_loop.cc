@@ -64,6 +64,9 @@ size_t DriveLoop::Receive(TimeNs* now) {
 }
 
 size_t DriveLoop::Poll(std::vector<Completion>* out, size_t max) {
+  // Sends wait for the backend to let go of their bytes (zero-copy by
+  // reference): ask it to hand them back as soon as it can.
+  if (core_->HasHeldSends()) backend_->ReleaseTails();
   if (closed_) return core_->PollCompletions(out, max);
   // The clock is read once per Poll on the paths that matter: an empty
   // poll reads it for the timers; a poll that receives uses the backend's

@@ -47,6 +47,9 @@ class Endpoint::Impl {
         epfd_(epfd),
         timerfd_(tfd) {}
   ~Impl() {
+    // The backend goes first: it may still reference messages' bytes and
+    // holds (zero-copy by reference), which the core owns.
+    backend_.reset();
     if (timerfd_ >= 0) close(timerfd_);
     if (epfd_ >= 0) close(epfd_);
   }
@@ -311,6 +314,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;
+  cfg.keep_tails = be->KeepsTails();
   endpoint::DriveLoopOptions lo;
   lo.burst = kBurst;
   lo.auto_rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAuto;

@@ -461,9 +461,10 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
       absl::Span<uint8_t> slot =
           batch->next_slot().subspan(0, cfg_.max_datagram);
       absl::Span<const uint8_t> tail;
-      const size_t len =
-          p->peer.BuildDatagram(now, slot.subspan(wire::kPreambleSize), &e,
-                                hold_acks, uncopied_payloads ? &tail : nullptr);
+      backend::TxHold* hold = nullptr;
+      const size_t len = p->peer.BuildDatagram(
+          now, slot.subspan(wire::kPreambleSize), &e, hold_acks,
+          uncopied_payloads ? &tail : nullptr, &hold);
       if (p->peer.TakeCreditSqueezed() && !p->credit_squeezed) {
         p->credit_squeezed = true;
         squeezed_.push_back(p);
@@ -472,7 +473,7 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
       wire::WritePreamble(cfg_.local_port, slot);
       batch->Commit(p->peer.addr(), e,
                     static_cast<uint32_t>(len + wire::kPreambleSize), true,
-                    tail, p->peer.local());
+                    tail, p->peer.local(), 0, tail.empty() ? nullptr : hold);
       ++sent;
     }
     n += sent;
@@ -518,6 +519,17 @@ void EndpointCore::Complete(Completion&& c) {
   completions_.push_back(std::move(c));
 }
 
+void EndpointCore::CompleteSend(Completion&& c, std::vector<uint8_t>&& buffer,
+                                backend::TxHold* hold) {
+  if (held_.MustWait(hold)) {
+    held_.Park(std::move(c), std::move(buffer), hold);
+    return;
+  }
+  Complete(std::move(c));
+  RecycleBuffer(std::move(buffer));
+  held_.Release(hold);
+}
+
 bool EndpointCore::ReceiveQueueFull() const {
   return unpolled_bytes_ >= cfg_.proto.receive_queue_bytes;
 }
@@ -529,6 +541,10 @@ uint64_t EndpointCore::ReceiveQueueRoom() const {
 
 size_t EndpointCore::PollCompletions(std::vector<Completion>* out, size_t max) {
   const uint64_t unpolled_before = unpolled_bytes_;
+  held_.Drain([this](Completion&& c, std::vector<uint8_t>&& buffer) {
+    Complete(std::move(c));
+    RecycleBuffer(std::move(buffer));
+  });
   size_t n = 0;
   while (n < max && !completions_.empty()) {
     Completion& c = completions_.front();

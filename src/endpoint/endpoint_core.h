@@ -19,6 +19,7 @@
 #include "braid/stats.h"
 #include "endpoint/out_message.h"
 #include "endpoint/peer.h"
+#include "endpoint/held_sends.h"
 #include "endpoint/peer_table.h"
 #include "endpoint/ring.h"
 #include "endpoint/tx_batch.h"
@@ -50,6 +51,9 @@ struct CoreConfig {
   // AckedRun; the same outcome, less work per packet). Off only to compare
   // the two in tests.
   bool acked_runs = true;
+  // The backend keeps packets' tails past TxBurst (Backend::KeepsTails):
+  // messages get holds, and a send completes only once its hold is free.
+  bool keep_tails = false;
 };
 
 // The spray run Endpoint::Open uses when ProtocolOptions::spray_run is 0:
@@ -180,6 +184,15 @@ class EndpointCore final : public PeerHost {
              const wire::PlacementExt& ext, uint32_t msg_len,
              absl::Span<uint8_t>* dest) override;
   void RecycleBuffer(std::vector<uint8_t>&& b) override;
+  backend::TxHold* AcquireHold() override {
+    return cfg_.keep_tails ? held_.Acquire() : nullptr;
+  }
+  void CompleteSend(Completion&& c, std::vector<uint8_t>&& buffer,
+                    backend::TxHold* hold) override;
+
+  // Sends that finished but wait for the backend to let go of their bytes;
+  // they complete at a later PollCompletions (Backend::ReleaseTails helps).
+  bool HasHeldSends() const { return !held_.empty(); }
 
  private:
   // An ack held by deferral (at most one per peer; PeerEntry::ack_deferred).
@@ -243,6 +256,7 @@ class EndpointCore final : public PeerHost {
   PeerEntry* last_peer_ = nullptr;
   PlacementHandler placement_handler_;
   Ring<Completion> completions_;
+  HeldSends held_;
   size_t unpolled_messages_ = 0;  // kRecv entries in completions_
   // Copies of finished copying sends, reused by later ones (bounded).
   std::vector<std::vector<uint8_t>> free_copies_;

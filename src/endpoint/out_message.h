@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/backend.h"
 #include "wire/frames.h"
 
 namespace braid::endpoint {
@@ -34,6 +35,10 @@ struct OutMessage {
   // endpoint recycling it.
   bool give_back = false;
   uint64_t cookie = 0;
+  // When the backend keeps tails (zero-copy by reference): the count of its
+  // references to this message's bytes, taken from the host at the first
+  // transmission; the bytes are released only when it is 0 (TxHold).
+  backend::TxHold* hold = nullptr;
   uint16_t stream = 0;  // 0 = unordered
   // Direct placement at the receiver: every fragment carries `placement`
   // (a kPlacementExtSize-byte header extension).

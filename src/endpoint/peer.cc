@@ -84,7 +84,8 @@ bool Peer::WantsToSend(TimeNs now) const {
 
 size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
                            wire::Entropy* entropy, bool hold_acks,
-                           absl::Span<const uint8_t>* tail) {
+                           absl::Span<const uint8_t>* tail,
+                           backend::TxHold** hold) {
   size_t pos = 0;
   const bool sendable = sender_.HasSendable();
   // Held: an ack alone waits for the data the application is about to send
@@ -118,7 +119,7 @@ size_t Peer::BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
     ack_bytes = receiver_.WriteAck(now, out.subspan(pos));
     pos += ack_bytes;
   }
-  pos -= sender_.FinishPayload(out.data() + pos, tail);
+  pos -= sender_.FinishPayload(out.data() + pos, tail, hold);
   if (pos == 0) return 0;
   if (!sendable) {
     path = sender_.PickPath(now, copy ? receiver_.ack_copy_avoid() : -1);

@@ -79,9 +79,11 @@ class Peer {
   // be left out of `out` and returned here instead (it then follows the
   // returned bytes on the wire): a span of the message's own buffer, valid
   // until the message completes, i.e. until acks are next processed.
+  // `hold`: if non-null, set with `tail` to the message's hold (TxHold).
   size_t BuildDatagram(TimeNs now, absl::Span<uint8_t> out,
                        wire::Entropy* entropy, bool hold_acks = false,
-                       absl::Span<const uint8_t>* tail = nullptr);
+                       absl::Span<const uint8_t>* tail = nullptr,
+                       backend::TxHold** hold = nullptr);
 
   // Bulk fast path of BuildDatagram: appends up to `max` datagrams to
   // `batch` (each slot of at least max_datagram bytes), stopping at the

@@ -27,13 +27,15 @@ void PeerSender::CopyDeferred() {
   deferred_ = DeferredPayload();
 }
 
-void PeerSender::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len) {
+void PeerSender::DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len,
+                              backend::TxHold* hold) {
   // The previous frame's payload goes in now; this one's waits, so the last
   // payload of a datagram can leave from the message's buffer uncopied.
   CopyDeferred();
   deferred_.dst = dst;
   deferred_.src = src;
   deferred_.len = len;
+  deferred_.hold = hold;
 }
 
 wire::PathId PeerSender::NextSprayPath(TimeNs now, int avoid,
@@ -139,7 +141,7 @@ uint32_t PeerSender::WriteNewFragmentsForTesting(
   h.psn = psn;
   h.path_seq = paths_.OnSent(path, bytes, now);
   wire::WriteDataHeader(h, plen, out);
-  DeferPayload(out.data() + hdr, m->At(h.frag_offset), plen);
+  DeferPayload(out.data() + hdr, m->At(h.frag_offset), plen, m->hold);
   sent_.OnRetransmitted(psn, path, h.path_seq, now);
   ++rel_.retransmits;
   ++packets_sent_;
@@ -217,7 +219,7 @@ size_t PeerSender::WriteDataFrames(TimeNs now, absl::Span<uint8_t> out,
     pos += WriteNewFragments(
                *m, path, plen, /*count=*/1, now, out.subspan(pos), 0, 0,
                [&](uint32_t, uint8_t* frame, const uint8_t* payload) {
-                 DeferPayload(frame + hdr, payload, plen);
+                 DeferPayload(frame + hdr, payload, plen, m->hold);
                }) +
            plen;
     ++frames;
@@ -286,7 +288,8 @@ size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
           // Frame i is in the batch's next slot.
           batch->Commit(
               link_->addr, entropy, len, /*ect=*/true, tail, link_->local,
-              static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)));
+              static_cast<uint8_t>(std::min<uint32_t>(count - 1 - i, 255)),
+              tail_uncopied ? m.hold : nullptr);
           frame = f;
         });
     n += count;

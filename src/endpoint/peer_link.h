@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "backend/backend.h"
 #include "braid/address.h"
 #include "braid/completion.h"
 #include "braid/options.h"
@@ -37,6 +38,18 @@ class PeerHost {
   // Takes back the copy of a finished copying send, for reuse by a later
   // one (Send then allocates nothing). The default frees it.
   virtual void RecycleBuffer(std::vector<uint8_t>&& b) {}
+  // A hold for a message whose tails the backend may keep (TxHold), or
+  // null when the backend copies every packet. Released by CompleteSend.
+  virtual backend::TxHold* AcquireHold() { return nullptr; }
+  // A send finished (done or failed): `c` for the application, `buffer` the
+  // endpoint's copy of the bytes (empty if none or given back in c.data),
+  // `hold` the message's hold (may be null). The host delivers `c` and
+  // recycles `buffer` once the backend holds no reference to the bytes.
+  virtual void CompleteSend(Completion&& c, std::vector<uint8_t>&& buffer,
+                            backend::TxHold* hold) {
+    Complete(std::move(c));
+    RecycleBuffer(std::move(buffer));
+  }
 };
 
 // Fixed settings of every peer of one endpoint.

@@ -145,6 +145,7 @@ void PeerSender::StartMessage(OutMessage& m) {
   m.next_offset = 0;
   m.frags_sent = 0;
   m.frags_acked = 0;
+  if (m.hold == nullptr) m.hold = link_->host->AcquireHold();
   ++inflight_count_;
 }
 
@@ -157,11 +158,17 @@ void PeerSender::CompleteMessage(OutMessage& m, TimeNs now) {
   c.peer = link_->addr;
   c.stream = m.stream;
   c.cookie = m.cookie;
+  FinishSend(m, std::move(c));
+}
+
+void PeerSender::FinishSend(OutMessage& m, Completion&& c) {
   GiveBackBuffer(m, &c);
-  link_->host->Complete(std::move(c));
-  if (m.owned.capacity() > 0) link_->host->RecycleBuffer(std::move(m.owned));
-  std::vector<uint8_t>().swap(m.owned);  // release the copy now
+  std::vector<uint8_t> copy = std::move(m.owned);
+  std::vector<uint8_t>().swap(m.owned);  // the copy leaves the message now
   m.data = nullptr;
+  backend::TxHold* hold = m.hold;
+  m.hold = nullptr;
+  link_->host->CompleteSend(std::move(c), std::move(copy), hold);
 }
 
 void PeerSender::PopFinishedMessages() {
@@ -179,8 +186,7 @@ void PeerSender::FailMessage(OutMessage& m, FailureCause cause) {
   c.peer = link_->addr;
   c.stream = m.stream;
   c.cookie = m.cookie;
-  GiveBackBuffer(m, &c);
-  link_->host->Complete(std::move(c));
+  FinishSend(m, std::move(c));
 }
 
 void PeerSender::GiveBackBuffer(OutMessage& m, Completion* c) {
@@ -279,12 +285,14 @@ wire::PathId PeerSender::DataPath(TimeNs now) {
 }
 
 size_t PeerSender::FinishPayload(const uint8_t* end,
-                                 absl::Span<const uint8_t>* tail) {
+                                 absl::Span<const uint8_t>* tail,
+                                 backend::TxHold** hold) {
   // A large last payload leaves from the message's buffer (one user-space
   // copy fewer); a small one is cheaper to copy than to describe.
   if (tail != nullptr && LeavesTailUncopied(deferred_.len) &&
       deferred_.dst + deferred_.len == end) {
     *tail = absl::MakeConstSpan(deferred_.src, deferred_.len);
+    if (hold != nullptr) *hold = deferred_.hold;
     const size_t left_out = deferred_.len;
     deferred_ = DeferredPayload();
     return left_out;

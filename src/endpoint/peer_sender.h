@@ -123,7 +123,10 @@ class PeerSender {
   // non-null; it then follows the datagram on the wire, a span of the
   // message's own buffer valid until acks are next processed); otherwise
   // it is copied and *tail is empty. Returns the bytes left out.
-  size_t FinishPayload(const uint8_t* end, absl::Span<const uint8_t>* tail);
+  // *hold (if given) is set to the hold of the message the tail points
+  // into (OutMessage::hold) when a tail is left out.
+  size_t FinishPayload(const uint8_t* end, absl::Span<const uint8_t>* tail,
+                       backend::TxHold** hold = nullptr);
   // See Peer::BuildFullDatagrams: the sender's part, once the receiver half
   // has nothing to put in front of the data.
   size_t BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
@@ -196,6 +199,8 @@ class PeerSender {
   void OnFragmentsAcked(uint64_t tag, uint32_t count, TimeNs now);
   void StartMessage(OutMessage& m);
   void CompleteMessage(OutMessage& m, TimeNs now);
+  // Hands a finished message's completion, bytes and hold to the host.
+  void FinishSend(OutMessage& m, Completion&& c);
   // Completes the ordered messages awaiting delivery that every ack so far
   // shows the receiver has released (see OutMessage::awaiting_delivery).
   void CompleteDelivered(TimeNs now);
@@ -209,10 +214,12 @@ class PeerSender {
     uint8_t* dst = nullptr;
     const uint8_t* src = nullptr;
     uint32_t len = 0;
+    backend::TxHold* hold = nullptr;  // of the message `src` points into
   };
   // Copies the deferred payload, then defers `len` bytes from `src` to
   // `dst` (a frame's payload, written later or left out as the tail).
-  void DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len);
+  void DeferPayload(uint8_t* dst, const uint8_t* src, uint32_t len,
+                    backend::TxHold* hold);
   // Whether the tail payload of `len` bytes is worth leaving out of the
   // datagram (sent from the message's buffer) rather than copying.
   bool LeavesTailUncopied(uint32_t len) const {

@@ -47,10 +47,11 @@ class TxBatch {
   // (len + tail.size() <= slot size). `local`: the source address tag
   // (TxPacket::local; 0 = the backend's choice).
   // `run_follow`: TxPacket::run_follow (the datagrams committed next are
-  // this one's siblings in one run).
+  // this one's siblings in one run). `hold`: TxPacket::hold, the hold of
+  // the message `tail` points into (null unless the backend keeps tails).
   void Commit(const NetAddr& dst, wire::Entropy entropy, uint32_t len, bool ect,
               absl::Span<const uint8_t> tail = {}, uint8_t local = 0,
-              uint8_t run_follow = 0) {
+              uint8_t run_follow = 0, backend::TxHold* hold = nullptr) {
     // Built in place: a TxPacket assembled on the stack from narrow stores
     // and then copied with wide loads stalls store forwarding (measured:
     // a fifth of the sender's user time at 45 Gbit/s).
@@ -65,6 +66,7 @@ class TxBatch {
     p.tail_len = static_cast<uint32_t>(tail.size());
     p.local = local;
     p.run_follow = run_follow;
+    p.hold = hold;
   }
   // Copies the second pieces of packets [from, size()) into their slots, so
   // they no longer point into message buffers (e.g. datagrams the kernel
@@ -80,6 +82,7 @@ class TxBatch {
       p.len += p.tail_len;
       p.tail = nullptr;
       p.tail_len = 0;
+      p.hold = nullptr;
     }
   }
   absl::Span<const backend::TxPacket> packets() const { return packets_; }

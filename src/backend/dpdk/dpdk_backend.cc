@@ -1,5 +1,6 @@
 #include "backend/dpdk/dpdk_backend.h"
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <utility>
@@ -29,11 +30,17 @@ DpdkBackend::DpdkBackend(const DpdkOptions& o, std::unique_ptr<DpdkPort> port)
   port_id_ = port_->id();
   max_datagram_ =
       o_.port.mtu - (FrameHeaderLen(o_.bind.family) - kEthHeaderLen);
+  max_frame_ = o_.port.mtu + kEthHeaderLen;
+  rx_flat_.resize(size_t{kBurst} * max_frame_);
 }
 
 DpdkBackend::~DpdkBackend() {
   if (rx_held_n_ > 0) rte_pktmbuf_free_bulk(rx_held_.data(), rx_held_n_);
   rx_held_n_ = 0;
+  // Hand back what the port still holds of messages' bytes; the port stops
+  // when port_ goes, and ext_slots_ outlives it if frames remain anyway.
+  rte_eth_tx_done_cleanup(port_id_, 0, 0);
+  port_.reset();
 }
 
 }  // namespace braid::backend::dpdk

@@ -16,6 +16,7 @@
 #include "backend/dpdk/dpdk_options.h"
 #include "backend/dpdk/dpdk_port.h"
 #include "backend/dpdk/frame.h"
+#include "backend/dpdk/ext_slots.h"
 #include "backend/dpdk/neighbor.h"
 
 struct rte_mbuf;
@@ -48,6 +49,15 @@ class DpdkBackend final : public Backend {
   // counts everything else by reason.
   size_t RxBurst(absl::Span<RxPacket> out) override;
   BackendCounters counters() const override { return counters_; }
+  // Zero-copy transmit: a packet's tail (at least kMinReferencedTail bytes)
+  // is attached to its frame by reference when the port allows it
+  // (PortCaps::tx_by_reference); the rest is copied.
+  bool KeepsTails() const override { return port_->caps().tx_by_reference; }
+  // Reclaims the mbufs the port has transmitted (rte_eth_tx_done_cleanup).
+  void ReleaseTails() override;
+
+  // Tails shorter than this are copied: attaching costs about as much.
+  static constexpr uint32_t kMinReferencedTail = 512;
 
   const DpdkPort& port() const { return *port_; }
   const MacAddr& mac() const { return me_.mac; }
@@ -60,8 +70,14 @@ class DpdkBackend final : public Backend {
   const MacAddr* NextHopMac(const NetAddr& dst);
   // Sends one control frame (ARP/ND) of `len` bytes, copied.
   void SendControl(const uint8_t* frame, size_t len);
-  // Writes packet `p` into the fresh mbuf `m` (headers + copied payload).
-  void BuildFrame(const TxPacket& p, const MacAddr& dst_mac, rte_mbuf* m);
+  // Writes packet `p` into the fresh mbuf `m`: headers and p.data, then
+  // its tail copied, or attached by reference in `ext` (an mbuf of the
+  // port's ext_pool) when `ext` is not null.
+  void BuildFrame(const TxPacket& p, const MacAddr& dst_mac, rte_mbuf* m,
+                  rte_mbuf* ext);
+  // An ext_pool mbuf carrying p's tail by reference, or null (then the
+  // tail is copied).
+  rte_mbuf* AttachTail(const TxPacket& p);
   // Classifies one received frame; returns true if it is a UDP datagram for
   // us (then *pkt is filled and `m` must be kept until the next RxBurst).
   bool Receive(rte_mbuf* m, RxPacket* pkt);
@@ -81,6 +97,11 @@ class DpdkBackend final : public Backend {
   // Receive mbufs whose payloads the last RxBurst handed out.
   std::array<rte_mbuf*, kBurst> rx_held_{};
   uint16_t rx_held_n_ = 0;
+  // Chained receive frames are copied here (one slot per burst entry).
+  std::vector<uint8_t> rx_flat_;
+  uint32_t max_frame_ = 0;
+  // Transmit tails attached by reference, until the port frees them.
+  ExtSlots ext_slots_;
   BackendCounters counters_;
 };
 

@@ -27,7 +27,7 @@ namespace {
 struct Registry {
   std::recursive_mutex mu;  // a failed Open destroys its port under it
   std::set<uint16_t> owned;
-  std::map<uint16_t, rte_mempool*> kept_pools;
+  std::map<uint16_t, std::pair<rte_mempool*, rte_mempool*>> kept_pools;
 };
 
 Registry& Reg() {
@@ -106,7 +106,9 @@ absl::StatusOr<uint16_t> FindPort(const std::string& spec, std::string* name,
 rte_mempool* MakePool(uint16_t port, uint32_t mbufs, uint32_t frame) {
   static std::atomic<uint32_t> seq{0};
   const std::string name = absl::StrCat("braid_p", port, "_", seq++);
-  const uint32_t room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(frame, 2048);
+  // frame 0: mbufs without data, for attached external buffers.
+  const uint32_t room =
+      frame == 0 ? 0 : RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(frame, 2048);
   return rte_pktmbuf_pool_create(name.c_str(), mbufs, 256, 0,
                                  static_cast<uint16_t>(room),
                                  rte_eth_dev_socket_id(port));
@@ -177,14 +179,16 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
     auto& kept = Reg().kept_pools;
     auto it = kept.find(id_);
     if (it != kept.end()) {
-      pool_ = it->second;
+      pool_ = it->second.first;
+      ext_pool_ = it->second.second;
       kept.erase(it);
     }
   }
   if (pool_ != nullptr &&
       rte_pktmbuf_data_room_size(pool_) < RTE_PKTMBUF_HEADROOM + frame) {
     // Too small for this MTU; the stopped queues may still point into it.
-    Reg().kept_pools[id_] = pool_;
+    Reg().kept_pools[id_] = {pool_, ext_pool_};
+    pool_ = ext_pool_ = nullptr;
     return absl::InvalidArgumentError(
         absl::StrCat("DPDK port ", name_,
                      " was used earlier in this process with a "
@@ -193,6 +197,13 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
   if (pool_ == nullptr) pool_ = MakePool(id_, c.mbufs, frame);
   if (pool_ == nullptr) {
     return DpdkError("rte_pktmbuf_pool_create", name_, rte_errno);
+  }
+  const bool virtual_dev =
+      info.device != nullptr &&
+      std::string(rte_bus_name(rte_dev_bus(info.device))) == "vdev";
+  if (caps_.tx_multi_seg && virtual_dev) {
+    if (ext_pool_ == nullptr) ext_pool_ = MakePool(id_, c.mbufs, 0);
+    caps_.tx_by_reference = ext_pool_ != nullptr;
   }
   const int socket = rte_eth_dev_socket_id(id_);
   if (int r = rte_eth_rx_queue_setup(id_, 0, nrx, socket, nullptr, pool_);
@@ -224,8 +235,9 @@ DpdkPort::~DpdkPort() {
     rte_eth_dev_close(id_);
     if (have && info.device != nullptr) rte_dev_remove(info.device);
     if (pool_ != nullptr) rte_mempool_free(pool_);
+    if (ext_pool_ != nullptr) rte_mempool_free(ext_pool_);
   } else if (pool_ != nullptr) {
-    reg.kept_pools[id_] = pool_;
+    reg.kept_pools[id_] = {pool_, ext_pool_};
   }
   if (owns_) reg.owned.erase(id_);
 }

@@ -35,6 +35,12 @@ struct PortCaps {
   bool tx_ipv4_cksum = false;  // NIC fills the IPv4 header checksum
   bool tx_udp_cksum = false;   // NIC fills the UDP checksum
   bool rx_cksum = false;       // NIC reports IP/UDP checksum state
+  // Frames may carry a segment attached by reference (an external buffer
+  // in the sender's memory): the port chains segments, and it reads them
+  // with the CPU (a virtual device: memif, af_packet, af_xdp, ring, null),
+  // so memory DPDK has not mapped for DMA is fine. A PCI NIC would need the
+  // buffers registered for DMA (rte_extmem_register); it copies instead.
+  bool tx_by_reference = false;
 };
 
 class DpdkPort {
@@ -55,6 +61,9 @@ class DpdkPort {
   uint16_t id() const { return id_; }
   const std::string& name() const { return name_; }
   rte_mempool* pool() const { return pool_; }
+  // Data-less mbufs that carry an attached external buffer (zero-copy
+  // transmit); null when !caps().tx_by_reference.
+  rte_mempool* ext_pool() const { return ext_pool_; }
   const MacAddr& mac() const { return mac_; }
   const PortCaps& caps() const { return caps_; }
 
@@ -68,6 +77,7 @@ class DpdkPort {
   bool hotplugged_ = false;
   bool started_ = false;
   rte_mempool* pool_ = nullptr;
+  rte_mempool* ext_pool_ = nullptr;
   MacAddr mac_{};
   PortCaps caps_;
 };

@@ -67,13 +67,24 @@ void DpdkBackend::CountNeighbor(NeighborAction a) {
 }
 
 bool DpdkBackend::Receive(rte_mbuf* m, RxPacket* pkt) {
+  absl::Span<const uint8_t> frame(rte_pktmbuf_mtod(m, const uint8_t*),
+                                  m->data_len);
   if (m->nb_segs != 1) {
+    // A chain (a peer on a ring port sends its tails by reference): one
+    // copy into this burst entry's flat buffer.
     ++counters_.frames.rx_multi_segment;
-    ++counters_.rx_dropped;
-    return false;
+    if (m->pkt_len > max_frame_) {
+      CountDrop(RxDrop::kBadLength);
+      return false;
+    }
+    uint8_t* flat = rx_flat_.data() + size_t{rx_held_n_} * max_frame_;
+    const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, flat);
+    if (p == nullptr) {
+      CountDrop(RxDrop::kShort);
+      return false;
+    }
+    frame = absl::MakeConstSpan(static_cast<const uint8_t*>(p), m->pkt_len);
   }
-  const absl::Span<const uint8_t> frame(rte_pktmbuf_mtod(m, const uint8_t*),
-                                        m->data_len);
   const bool hw = port_->caps().rx_cksum;
   ParsedUdp udp;
   RxDrop why = RxDrop::kCount;
@@ -84,7 +95,7 @@ bool DpdkBackend::Receive(rte_mbuf* m, RxPacket* pkt) {
     case FrameKind::kUdp:
       pkt->src = udp.src;
       pkt->ce = udp.ce;
-      pkt->data = rte_pktmbuf_mtod_offset(m, uint8_t*, udp.payload_offset);
+      pkt->data = const_cast<uint8_t*>(frame.data()) + udp.payload_offset;
       pkt->len = udp.payload_len;
       pkt->arrival = TimeNs::Infinite();
       pkt->local = 0;
@@ -121,14 +132,15 @@ size_t DpdkBackend::RxBurst(absl::Span<RxPacket> out) {
   const uint16_t n = rte_eth_rx_burst(port_id_, 0, m.data(), want);
   size_t k = 0;
   for (uint16_t i = 0; i < n; ++i) {
+    // Receive may use flat slot rx_held_n_ (== k) for a chained frame.
     if (Receive(m[i], &out[k])) {
       counters_.rx_bytes += out[k].len;
       rx_held_[k++] = m[i];
+      rx_held_n_ = static_cast<uint16_t>(k);
     } else {
       rte_pktmbuf_free(m[i]);
     }
   }
-  rx_held_n_ = static_cast<uint16_t>(k);
   counters_.rx_packets += k;
   return k;
 }

@@ -4,6 +4,7 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/dpdk/dpdk_backend.h"
 #include "backend/dpdk/neighbor_packets.h"
@@ -53,8 +54,38 @@ void DpdkBackend::SendControl(const uint8_t* frame, size_t len) {
   counters_.tx_bytes += len;
 }
 
+rte_mbuf* DpdkBackend::AttachTail(const TxPacket& p) {
+  if (p.hold == nullptr || p.tail_len < kMinReferencedTail ||
+      !port_->caps().tx_by_reference) {
+    return nullptr;
+  }
+  rte_mbuf* x = rte_pktmbuf_alloc(port_->ext_pool());
+  if (x == nullptr) return nullptr;
+  rte_mbuf_ext_shared_info* shinfo = ext_slots_.Take(p.hold);
+  if (shinfo == nullptr) {
+    rte_pktmbuf_free(x);
+    return nullptr;
+  }
+  void* bytes = const_cast<uint8_t*>(p.tail);
+  // The port reads the bytes with the CPU (tx_by_reference), so their IOVA
+  // is not used; give the one DPDK would compute where it is the address.
+  const rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA
+                              ? static_cast<rte_iova_t>(
+                                    reinterpret_cast<uintptr_t>(bytes))
+                              : RTE_BAD_IOVA;
+  rte_pktmbuf_attach_extbuf(x, bytes, iova, static_cast<uint16_t>(p.tail_len),
+                            shinfo);
+  x->data_len = static_cast<uint16_t>(p.tail_len);
+  x->pkt_len = p.tail_len;
+  return x;
+}
+
+void DpdkBackend::ReleaseTails() {
+  rte_eth_tx_done_cleanup(port_id_, 0, 0);
+}
+
 void DpdkBackend::BuildFrame(const TxPacket& p, const MacAddr& dst_mac,
-                             rte_mbuf* m) {
+                             rte_mbuf* m, rte_mbuf* ext) {
   const uint32_t hdr = FrameHeaderLen(o_.bind.family);
   const uint32_t size = p.size();
   uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
@@ -69,9 +100,22 @@ void DpdkBackend::BuildFrame(const TxPacket& p, const MacAddr& dst_mac,
   const PortCaps& caps = port_->caps();
   const bool v4 = o_.bind.family == NetAddr::Family::kIpv4;
   WriteFrameHeader(spec, v4 && caps.tx_ipv4_cksum, absl::MakeSpan(d, hdr));
-  p.CopyTo(d + hdr);
-  counters_.frames.tx_copied_bytes += size;
-  m->data_len = static_cast<uint16_t>(hdr + size);
+  // Two pieces of payload: p.data here, and the tail after it or in `ext`.
+  absl::Span<const uint8_t> pieces[2];
+  if (ext == nullptr) {
+    p.CopyTo(d + hdr);
+    counters_.frames.tx_copied_bytes += p.tail_len;
+    m->data_len = static_cast<uint16_t>(hdr + size);
+    pieces[0] = absl::MakeConstSpan(d + hdr, size);
+  } else {
+    if (p.len > 0) std::memcpy(d + hdr, p.data, p.len);
+    m->data_len = static_cast<uint16_t>(hdr + p.len);
+    m->next = ext;
+    m->nb_segs = 2;
+    ++counters_.frames.tx_zero_copy_frames;
+    pieces[0] = absl::MakeConstSpan(d + hdr, p.len);
+    pieces[1] = absl::MakeConstSpan(p.tail, p.tail_len);
+  }
   m->pkt_len = hdr + size;
   if (caps.tx_udp_cksum) {
     m->l2_len = kEthHeaderLen;
@@ -86,8 +130,8 @@ void DpdkBackend::BuildFrame(const TxPacket& p, const MacAddr& dst_mac,
       m->l3_len = kIpv4HeaderLen;
       m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
     }
-    const absl::Span<const uint8_t> payload(d + hdr, size);
-    FinishUdpChecksum(absl::MakeSpan(d, hdr), {payload});
+    FinishUdpChecksum(absl::MakeSpan(d, hdr),
+                      absl::MakeConstSpan(pieces, ext == nullptr ? 1 : 2));
   }
 }
 
@@ -115,7 +159,7 @@ size_t DpdkBackend::TxBurst(absl::Span<const TxPacket> pkts) {
       }
       continue;
     }
-    BuildFrame(p, *mac, m[built]);
+    BuildFrame(p, *mac, m[built], AttachTail(p));
     pkt_of[built++] = static_cast<uint16_t>(i);
   }
   const uint16_t sent =

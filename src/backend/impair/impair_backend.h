@@ -52,6 +52,9 @@ class ImpairBackend final : public Backend {
   TimeNs NextDeadline() const override;
   TimeNs LastRxTime() const override { return inner_->LastRxTime(); }
   void SetRxTimestamps(bool on) override { inner_->SetRxTimestamps(on); }
+  // Held and duplicated datagrams are copies: tails are never kept, so the
+  // inner backend sees no holds; only the request to let go is passed on.
+  void ReleaseTails() override { inner_->ReleaseTails(); }
   // The inner backend's counters plus the impairments applied.
   BackendCounters counters() const override {
     BackendCounters c = inner_->counters();

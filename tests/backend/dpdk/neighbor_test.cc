@@ -82,12 +82,11 @@ void FixIcmpv6Checksum(Bytes* f) {
 
 TEST(ArpTest, RequestHasTheLinuxLayout) {
   const Bytes f = ArpRequest(A4(), B4().addr);
-  const Bytes want = {
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2,  0, 0, 0, 0, 1,
-      0x08, 0x06, 0,    1,    0x08, 0,    6,  4, 0, 1,   // Ethernet/IPv4,
-                                                         // request
-      2,    0,    0,    0,    0,    1,    10, 0, 0, 1,   // sender
-      0,    0,    0,    0,    0,    0,    10, 0, 0, 2};  // target
+  const Bytes want = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1,
+                      0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,  // Ethernet/IPv4,
+                                                              // request
+                      2, 0, 0, 0, 0, 1, 10, 0, 0, 1,          // sender
+                      0, 0, 0, 0, 0, 0, 10, 0, 0, 2};         // target
   ASSERT_EQ(f.size(), 60u);
   EXPECT_EQ(Bytes(f.begin(), f.begin() + 42), want);
   EXPECT_EQ(Bytes(f.begin() + 42, f.end()), Bytes(18, 0));  // padding
@@ -149,6 +148,15 @@ TEST(ArpTest, ProbeFromZeroAddressIsAnsweredButNotLearnt) {
             NeighborAction::kReply);
   EXPECT_EQ(b.table.size(), 0u);
   EXPECT_EQ(std::memcmp(b.reply.data(), kMacC.data(), 6), 0);
+}
+
+TEST(ArpTest, RequestFromAMulticastSenderIsMalformed) {
+  Host b{B4(), NeighborTable(), {}};
+  const LocalIdentity bogus{kMacC, Addr("224.0.0.1:0")};
+  EXPECT_EQ(b.Receive(ArpRequest(bogus, b.me.addr), Ms(0)),
+            NeighborAction::kMalformed);
+  EXPECT_EQ(b.table.size(), 0u);
+  EXPECT_TRUE(b.reply.empty());
 }
 
 TEST(ArpTest, ArpIsIgnoredByAnIpv6Identity) {
@@ -259,6 +267,11 @@ TEST(NdTest, InvalidSolicitationsAreMalformed) {
       {"multicast target",
        [](Bytes* f) {
          (*f)[62] = 0xff;
+         FixIcmpv6Checksum(f);
+       }},
+      {"multicast source",
+       [](Bytes* f) {
+         (*f)[22] = 0xff;
          FixIcmpv6Checksum(f);
        }},
       {"payload past frame", [](Bytes* f) { StoreBe16(f->data() + 18, 33); }},

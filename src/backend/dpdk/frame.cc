@@ -10,8 +10,6 @@ namespace braid::backend::dpdk {
 namespace {
 
 constexpr uint16_t kIpv4FlagDf = 0x4000;
-constexpr uint16_t kIpv4FlagMf = 0x2000;
-constexpr uint16_t kIpv4OffsetMask = 0x1fff;
 constexpr uint32_t kMaxIpLen = 0xffff;
 
 int HexDigit(char c) {

@@ -89,14 +89,15 @@ void InternetChecksum::Add(absl::Span<const uint8_t> bytes) {
 
 void InternetChecksum::AddBe16(uint16_t v) {
   const uint8_t b[2] = {static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)};
-  Add(absl::MakeConstSpan(b, 2));
+  uint16_t mem;  // the two bytes as memory-order word
+  std::memcpy(&mem, b, 2);
+  AddWord(&sum_, (length_ & 1) != 0 ? Swap16(mem) : mem, &carry_);
+  length_ += 2;
 }
 
 void InternetChecksum::AddBe32(uint32_t v) {
-  const uint8_t b[4] = {static_cast<uint8_t>(v >> 24),
-                        static_cast<uint8_t>(v >> 16),
-                        static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)};
-  Add(absl::MakeConstSpan(b, 4));
+  AddBe16(static_cast<uint16_t>(v >> 16));
+  AddBe16(static_cast<uint16_t>(v));
 }
 
 uint16_t InternetChecksum::Sum() const {

@@ -10,8 +10,6 @@ namespace braid::backend::dpdk {
 namespace {
 
 constexpr uint16_t kIpv4FlagDf = 0x4000;
-constexpr uint16_t kIpv4FlagMf = 0x2000;
-constexpr uint16_t kIpv4OffsetMask = 0x1fff;
 constexpr uint32_t kMaxIpLen = 0xffff;
 
 int HexDigit(char c) {
@@ -51,10 +49,11 @@ void WriteIpv4(const FrameHeaderSpec& s, bool csum_offload, uint8_t* ip) {
 
 void WriteIpv6(const FrameHeaderSpec& s, uint8_t* ip) {
   const uint8_t tclass = s.ect ? kEcnEct0 : 0;
+  const uint32_t flow = s.flow_label & 0xfffff;
   ip[0] = static_cast<uint8_t>(0x60 | (tclass >> 4));
-  ip[1] = static_cast<uint8_t>(tclass << 4);  // flow label 0
-  ip[2] = 0;
-  ip[3] = 0;
+  ip[1] = static_cast<uint8_t>((tclass << 4) | (flow >> 16));
+  ip[2] = static_cast<uint8_t>(flow >> 8);
+  ip[3] = static_cast<uint8_t>(flow);
   StoreBe16(ip + 4, static_cast<uint16_t>(kUdpHeaderLen + s.payload_len));
   ip[6] = kIpProtoUdp;
   ip[7] = kDefaultTtl;

@@ -64,6 +64,11 @@ struct FrameHeaderSpec {
   NetAddr dst;
   bool ect = false;          // ECT(0) in the TOS / traffic class
   uint32_t payload_len = 0;  // UDP payload bytes that follow the header
+  // IPv6 flow label (low 20 bits; ignored for IPv4). Linux's UDP sockets
+  // send a label hashed from the 5-tuple (net.ipv6.auto_flowlabels), and
+  // routers may hash it for ECMP: a label derived from the entropy keeps
+  // paths apart the way the kernel backend's sockets do. 0 = none.
+  uint32_t flow_label = 0;
 };
 
 // Who computes the UDP checksum: braid (FinishUdpChecksum) or the NIC
@@ -72,7 +77,7 @@ enum class L4Checksum : uint8_t { kSoftware, kOffload };
 
 // Writes the Ethernet, IP and UDP headers into the front of `out`: IPv4 with
 // IHL 5, DF, ID 0, TTL 64, TOS ECT(0) or 0, and its header checksum (0 when
-// `ipv4_checksum_offload`: the NIC fills it); IPv6 with flow label 0, hop
+// `ipv4_checksum_offload`: the NIC fills it); IPv6 with s.flow_label, hop
 // limit 64, traffic class ECT(0) or 0. The UDP checksum is left 0: finish
 // it with FinishUdpChecksum or SetUdpPseudoHeaderChecksum. Returns
 // FrameHeaderLen(family), or 0 (nothing written) when `out` is too small,

@@ -42,7 +42,8 @@ NeighborAction HandleArp(absl::Span<const uint8_t> frame,
                          NeighborTable* table, absl::Span<uint8_t> reply_out,
                          size_t* reply_len) {
   ArpMessage m;
-  if (!ParseArp(frame, &m) || IsGroupMac(m.sender_mac)) {
+  if (!ParseArp(frame, &m) || IsGroupMac(m.sender_mac) ||
+      m.sender_ip.IsMulticastOrBroadcast()) {
     return NeighborAction::kMalformed;
   }
   if (me.addr.family != NetAddr::Family::kIpv4 || m.sender_mac == me.mac ||

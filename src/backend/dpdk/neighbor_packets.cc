@@ -67,7 +67,8 @@ bool ParseNdOptions(const uint8_t* opt, uint32_t len, uint8_t want,
 
 // Checks the NS/NA-specific rules of RFC 4861 sections 7.1.1 and 7.1.2.
 bool NdRulesHold(const NdMessage& m) {
-  if (m.target.ip[0] == 0xff) return false;  // multicast target
+  // Neither the target nor a (non-DAD) source may be multicast.
+  if (m.target.ip[0] == 0xff || m.src_ip.ip[0] == 0xff) return false;
   if (m.type == kNdSolicitation) {
     if (IsUnspecified(m.src_ip)) {
       return !m.has_link_addr && IsSolicitedNodeGroup(m.dst_ip);

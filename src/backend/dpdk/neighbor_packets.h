@@ -78,9 +78,10 @@ MacAddr Ipv6MulticastMac(const NetAddr& group);
 
 // Parses and validates (RFC 4861 section 7.1) an Ethernet/IPv6 frame
 // carrying a neighbour solicitation or advertisement: hop limit 255, valid
-// ICMPv6 checksum, code 0, target not multicast, options well formed, no
-// source link-layer option from ::, a solicitation from :: sent to a
-// solicited-node group, no "solicited" flag on a multicast advertisement.
+// ICMPv6 checksum, code 0, target and source not multicast, options well
+// formed, no source link-layer option from ::, a solicitation from :: sent
+// to a solicited-node group, no "solicited" flag on a multicast
+// advertisement.
 // Frame padding past the IPv6 payload is ignored; extension headers are
 // not supported (false). Never reads outside `frame`.
 bool ParseNd(absl::Span<const uint8_t> frame, NdMessage* out);

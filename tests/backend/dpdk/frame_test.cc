@@ -135,6 +135,16 @@ TEST(FrameHeaderTest, WithoutEctTheEcnFieldIsZero) {
   EXPECT_EQ(f6[15], 0x00);
 }
 
+TEST(FrameHeaderTest, Ipv6FlowLabelSharesItsBytesWithTheTrafficClass) {
+  FrameHeaderSpec s = Spec(kA6, kB6);
+  s.flow_label = 0xfabcde;  // 20 bits kept: 0xabcde
+  const Bytes f = BuildFrame(s, Hello());
+  EXPECT_EQ(Hex(absl::MakeConstSpan(f).subspan(14, 4)), "602abcde");
+  const Classified c = Classify(f, IdentityOf(kB6));
+  EXPECT_EQ(c.kind, FrameKind::kUdp);
+  EXPECT_FALSE(c.udp.ce);
+}
+
 TEST(FrameHeaderTest, Ipv4ChecksumOffloadLeavesHeaderChecksumZero) {
   FrameHeaderSpec s = Spec(kA4, kB4);
   s.payload_len = 5;

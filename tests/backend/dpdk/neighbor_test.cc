@@ -150,6 +150,15 @@ TEST(ArpTest, ProbeFromZeroAddressIsAnsweredButNotLearnt) {
   EXPECT_EQ(std::memcmp(b.reply.data(), kMacC.data(), 6), 0);
 }
 
+TEST(ArpTest, RequestFromAMulticastSenderIsMalformed) {
+  Host b{B4(), NeighborTable(), {}};
+  const LocalIdentity bogus{kMacC, Addr("224.0.0.1:0")};
+  EXPECT_EQ(b.Receive(ArpRequest(bogus, b.me.addr), Ms(0)),
+            NeighborAction::kMalformed);
+  EXPECT_EQ(b.table.size(), 0u);
+  EXPECT_TRUE(b.reply.empty());
+}
+
 TEST(ArpTest, ArpIsIgnoredByAnIpv6Identity) {
   Host b{B6(), NeighborTable(), {}};
   const Bytes f = ArpRequest(A4(), B4().addr);
@@ -258,6 +267,11 @@ TEST(NdTest, InvalidSolicitationsAreMalformed) {
       {"multicast target",
        [](Bytes* f) {
          (*f)[62] = 0xff;
+         FixIcmpv6Checksum(f);
+       }},
+      {"multicast source",
+       [](Bytes* f) {
+         (*f)[22] = 0xff;
          FixIcmpv6Checksum(f);
        }},
       {"payload past frame", [](Bytes* f) { StoreBe16(f->data() + 18, 33); }},

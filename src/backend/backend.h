@@ -172,6 +172,10 @@ class Backend {
   // (e.g. reclaim transmitted buffers now rather than at a later burst):
   // the core calls it while completions wait for holds.
   virtual void ReleaseTails() {}
+  // The smallest tail this backend sends better uncopied than copied (the
+  // core then leaves payloads of at least this size in the message's
+  // buffer); 0 = the core's default (CoreConfig::min_uncopied_payload).
+  virtual uint32_t MinUncopiedTail() const { return 0; }
 
   virtual BackendCounters counters() const = 0;
 };

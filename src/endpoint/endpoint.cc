@@ -315,6 +315,9 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;
   cfg.keep_tails = be->KeepsTails();
+  if (be->MinUncopiedTail() != 0) {
+    cfg.min_uncopied_payload = be->MinUncopiedTail();
+  }
   endpoint::DriveLoopOptions lo;
   lo.burst = kBurst;
   lo.auto_rx_timestamps = options.udp.rx_timestamps == RxTimestamps::kAuto;

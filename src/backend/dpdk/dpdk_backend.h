@@ -15,8 +15,8 @@
 #include "backend/backend.h"
 #include "backend/dpdk/dpdk_options.h"
 #include "backend/dpdk/dpdk_port.h"
-#include "backend/dpdk/frame.h"
 #include "backend/dpdk/ext_slots.h"
+#include "backend/dpdk/frame.h"
 #include "backend/dpdk/neighbor.h"
 
 struct rte_mbuf;
@@ -55,6 +55,9 @@ class DpdkBackend final : public Backend {
   bool KeepsTails() const override { return port_->caps().tx_by_reference; }
   // Reclaims the mbufs the port has transmitted (rte_eth_tx_done_cleanup).
   void ReleaseTails() override;
+  uint32_t MinUncopiedTail() const override {
+    return KeepsTails() ? kMinReferencedTail : 0;
+  }
 
   // Tails shorter than this are copied: attaching costs about as much.
   static constexpr uint32_t kMinReferencedTail = 512;

@@ -103,6 +103,22 @@ absl::StatusOr<uint16_t> FindPort(const std::string& spec, std::string* name,
   return id;
 }
 
+// True for the virtual devices whose transmit copies each frame out with the
+// CPU and frees it before rte_eth_tx_burst returns (PortCaps::
+// tx_by_reference).
+bool CopiesOnTransmit(const rte_eth_dev_info& info) {
+  if (info.device == nullptr || info.driver_name == nullptr) return false;
+  if (std::string(rte_bus_name(rte_dev_bus(info.device))) != "vdev") {
+    return false;
+  }
+  const std::string driver = info.driver_name;
+  for (const char* d : {"net_memif", "net_af_packet", "net_af_xdp", "net_tap",
+                        "net_vhost", "net_null"}) {
+    if (driver == d) return true;
+  }
+  return false;
+}
+
 rte_mempool* MakePool(uint16_t port, uint32_t mbufs, uint32_t frame) {
   static std::atomic<uint32_t> seq{0};
   const std::string name = absl::StrCat("braid_p", port, "_", seq++);
@@ -198,10 +214,7 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
   if (pool_ == nullptr) {
     return DpdkError("rte_pktmbuf_pool_create", name_, rte_errno);
   }
-  const bool virtual_dev =
-      info.device != nullptr &&
-      std::string(rte_bus_name(rte_dev_bus(info.device))) == "vdev";
-  if (caps_.tx_multi_seg && virtual_dev) {
+  if (caps_.tx_multi_seg && CopiesOnTransmit(info)) {
     if (ext_pool_ == nullptr) ext_pool_ = MakePool(id_, c.mbufs, 0);
     caps_.tx_by_reference = ext_pool_ != nullptr;
   }

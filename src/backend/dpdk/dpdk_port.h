@@ -36,10 +36,13 @@ struct PortCaps {
   bool tx_udp_cksum = false;   // NIC fills the UDP checksum
   bool rx_cksum = false;       // NIC reports IP/UDP checksum state
   // Frames may carry a segment attached by reference (an external buffer
-  // in the sender's memory): the port chains segments, and it reads them
-  // with the CPU (a virtual device: memif, af_packet, af_xdp, ring, null),
-  // so memory DPDK has not mapped for DMA is fine. A PCI NIC would need the
-  // buffers registered for DMA (rte_extmem_register); it copies instead.
+  // in the sender's memory): the port chains segments, and its driver is
+  // one known to copy each frame out (with the CPU) and free it inside
+  // rte_eth_tx_burst (memif, af_packet, af_xdp, tap, vhost, null). So
+  // memory DPDK has not mapped for DMA is fine, and a send's bytes are
+  // free again when the burst returns. Not for a PCI NIC (the buffers would
+  // need registering for DMA: rte_extmem_register) nor for net_ring, whose
+  // peer port keeps the very mbufs for as long as it likes: they copy.
   bool tx_by_reference = false;
 };
 

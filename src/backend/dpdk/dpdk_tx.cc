@@ -69,10 +69,10 @@ rte_mbuf* DpdkBackend::AttachTail(const TxPacket& p) {
   void* bytes = const_cast<uint8_t*>(p.tail);
   // The port reads the bytes with the CPU (tx_by_reference), so their IOVA
   // is not used; give the one DPDK would compute where it is the address.
-  const rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA
-                              ? static_cast<rte_iova_t>(
-                                    reinterpret_cast<uintptr_t>(bytes))
-                              : RTE_BAD_IOVA;
+  const rte_iova_t iova =
+      rte_eal_iova_mode() == RTE_IOVA_VA
+          ? static_cast<rte_iova_t>(reinterpret_cast<uintptr_t>(bytes))
+          : RTE_BAD_IOVA;
   rte_pktmbuf_attach_extbuf(x, bytes, iova, static_cast<uint16_t>(p.tail_len),
                             shinfo);
   x->data_len = static_cast<uint16_t>(p.tail_len);
@@ -80,9 +80,7 @@ rte_mbuf* DpdkBackend::AttachTail(const TxPacket& p) {
   return x;
 }
 
-void DpdkBackend::ReleaseTails() {
-  rte_eth_tx_done_cleanup(port_id_, 0, 0);
-}
+void DpdkBackend::ReleaseTails() { rte_eth_tx_done_cleanup(port_id_, 0, 0); }
 
 void DpdkBackend::BuildFrame(const TxPacket& p, const MacAddr& dst_mac,
                              rte_mbuf* m, rte_mbuf* ext) {
@@ -96,6 +94,9 @@ void DpdkBackend::BuildFrame(const TxPacket& p, const MacAddr& dst_mac,
   spec.src.port = static_cast<uint16_t>(o_.src_port_base + p.entropy);
   spec.dst = p.dst;
   spec.ect = p.ect && o_.ecn;
+  // IPv6: a flow label per source port, as the kernel gives each flow one
+  // (routers may hash it for ECMP, so it must vary with the entropy too).
+  spec.flow_label = (0x9e3779b1u * (spec.src.port + 1u)) >> 12;
   spec.payload_len = size;
   const PortCaps& caps = port_->caps();
   const bool v4 = o_.bind.family == NetAddr::Family::kIpv4;

@@ -4,6 +4,8 @@
 #include <sched.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -38,6 +40,46 @@ absl::Status ParseUint(const char* var, absl::string_view v, uint64_t lo,
   return absl::OkStatus();
 }
 
+// BRAID_VERBS_BACKEND and the BRAID_VERBS_DPDK_* variables.
+absl::Status LoadBackend(
+    const std::function<const char*(const char*)>& getenv_fn, VerbsConfig* c) {
+  if (const char* v = getenv_fn("BRAID_VERBS_BACKEND"); v && *v) {
+    absl::StatusOr<BackendKind> b = ParseBackend(v);
+    if (!b.ok() || *b == BackendKind::kVerbsUd) {
+      return Bad("BRAID_VERBS_BACKEND", v, "udp or dpdk");
+    }
+    c->backend = *b;
+  }
+  const std::pair<const char*, std::string*> text[] = {
+      {"BRAID_VERBS_DPDK_EAL", &c->dpdk.eal_args},
+      {"BRAID_VERBS_DPDK_PORT", &c->dpdk.port},
+      {"BRAID_VERBS_DPDK_NEXT_HOP_MAC", &c->dpdk.next_hop_mac},
+      {"BRAID_VERBS_DPDK_GATEWAY", &c->dpdk.gateway},
+      {"BRAID_VERBS_DPDK_LOCAL_MAC", &c->dpdk.local_mac},
+  };
+  bool any = false;
+  for (const auto& [var, out] : text) {
+    if (const char* v = getenv_fn(var); v && *v) {
+      *out = v;
+      any = true;
+    }
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_DPDK_PREFIX_LEN"); v && *v) {
+    uint64_t x = 0;
+    if (absl::Status s = ParseUint("BRAID_VERBS_DPDK_PREFIX_LEN", v, 1, 32, &x);
+        !s.ok()) {
+      return s;
+    }
+    c->dpdk.prefix_len = static_cast<uint32_t>(x);
+    any = true;
+  }
+  if (any && c->backend != BackendKind::kDpdk) {
+    return absl::InvalidArgumentError(
+        "BRAID_VERBS_DPDK_* is set but BRAID_VERBS_BACKEND is not dpdk");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
@@ -47,6 +89,8 @@ EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
   o.protocol.mode = mode;
   o.protocol.paths = paths;
   o.protocol.cc = cc;
+  o.backend = backend;
+  o.dpdk = dpdk;
   return o;
 }
 
@@ -154,6 +198,7 @@ absl::StatusOr<VerbsConfig> LoadConfig(
     }
     c.min_ack_timeout = DurationNs::Millis(static_cast<int64_t>(x));
   }
+  if (absl::Status s = LoadBackend(getenv_fn, &c); !s.ok()) return s;
   c.progress_spin =
       CpusAvailable() >= 4 ? DurationNs::Micros(50) : DurationNs::Zero();
   if (const char* v = getenv_fn("BRAID_VERBS_SPIN_US"); v && *v) {

@@ -51,6 +51,12 @@ struct VerbsConfig {
   double loss = 0;
   uint64_t seed = 1;
   bool disabled = false;
+  // BRAID_VERBS_BACKEND: udp (kernel sockets) or dpdk, with its settings
+  // from BRAID_VERBS_DPDK_* (EAL arguments, port, next hop; the endpoint
+  // binds BRAID_VERBS_BIND, which must then be the host's own IP). Over
+  // dpdk the endpoint is busy-polled, and so is the progress thread.
+  BackendKind backend = BackendKind::kUdp;
+  DpdkBackendOptions dpdk;
   // The RC local ACK timeout (timeout / retry_cnt) is never shorter than
   // this: braid's loss recovery, and a loaded host's scheduling, can hold a
   // responder's answer for seconds (perftest under 1 % loss on a loaded

@@ -93,8 +93,10 @@ void ProgressDriver::ThreadMain() {
   // unarmed since the thread last flushed.
   bool flushed = false;
   // Until then the thread polls without blocking (spin_ns_ after the last
-  // step that handled work).
-  int64_t spin_until = 0;
+  // step that handled work). A busy-polled endpoint (no wait fd: dpdk)
+  // has nothing to block on: the thread always spins.
+  const bool polled = wait_fd_ < 0;
+  int64_t spin_until = polled ? INT64_MAX : 0;
   while (!stop_.load()) {
     const int64_t now = NowNs();
     const int64_t since_app = now - last_app_ns_.load();
@@ -110,7 +112,7 @@ void ProgressDriver::ThreadMain() {
       // Endpoint::Poll receives and runs due protocol timers itself; the
       // timer is armed (FlushEndpoint) before the thread blocks again.
       const bool worked = target_->ProgressStep() > 0;
-      if (worked) spin_until = NowNs() + spin_ns_;
+      if (worked && !polled) spin_until = NowNs() + spin_ns_;
       flushed = false;
       lk.unlock();
       // Spinning must not hold a CPU another thread wants (the
@@ -138,7 +140,8 @@ void ProgressDriver::ThreadMain() {
           target_->FlushEndpoint();
           flushed = true;
         }
-        timeout_ms = target_->PollTimeoutMs();
+        // A busy-polled endpoint (no wait fd) cannot wake this poll: step.
+        timeout_ms = wait_fd_ < 0 ? 0 : target_->PollTimeoutMs();
       }
     }
     const int n = poll(fds, 2, timeout_ms);
@@ -206,7 +209,8 @@ bool ProgressDriver::DriveProgressUntilReadable(int fd) {
   {
     std::unique_lock<std::mutex> lk(*mu_);
     target_->FlushEndpoint();  // held acks out, timer armed
-    timeout_ms = target_->PollTimeoutMs();
+    // A busy-polled endpoint (no wait fd) cannot wake this poll: step.
+    timeout_ms = wait_fd_ < 0 ? 0 : target_->PollTimeoutMs();
   }
   for (;;) {
     const int n = poll(fds, 2, timeout_ms);
@@ -226,7 +230,8 @@ bool ProgressDriver::DriveProgressUntilReadable(int fd) {
     std::unique_lock<std::mutex> lk(*mu_);
     ++counters_->app_progress;
     StepLocked();
-    timeout_ms = target_->PollTimeoutMs();
+    // A busy-polled endpoint (no wait fd) cannot wake this poll: step.
+    timeout_ms = wait_fd_ < 0 ? 0 : target_->PollTimeoutMs();
   }
 }
 

@@ -39,28 +39,6 @@ pings=1000
 # server receives and checks those too.
 pings_total=$((pings + pings / 10))
 
-# spread_check LEAF MIN WHAT: the data packets leaf LEAF sent up to the
-# spines since the last reset (at least MIN) reach every spine with at least
-# a quarter of an equal share (16 paths, 4 per spine; swift moves the shares
-# a little). The counters count what the leaf forwards: the kernel host's
-# UDP GSO sends cross the leaves as one super-packet each (the leaf facing
-# the DPDK host segments them), braid over DPDK sends one frame per datagram.
-spread_check() {
-  local leaf=$1 min=$2 what=$3 k total=0 acks=()
-  local -a got=()
-  perf_spread_snapshot
-  for k in 0 1 2 3; do
-    got[k]=$(perf_link_counter "$k" "$leaf" up_pkts)
-    total=$((total + got[k]))
-    acks[k]=$(perf_link_counter "$k" $((1 - leaf)) up_pkts)
-  done
-  fabric_log "$what: data packets per spine ${got[*]} (total $total), acks per spine ${acks[*]}"
-  ((total >= min)) || fabric_fail "$what: only $total data packets crossed the spines"
-  for k in 0 1 2 3; do
-    ((got[k] * 16 >= total)) || fabric_fail "$what: spine $k carried ${got[k]} of $total data packets"
-  done
-}
-
 # ---- DPDK client (host 0) -> kernel server (host 1)
 fab counters --reset >/dev/null
 perf_server 1 --json --stats "${common[@]}"

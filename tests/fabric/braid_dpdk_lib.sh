@@ -6,6 +6,7 @@
 #   fabric_init bfdpdk
 #   fab up --spines 4
 #   dpdk_host_setup 0                 # host 0's eth0 becomes a DPDK port
+#                                     # (af_packet; or dpdk_host_setup_af_xdp)
 #   perf_server 1 --json ...          # a kernel-UDP host
 #   perf_client 0 1 "${DPDK_FLAGS[@]}" ...   # braid over DPDK on host 0
 #
@@ -38,6 +39,12 @@
 #   turns off its segmentation offloads), so the leaf finishes checksums and
 #   segments before the frame enters the host, as a NIC puts complete
 #   frames on a wire.
+#
+# net_af_xdp (dpdk_host_setup_af_xdp) needs neither firewall rule: braid's
+# steering XDP program (tools/xdp/braid_steer.bpf.c) hands only braid's UDP
+# ports to the AF_XDP socket, so the kernel never sees braid's datagrams
+# and keeps ARP, ICMP and TCP. XDP on veth sees the same partial checksums,
+# so the leaf finishes them as above.
 #
 # Each DPDK process gets its own EAL file prefix (runtime directory
 # /var/run/dpdk/<prefix>), removed at exit; the nft tables live in the
@@ -78,21 +85,37 @@ dpdk_cleanup() {
   return $ok
 }
 
-# dpdk_host_setup HOST: prepares host HOST (see the top of this file) and
-# sets DPDK_FLAGS to the braid-perf flags that run braid over DPDK on its
-# eth0 with its own IP and MAC and its leaf as gateway (resolved by ARP).
-# Also sets DPDK_MAC (eth0's MAC) and DPDK_PREFIX (the EAL file prefix).
-# shellcheck disable=SC2034  # DPDK_FLAGS and DPDK_MAC are read by the tests
-dpdk_host_setup() {
-  local host=$1 leaf_ns gw plen
+# dpdk_host_common HOST: what every DPDK host needs: an EAL file prefix of
+# its own (DPDK_PREFIX, removed at exit) and complete frames from its leaf
+# (transmit checksum offload off on the leaf's port towards it). Sets
+# DPDK_PREFIX, DPDK_EAL, DPDK_MAC (eth0's), DPDK_GW and DPDK_PLEN (its
+# gateway and prefix length).
+# shellcheck disable=SC2034  # DPDK_MAC is read by the tests
+dpdk_host_common() {
+  local host=$1 leaf_ns
   leaf_ns="${FABRIC_NAME}-leaf$((host % 2))"
   DPDK_PREFIX="${FABRIC_NAME}-h${host}"
   if ((${#DPDK_PREFIXES[@]} == 0)); then fabric_at_exit dpdk_cleanup; fi
   DPDK_PREFIXES+=("$DPDK_PREFIX")
   rm -rf "$(dpdk_runtime_dir "$DPDK_PREFIX")"  # a hard-killed earlier run's
-
   ip netns exec "$leaf_ns" ethtool -K "h${host}" tx off >/dev/null ||
     fabric_fail "ethtool -K h${host} tx off in $leaf_ns failed"
+  DPDK_MAC=$(fab exec --host "$host" -- cat /sys/class/net/eth0/address)
+  DPDK_GW=$(fab exec --host "$host" -- ip -4 route show default | awk '{print $3; exit}')
+  DPDK_PLEN=$(fab exec --host "$host" -- ip -4 -o addr show dev eth0 |
+    awk '{split($4, a, "/"); print a[2]; exit}')
+  [[ -n $DPDK_GW && -n $DPDK_PLEN ]] || fabric_fail "host $host has no default route or address"
+  DPDK_EAL="--no-huge -m 512 --no-pci --file-prefix=$DPDK_PREFIX --log-level=*:error"
+}
+
+# dpdk_host_setup HOST: prepares host HOST for net_af_packet (see the top of
+# this file) and sets DPDK_FLAGS to the braid-perf flags that run braid over
+# DPDK on its eth0 with its own IP and MAC and its leaf as gateway (resolved
+# by braid's ARP).
+# shellcheck disable=SC2034  # DPDK_FLAGS is read by the tests
+dpdk_host_setup() {
+  local host=$1
+  dpdk_host_common "$host"
   fab exec --host "$host" -- nft -f - <<EOF || fabric_fail "nft rules in host $host failed"
 table inet braid_dpdk {
   counter braid_udp {}
@@ -109,15 +132,57 @@ table arp braid_dpdk {
   }
 }
 EOF
-  DPDK_MAC=$(fab exec --host "$host" -- cat /sys/class/net/eth0/address)
-  gw=$(fab exec --host "$host" -- ip -4 route show default | awk '{print $3; exit}')
-  plen=$(fab exec --host "$host" -- ip -4 -o addr show dev eth0 |
-    awk '{split($4, a, "/"); print a[2]; exit}')
-  [[ -n $gw && -n $plen ]] || fabric_fail "host $host has no default route or address"
-  DPDK_FLAGS=(--backend dpdk
-    --dpdk-eal "--no-huge -m 512 --no-pci --file-prefix=$DPDK_PREFIX --log-level=*:error"
+  DPDK_FLAGS=(--backend dpdk --dpdk-eal "$DPDK_EAL"
     --dpdk-port "net_af_packet0,iface=eth0"
-    --dpdk-gateway "$gw" --dpdk-prefix-len "$plen")
+    --dpdk-gateway "$DPDK_GW" --dpdk-prefix-len "$DPDK_PLEN")
+}
+
+# dpdk_host_setup_af_xdp HOST PROG: prepares host HOST for net_af_xdp with
+# the steering program PROG (tools/xdp/braid_steer.bpf.c compiled for
+# braid's ports) and sets DPDK_FLAGS. The program hands braid's UDP ports to
+# the AF_XDP socket and everything else to the kernel, so the kernel keeps
+# ARP (no firewall rules here) and braid never sees an ARP frame: its next
+# hop is the gateway's MAC from the kernel's neighbour table
+# (--dpdk-next-hop-mac), as a host that leaves ARP to its kernel would do.
+# shellcheck disable=SC2034  # DPDK_FLAGS is read by the tests
+dpdk_host_setup_af_xdp() {
+  local host=$1 prog=$2 mac="" n
+  dpdk_host_common "$host"
+  # The kernel resolves its gateway for its own first datagram to it.
+  fab exec --host "$host" -- bash -c "echo > /dev/udp/$DPDK_GW/9" 2>/dev/null || true
+  for ((n = 0; n < 50; n++)); do
+    mac=$(fab exec --host "$host" -- ip neigh show "$DPDK_GW" dev eth0 |
+      awk '$2 == "lladdr" { print $3; exit }')
+    [[ -n $mac ]] && break
+    sleep 0.05
+  done
+  [[ -n $mac ]] || fabric_fail "host $host's kernel did not resolve its gateway $DPDK_GW"
+  DPDK_FLAGS=(--backend dpdk --dpdk-eal "$DPDK_EAL"
+    --dpdk-port "net_af_xdp0,iface=eth0,xdp_prog=$prog"
+    --dpdk-next-hop-mac "$mac")
+}
+
+# spread_check LEAF MIN WHAT: the data packets leaf LEAF sent up to the
+# spines since the last `counters --reset` (at least MIN) reach every spine
+# with at least a quarter of an equal share (16 paths, 4 per spine with the
+# balanced source ports; swift moves the shares a little). The counters
+# count what the leaf forwards: the kernel host's UDP GSO sends cross the
+# leaves as one super-packet each (the leaf facing the DPDK host segments
+# them), braid over DPDK sends one frame per datagram.
+spread_check() {
+  local leaf=$1 min=$2 what=$3 k total=0 acks=()
+  local -a got=()
+  perf_spread_snapshot
+  for k in 0 1 2 3; do
+    got[k]=$(perf_link_counter "$k" "$leaf" up_pkts)
+    total=$((total + got[k]))
+    acks[k]=$(perf_link_counter "$k" $((1 - leaf)) up_pkts)
+  done
+  fabric_log "$what: data packets per spine ${got[*]} (total $total), acks per spine ${acks[*]}"
+  ((total >= min)) || fabric_fail "$what: only $total data packets crossed the spines"
+  for k in 0 1 2 3; do
+    ((got[k] * 16 >= total)) || fabric_fail "$what: spine $k carried ${got[k]} of $total data packets"
+  done
 }
 
 # dpdk_nft_counter HOST NAME: packets counted by the named counter NAME

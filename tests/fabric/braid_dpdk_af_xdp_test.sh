@@ -18,13 +18,10 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/braid_lib.sh"
 source "$(dirname "$0")/braid_dpdk_lib.sh"
-fabric_require_root
-braid_require_perf
-braid_require_dpdk
+dpdk_test_start bfdpdkxdp
 command -v clang >/dev/null || { echo "skipped: needs clang (to compile the XDP program)"; exit "$FABRIC_SKIP"; }
 [[ -f /usr/include/bpf/bpf_helpers.h ]] ||
   { echo "skipped: needs libbpf-dev (bpf/bpf_helpers.h)"; exit "$FABRIC_SKIP"; }
-fabric_init bfdpdkxdp
 
 # The steering program, for braid-perf's two ports.
 prog="$FABRIC_TMP/braid_steer.bpf.o"
@@ -38,11 +35,9 @@ other_tcp=2222
 
 fab up --spines 4 >/dev/null
 dpdk_host_setup_af_xdp 0 "$prog"
-base=$(braid_balanced_base 0 1 16)
-[[ -n $base ]] || fabric_fail "no 16-port window spreads evenly (hash seed changed?)"
-braid_pin_ports 1 "$base" 16
+dpdk_pin_balanced 0 1
 common=(--paths 16 --entropy-sockets 16 --time-limit 30)
-dpdk=("${DPDK_FLAGS[@]}" --dpdk-src-port-base "$base")
+dpdk=("${DPDK_FLAGS[@]}")
 iters=3000
 h0=$(fab addr --host 0)
 

@@ -16,10 +16,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/braid_lib.sh"
 source "$(dirname "$0")/braid_dpdk_lib.sh"
-fabric_require_root
-braid_require_perf
-braid_require_dpdk
-fabric_init bfdpdkbh
+dpdk_test_start bfdpdkbh
 
 fab up --spines 4 >/dev/null
 dpdk_host_setup 1

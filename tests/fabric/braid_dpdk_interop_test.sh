@@ -20,19 +20,14 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/braid_lib.sh"
 source "$(dirname "$0")/braid_dpdk_lib.sh"
-fabric_require_root
-braid_require_perf
-braid_require_dpdk
-fabric_init bfdpdkio
+dpdk_test_start bfdpdkio
 
 fab up --spines 4 >/dev/null
 dpdk_host_setup 0
-base=$(braid_balanced_base 0 1 16)
-[[ -n $base ]] || fabric_fail "no 16-port window spreads evenly (hash seed changed?)"
-braid_pin_ports 1 "$base" 16
-fabric_log "source ports $base..$((base + 15)); host 0 runs DPDK on eth0 ($DPDK_MAC)"
+dpdk_pin_balanced 0 1
+fabric_log "source ports $DPDK_BASE..$((DPDK_BASE + 15)); host 0 runs DPDK on eth0 ($DPDK_MAC)"
 common=(--paths 16 --entropy-sockets 16 --time-limit 30)
-dpdk=("${DPDK_FLAGS[@]}" --dpdk-src-port-base "$base")
+dpdk=("${DPDK_FLAGS[@]}")
 iters=3000
 pings=1000
 # A lat run of -n N sends N/10 warm-up pings first (at most 1000); the

@@ -50,6 +50,15 @@
 # /var/run/dpdk/<prefix>), removed at exit; the nft tables live in the
 # host's namespace and go with it.
 
+# dpdk_test_start NAME: the start of every braid-over-DPDK fabric test:
+# skips unless root with a DPDK-enabled braid-perf, then fabric_init NAME.
+dpdk_test_start() {
+  fabric_require_root
+  braid_require_perf
+  braid_require_dpdk
+  fabric_init "$1"
+}
+
 # braid_require_dpdk: skip (77) unless braid-perf has the dpdk backend and
 # ethtool is there.
 braid_require_dpdk() {
@@ -160,6 +169,19 @@ dpdk_host_setup_af_xdp() {
   DPDK_FLAGS=(--backend dpdk --dpdk-eal "$DPDK_EAL"
     --dpdk-port "net_af_xdp0,iface=eth0,xdp_prog=$prog"
     --dpdk-next-hop-mac "$mac")
+}
+
+# dpdk_pin_balanced DPDK_HOST KERNEL_HOST: both hosts send from the same
+# 16 source ports, a window the kernel spreads 4/4/4/4 over the spines from
+# DPDK_HOST to KERNEL_HOST (braid_balanced_base): braid over DPDK writes
+# them into its frames (--dpdk-src-port-base, appended to DPDK_FLAGS; give
+# it --entropy-sockets 16), the kernel host's port range is narrowed to
+# them. Sets DPDK_BASE.
+dpdk_pin_balanced() {
+  DPDK_BASE=$(braid_balanced_base "$1" "$2" 16)
+  [[ -n $DPDK_BASE ]] || fabric_fail "no 16-port window spreads evenly (hash seed changed?)"
+  braid_pin_ports "$2" "$DPDK_BASE" 16
+  DPDK_FLAGS+=(--dpdk-src-port-base "$DPDK_BASE")
 }
 
 # spread_check LEAF MIN WHAT: the data packets leaf LEAF sent up to the

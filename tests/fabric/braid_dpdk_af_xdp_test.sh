@@ -124,7 +124,7 @@ perf_client 0 1 "${dpdk[@]}" "${common[@]}" --test bw -s 64k -n $iters --stats
 perf_wait_server
 perf_check_ok "DPDK (af_xdp) client -> kernel server, bw"
 perf_check_server_line $iters "DPDK (af_xdp) client -> kernel server, bw"
-fabric_log "DPDK (af_xdp) -> kernel: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $(perf_get 'r["results"][0]["retransmits"]') retransmits"
+fabric_log "DPDK (af_xdp) -> kernel: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $(perf_get 'r["results"][0]["retransmits"]') retransmits, $(perf_get 'r["stats"]["endpoint"]["tx_zero_copy_frames"]') frames sent zero-copy"
 spread_check 0 $((iters * 45)) "DPDK (af_xdp) -> kernel"
 assert_eq "$(stats_value "$FABRIC_TMP/server.err" tx_icmp_errors)" 0 \
   "ICMP errors seen by the kernel server"

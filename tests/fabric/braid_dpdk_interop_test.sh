@@ -41,7 +41,7 @@ perf_client 0 1 "${dpdk[@]}" "${common[@]}" --test bw -s 64k -n $iters --stats
 perf_wait_server
 perf_check_ok "DPDK client -> kernel server, bw"
 perf_check_server_line $iters "DPDK client -> kernel server, bw"
-fabric_log "DPDK -> kernel: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $(perf_get 'r["results"][0]["retransmits"]') retransmits, $(perf_get 'r["stats"]["endpoint"]["neighbor_requests_sent"]') ARP request(s) for the gateway"
+fabric_log "DPDK -> kernel: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $(perf_get 'r["results"][0]["retransmits"]') retransmits, $(perf_get 'r["stats"]["endpoint"]["neighbor_requests_sent"]') ARP request(s) for the gateway, $(perf_get 'r["stats"]["endpoint"]["tx_zero_copy_frames"]') frames sent zero-copy"
 spread_check 0 $((iters * 45)) "DPDK -> kernel"
 (($(perf_get 'r["stats"]["endpoint"]["neighbor_learnt"]') >= 1)) ||
   fabric_fail "the DPDK client never learnt its gateway's MAC"

@@ -64,8 +64,10 @@ dpdk_test_start() {
 braid_require_dpdk() {
   local has=${BRAID_PERF_DPDK:-}
   if [[ -z $has ]]; then
-    # Run by hand: the dpdk backend links DPDK's ethdev library.
-    if ldd "$PERF" 2>/dev/null | grep -q 'librte_ethdev'; then has=ON; else has=OFF; fi
+    # Run by hand: the dpdk backend links DPDK's ethdev library. (Not
+    # `ldd | grep -q`: grep's early exit fails the pipe under pipefail.)
+    has=OFF
+    [[ $(ldd "$PERF" 2>/dev/null) == *librte_ethdev* ]] && has=ON
   fi
   if [[ $has != ON ]]; then
     echo "skipped: $PERF has no dpdk backend (built without libdpdk)"

@@ -30,6 +30,7 @@ export BRAID_NFQ_DELAY=${BRAID_NFQ_DELAY:-}
 FABRIC_NAME=""
 FABRIC_TMP=""
 FABRIC_BG_PIDS=()
+FABRIC_EXIT_HOOKS=()
 FABRIC_TEST=$(basename "${0%.sh}")
 
 # ------------------------------------------------------------ lifecycle
@@ -64,6 +65,9 @@ fabric_cleanup() {
   for pid in "${FABRIC_BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
   if [[ -n $FABRIC_NAME ]]; then
     "$FABRIC" down --name "$FABRIC_NAME" >/dev/null 2>&1
+    # After `down`: every process in the fabric's namespaces has ended.
+    local hook
+    for hook in "${FABRIC_EXIT_HOOKS[@]}"; do "$hook" || rc=1; done
     if ip netns list | grep -qE "^${FABRIC_NAME}-"; then
       echo "FAIL: namespaces left behind: $(ip netns list | grep -E "^${FABRIC_NAME}-" | tr '\n' ' ')"
       rc=1
@@ -72,6 +76,11 @@ fabric_cleanup() {
   [[ -n $FABRIC_TMP ]] && rm -rf "$FABRIC_TMP"
   exit $rc
 }
+
+# fabric_at_exit FUNC: cleanup runs FUNC after the fabric is down (its
+# processes ended, its namespaces gone); a FUNC returning non-zero fails the
+# test (use it for "left behind" checks).
+fabric_at_exit() { FABRIC_EXIT_HOOKS+=("$1"); }
 
 fabric_fail() {
   echo "FAIL [$FABRIC_TEST]: $*" >&2

@@ -54,7 +54,8 @@ common flags (give the impairment flags to both sides to impair acks too):
   --bind ADDR:PORT   local address (server default 0.0.0.0:18515)
   --paths N          entropy values per peer, 1..256 (default 16)
   --entropy-sockets N  UDP source ports opened (default 2 x paths, spares
-                     for recycling failed paths)
+                     for recycling failed paths); with --backend dpdk the
+                     source ports used
   --spray-run N      datagrams sent in a row on one path before the next,
                      1..1024 (default: as many as one 64 KiB GSO send
                      holds, 44 at MTU 1500)
@@ -79,6 +80,8 @@ common flags (give the impairment flags to both sides to impair acks too):
                      none: every peer on-link, resolved by ARP/ND)
   --dpdk-prefix-len N  on-link prefix of --bind's IP (default 24 / 64)
   --dpdk-local-mac MAC  source MAC (default: the port's)
+  --dpdk-src-port-base P  entropy i sends from source port P + i
+                     (default 49152)
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
                      on with --block; when busy-polling, on after two
                      polls more than 250 us apart (a descheduled poller)
@@ -311,7 +314,18 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
     if (s.ok()) e.protocol.ack_delay = DurationNs::Micros(us);
     return s;
   });
-  p.Int({"--entropy-sockets"}, 1, 256, &e.udp.entropy_sockets);
+  // Source ports: sockets of the UDP backend, entropy values (consecutive
+  // source ports) of the dpdk backend.
+  p.Value({"--entropy-sockets"},
+          [&e](absl::string_view flag, absl::string_view v) {
+            uint16_t n = 0;
+            absl::Status s = tools::ParseIntFlag<uint16_t>(flag, v, 1, 256, &n);
+            if (s.ok()) {
+              e.udp.entropy_sockets = n;
+              e.dpdk.entropies = n;
+            }
+            return s;
+          });
   p.Int({"--mtu"}, 576, 65535, &e.mtu);
   p.Switch({"--gso"}, &e.udp.gso, true);
   p.Switch({"--no-gso"}, &e.udp.gso, false);
@@ -345,6 +359,7 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
   p.Value({"--dpdk-gateway"}, text(&e.dpdk.gateway));
   p.Value({"--dpdk-local-mac"}, text(&e.dpdk.local_mac));
   p.Int({"--dpdk-prefix-len"}, 1, 128, &e.dpdk.prefix_len);
+  p.Int({"--dpdk-src-port-base"}, 1, 65535, &e.dpdk.src_port_base);
   // Test impairments of outbound datagrams: probabilities in [0, 1).
   const tools::RealRange probability{0, 1, false, true};
   TestImpairments& im = f.impair;
@@ -360,7 +375,8 @@ absl::Status CheckBackend(const PerfFlags& f) {
   const DpdkBackendOptions& d = f.endpoint.dpdk;
   const bool dpdk_flags = !d.eal_args.empty() || !d.port.empty() ||
                           !d.next_hop_mac.empty() || !d.gateway.empty() ||
-                          !d.local_mac.empty() || d.prefix_len != 0;
+                          !d.local_mac.empty() || d.prefix_len != 0 ||
+                          d.src_port_base != 0;
   if (f.endpoint.backend != BackendKind::kDpdk) {
     if (dpdk_flags) {
       return absl::InvalidArgumentError(

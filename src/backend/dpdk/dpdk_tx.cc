@@ -44,12 +44,14 @@ void DpdkBackend::SendControl(const uint8_t* frame, size_t len) {
     return;
   }
   uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, len));
+  if (d != nullptr) std::copy(frame, frame + len, d);
+  // The frame is written before the port takes the mbuf: a copying port
+  // (af_packet, af_xdp) reads it inside rte_eth_tx_burst and frees it.
   if (d == nullptr || rte_eth_tx_burst(port_id_, 0, &m, 1) != 1) {
     rte_pktmbuf_free(m);
     ++counters_.tx_dropped;
     return;
   }
-  std::copy(frame, frame + len, d);
   ++counters_.tx_packets;
   counters_.tx_bytes += len;
 }

@@ -159,6 +159,25 @@ TEST(PerfFlagsTest, AnIpv6AnyBindTakesAnIpv4Server) {
   ASSERT_TRUE(f.ok()) << f.status();
 }
 
+TEST(PerfFlagsTest, DpdkSourcePortsFollowEntropySocketsAndBase) {
+  absl::StatusOr<PerfFlags> f = Parse(
+      {"--client", "10.0.0.2:9000", "--bind", "10.0.0.1:9100", "--backend",
+       "dpdk", "--entropy-sockets", "16", "--dpdk-src-port-base", "40000"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->endpoint.dpdk.entropies, 16);
+  EXPECT_EQ(f->endpoint.dpdk.src_port_base, 40000);
+  EXPECT_EQ(f->endpoint.udp.entropy_sockets, 16);
+}
+
+TEST(PerfFlagsTest, DpdkSourcePortBaseNeedsTheDpdkBackend) {
+  absl::StatusOr<PerfFlags> f =
+      Parse({"--client", "127.0.0.1:9000", "--dpdk-src-port-base", "40000"});
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(std::string(f.status().message()).find("--backend dpdk"),
+            std::string::npos)
+      << f.status();
+}
+
 TEST(PerfFlagsTest, HelpIsReportedAsHelp) {
   absl::StatusOr<PerfFlags> f = Parse({"--help"});
   ASSERT_FALSE(f.ok());

@@ -38,7 +38,7 @@ struct PortCaps {
   // Frames may carry a segment attached by reference (an external buffer
   // in the sender's memory): the port chains segments, and its driver is
   // one known to copy each frame out (with the CPU) and free it inside
-  // rte_eth_tx_burst (memif, af_packet, af_xdp, tap, vhost, null). So
+  // rte_eth_tx_burst (memif, af_packet, tap, vhost, null). So
   // memory DPDK has not mapped for DMA is fine, and a send's bytes are
   // free again when the burst returns. Not for a PCI NIC (the buffers would
   // need registering for DMA: rte_extmem_register) nor for net_ring, whose

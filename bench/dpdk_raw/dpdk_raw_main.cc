@@ -29,7 +29,8 @@ int Run(const Options& o) {
     return Fail(port.status());
   }
   int rc = 0;
-  s = StartPort(&*port, o.link_timeout);
+  if (o.role == "client") s = CheckFramesFit(o, *port);
+  if (s.ok()) s = StartPort(&*port, o.link_timeout);
   if (s.ok()) s = WaitLinkUp(&*port, o.link_timeout);
   if (!s.ok()) {
     rc = Fail(s);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bench/dpdk_raw/raw_control.h"
 #include "bench/dpdk_raw/raw_frame.h"
 #include "tools/common/json_writer.h"
@@ -167,11 +168,23 @@ void PrintBandwidth(const Options& o, const Port& port, const BlastResult& b,
 
 }  // namespace
 
+absl::Status CheckFramesFit(const Options& o, const Port& port) {
+  const uint32_t frame_bytes = kHeadersBytes + o.size;
+  if (port.memif_bsize == 0 || frame_bytes <= port.memif_bsize) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "frames of ", frame_bytes, " bytes do not fit memif's buffers (bsize ",
+      port.memif_bsize,
+      ") and memif corrupts frames that span several: give both ends bsize=",
+      frame_bytes, " or more in --vdev"));
+}
+
 int RunBandwidth(const Options& o, const Port& port) {
   const uint32_t run = NewRunId();
   Endpoint server = ServerGuess();
-  if (!o.tx_only && !StartRun(port, run, &server)) return 1;
   const uint32_t frame_bytes = kHeadersBytes + o.size;
+  if (!o.tx_only && !StartRun(port, run, &server)) return 1;
   std::vector<uint8_t> frame(frame_bytes);
   BenchHeader data;
   data.type = kData;
@@ -339,8 +352,8 @@ void PrintLatency(const Options& o, const Port& port, PingResult& r) {
 int RunLatency(const Options& o, const Port& port) {
   const uint32_t run = NewRunId();
   Endpoint server = ServerGuess();
-  if (!StartRun(port, run, &server)) return 1;
   const uint32_t frame_bytes = kHeadersBytes + o.size;
+  if (!StartRun(port, run, &server)) return 1;
   std::vector<uint8_t> frame(frame_bytes);
   BenchHeader ping;
   ping.type = kPing;

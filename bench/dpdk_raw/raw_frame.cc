@@ -18,6 +18,8 @@ constexpr uint32_t kIpBytes = sizeof(rte_ipv4_hdr);
 static_assert(kEthBytes + kIpBytes + sizeof(rte_udp_hdr) == kHeadersBytes);
 
 constexpr uint8_t kEct0 = 0x02;
+// The shortest Ethernet frame (without FCS): shorter ones are padded.
+constexpr uint32_t kMinFrameBytes = 60;
 constexpr uint16_t kDontFragment = 0x4000;
 
 rte_ipv4_hdr* IpOf(uint8_t* frame) {
@@ -102,6 +104,9 @@ Drop ParseFrame(const rte_mbuf* m, RxFrame* out) {
   if (ip_len > frame_bytes - kEthBytes || udp_len != ip_len - kIpBytes ||
       udp_len < sizeof(rte_udp_hdr)) {
     return Drop::kBadLength;
+  }
+  if (kEthBytes + ip_len < frame_bytes && frame_bytes > kMinFrameBytes) {
+    return Drop::kTrailing;
   }
   const uint32_t payload = udp_len - sizeof(rte_udp_hdr);
   if (payload < sizeof(BenchHeader)) return Drop::kShort;

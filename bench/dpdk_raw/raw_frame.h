@@ -88,8 +88,10 @@ enum class Drop : uint8_t {
   kNotUdp,     // another IP protocol
   kBadLength,  // IP/UDP lengths disagree with each other or the frame
   kNotBench,   // no bench magic
+  kTrailing,   // bytes after the IP packet, beyond the 60-byte minimum
+               // frame (e.g. two frames a port chained into one)
 };
-inline constexpr int kDropReasons = 7;
+inline constexpr int kDropReasons = 8;
 
 // Parses frame `m` (any number of segments; never reads past its end).
 // Returns kNone and fills *out, or the reason it is not a bench frame.

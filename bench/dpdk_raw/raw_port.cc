@@ -16,8 +16,10 @@
 #include <cstdio>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace braid::dpdkraw {
 namespace {
@@ -43,18 +45,35 @@ bool ChoosesLcores(const std::vector<std::string>& words) {
   return false;
 }
 
-// Whether `id` is a net_memif port in the client role (memif's default).
-bool IsMemifClient(uint16_t id) {
+// memif's buffer size when its devargs do not set bsize.
+constexpr uint32_t kMemifDefaultBsize = 2048;
+
+// Fills port->memif_client (a net_memif port in the client role, memif's
+// default) and port->memif_bsize from the port's devargs.
+void ReadMemifArgs(Port* port) {
   rte_eth_dev_info info{};
-  if (rte_eth_dev_info_get(id, &info) != 0 || info.driver_name == nullptr ||
+  if (rte_eth_dev_info_get(port->id, &info) != 0 ||
+      info.driver_name == nullptr ||
       std::string(info.driver_name) != "net_memif") {
-    return false;
+    return;
   }
-  const rte_devargs* args =
+  const rte_devargs* devargs =
       info.device != nullptr ? rte_dev_devargs(info.device) : nullptr;
-  return args == nullptr || args->args == nullptr ||
-         !absl::StrContains(args->args, "role=server");
+  const std::string args = devargs != nullptr && devargs->args != nullptr
+                               ? std::string(devargs->args)
+                               : "";
+  port->memif_client = !absl::StrContains(args, "role=server");
+  port->memif_bsize = kMemifDefaultBsize;
+  for (absl::string_view kv : absl::StrSplit(args, ',')) {
+    uint32_t bsize = 0;
+    if (absl::ConsumePrefix(&kv, "bsize=") && absl::SimpleAtoi(kv, &bsize)) {
+      port->memif_bsize = bsize;
+    }
+  }
 }
+
+// How long memif's interrupt thread gets to finish a disconnect.
+constexpr useconds_t kMemifSettleMicros = 200000;
 
 // How often a memif client whose link stays down is restarted.
 constexpr double kMemifRestartSeconds = 1;
@@ -134,7 +153,7 @@ absl::StatusOr<Port> OpenPort(const std::string& name, uint16_t ring) {
   if (rc != 0) return fail("rte_eth_tx_queue_setup", rc);
   rc = rte_eth_macaddr_get(port.id, &port.mac);
   if (rc != 0) return fail("rte_eth_macaddr_get", rc);
-  port.memif_client = IsMemifClient(port.id);
+  ReadMemifArgs(&port);
   return port;
 }
 
@@ -192,6 +211,10 @@ absl::Status WaitLinkUp(Port* port, double seconds) {
 void ClosePort(const Port& port) {
   if (port.started) (void)rte_eth_dev_stop(port.id);
   (void)rte_eth_dev_close(port.id);
+  // memif sends its disconnect message and handles the peer's from the
+  // EAL's interrupt thread: give it time to finish before rte_eal_cleanup
+  // unmaps the memory it works on.
+  if (port.memif_bsize != 0) usleep(kMemifSettleMicros);
 }
 
 uint64_t Tsc() { return rte_rdtsc(); }

@@ -31,6 +31,7 @@ struct Port {
   rte_ether_addr mac{};
   rte_mempool* rx_pool = nullptr;  // also for control frames
   bool memif_client = false;       // a net_memif port in the client role
+  uint32_t memif_bsize = 0;        // a net_memif port's buffer size
   bool started = false;
 };
 
@@ -53,7 +54,8 @@ absl::Status WaitLinkUp(Port* port, double seconds);
 bool LinkUp(const Port& port);
 
 // Stops and closes the port (over memif this closes the socket and removes
-// a socket file the server made).
+// a socket file the server made, then waits 0.2 s for memif's interrupt
+// thread to finish the disconnect).
 void ClosePort(const Port& port);
 
 // The TSC, and TSC ticks in `seconds`; TscNs converts ticks to ns.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/dpdk_raw/raw_control.h"
 #include "bench/dpdk_raw/raw_frame.h"
+#include "tools/braid_perf/histogram.h"
 #include "tools/common/json_writer.h"
 
 namespace braid::dpdkraw {
@@ -66,14 +67,37 @@ bool StartRun(const Port& port, uint32_t run, Endpoint* server) {
   return true;
 }
 
-// The p-th quantile (0..1) of `v` (sorted in place).
-double Quantile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t idx =
-      static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  if (idx > 0) --idx;
-  return v[std::min(idx, v.size() - 1)];
+// A template pool (`name`, `n` frames) of frames from this client to
+// `server` carrying a bench header of `type` and `run`, the rest of the
+// payload `fill`; nullptr after saying why not.
+rte_mempool* ClientFramePool(const Options& o, const Port& port,
+                             const Endpoint& server, uint8_t type, uint32_t run,
+                             const char* name, unsigned n, uint8_t fill) {
+  const uint32_t frame_bytes = kHeadersBytes + o.size;
+  std::vector<uint8_t> frame(frame_bytes);
+  BenchHeader h;
+  h.type = type;
+  h.run = run;
+  WriteFrame(frame.data(), Self(port), server, h, o.size, fill);
+  absl::StatusOr<rte_mempool*> pool =
+      MakeTemplatePool(name, n, frame.data(), frame_bytes);
+  if (!pool.ok()) {
+    std::fprintf(stderr, "dpdk-raw: %s\n",
+                 std::string(pool.status().message()).c_str());
+    return nullptr;
+  }
+  return *pool;
+}
+
+// The fields every client result starts with.
+Json ResultHead(const Options& o, const Port& port) {
+  Json j;
+  j["tool"] = "dpdk-raw";
+  j["mode"] = o.mode;
+  j["port"] = port.name;
+  j["size"] = o.size;
+  j["frame_bytes"] = o.size + kHeadersBytes;
+  return j;
 }
 
 struct BlastResult {
@@ -130,12 +154,7 @@ void PrintBandwidth(const Options& o, const Port& port, const BlastResult& b,
                                                     static_cast<double>(b.sent)
                                         : 0;
   if (o.json) {
-    Json j;
-    j["tool"] = "dpdk-raw";
-    j["mode"] = "bw";
-    j["port"] = port.name;
-    j["size"] = o.size;
-    j["frame_bytes"] = o.size + kHeadersBytes;
+    Json j = ResultHead(o, port);
     j["burst"] = o.burst;
     j["counted_by"] = rep ? "receiver" : "sender";
     j["sent"] = b.sent;
@@ -185,19 +204,10 @@ int RunBandwidth(const Options& o, const Port& port) {
   Endpoint server = ServerGuess();
   const uint32_t frame_bytes = kHeadersBytes + o.size;
   if (!o.tx_only && !StartRun(port, run, &server)) return 1;
-  std::vector<uint8_t> frame(frame_bytes);
-  BenchHeader data;
-  data.type = kData;
-  data.run = run;
-  WriteFrame(frame.data(), Self(port), server, data, o.size, 0x5a);
-  absl::StatusOr<rte_mempool*> pool =
-      MakeTemplatePool("data", kDataPoolMbufs, frame.data(), frame_bytes);
-  if (!pool.ok()) {
-    std::fprintf(stderr, "dpdk-raw: %s\n",
-                 std::string(pool.status().message()).c_str());
-    return 1;
-  }
-  const BlastResult b = Blast(o, port, *pool, frame_bytes);
+  rte_mempool* pool = ClientFramePool(o, port, server, kData, run, "data",
+                                      kDataPoolMbufs, 0x5a);
+  if (pool == nullptr) return 1;
+  const BlastResult b = Blast(o, port, pool, frame_bytes);
   if (Stopping()) {
     std::fprintf(stderr, "dpdk-raw: interrupted\n");
     return 1;
@@ -230,8 +240,8 @@ struct PingResult {
   uint64_t pings = 0;
   uint64_t pongs = 0;
   uint64_t lost = 0;
-  std::vector<double> half_rtt_us;  // measured (after warm-up)
-  bool silent = false;              // the server stopped answering
+  perf::Histogram half_rtt;  // ns, the measured pings (after warm-up)
+  bool silent = false;       // the server stopped answering
 };
 
 // Sends one ping (a template frame with `seq` patched in) and polls for its
@@ -279,7 +289,6 @@ PingResult PingPong(const Options& o, const Port& port, rte_mempool* pool,
       o.count > 0 ? std::min<uint64_t>(1000, o.count / 10) : 1000;
   const uint64_t warmup_end =
       o.seconds > 0 ? start + TscTicks(o.seconds / 10) : UINT64_MAX;
-  r.half_rtt_us.reserve(std::min<uint64_t>(o.count, 1 << 22));
   bool warming = true;
   uint64_t measured = 0;
   uint64_t last_pong = start;
@@ -305,46 +314,43 @@ PingResult PingPong(const Options& o, const Port& port, rte_mempool* pool,
     }
     ++r.pongs;
     last_pong = t1;
-    if (!warming) r.half_rtt_us.push_back(TscNs(t1 - t0) / 2e3);
+    if (!warming) {
+      r.half_rtt.Add(static_cast<int64_t>(TscNs(t1 - t0) / 2));
+    }
   }
   return r;
 }
 
-void PrintLatency(const Options& o, const Port& port, PingResult& r) {
-  std::vector<double>& v = r.half_rtt_us;
-  double sum = 0;
-  for (double x : v) sum += x;
-  const double mean = sum / static_cast<double>(v.size());
-  const double p50 = Quantile(v, 0.50);
-  const double p99 = Quantile(v, 0.99);
-  const double p999 = Quantile(v, 0.999);
+void PrintLatency(const Options& o, const Port& port, const PingResult& r) {
+  const perf::Histogram& h = r.half_rtt;
+  const double min = static_cast<double>(h.min()) / 1e3;
+  const double mean = h.mean() / 1e3;
+  const double p50 = h.Quantile(0.50) / 1e3;
+  const double p99 = h.Quantile(0.99) / 1e3;
+  const double p999 = h.Quantile(0.999) / 1e3;
+  const double max = static_cast<double>(h.max()) / 1e3;
   if (o.json) {
-    Json j;
-    j["tool"] = "dpdk-raw";
-    j["mode"] = "lat";
-    j["port"] = port.name;
-    j["size"] = o.size;
-    j["frame_bytes"] = o.size + kHeadersBytes;
-    j["iters"] = v.size();
+    Json j = ResultHead(o, port);
+    j["iters"] = h.count();
     j["lost"] = r.lost;
     j["busy_poll"] = true;
-    j["min_us"] = Fixed(v.front(), 3);
+    j["min_us"] = Fixed(min, 3);
     j["mean_us"] = Fixed(mean, 3);
     j["p50_us"] = Fixed(p50, 3);
     j["p99_us"] = Fixed(p99, 3);
     j["p999_us"] = Fixed(p999, 3);
-    j["max_us"] = Fixed(v.back(), 3);
+    j["max_us"] = Fixed(max, 3);
     std::fputs(tools::JsonLine(j).c_str(), stdout);
     return;
   }
   std::printf(
-      "dpdk-raw lat on %s: size %u (frames of %u bytes), %zu iterations, "
+      "dpdk-raw lat on %s: size %u (frames of %u bytes), %llu iterations, "
       "%llu lost, busy-poll\n"
       "  RTT/2 us: min %.2f  mean %.2f  p50 %.2f  p99 %.2f  p99.9 %.2f  "
       "max %.2f\n",
-      port.name.c_str(), o.size, o.size + kHeadersBytes, v.size(),
-      static_cast<unsigned long long>(r.lost), v.front(), mean, p50, p99, p999,
-      v.back());
+      port.name.c_str(), o.size, o.size + kHeadersBytes,
+      static_cast<unsigned long long>(h.count()),
+      static_cast<unsigned long long>(r.lost), min, mean, p50, p99, p999, max);
 }
 
 }  // namespace
@@ -354,19 +360,10 @@ int RunLatency(const Options& o, const Port& port) {
   Endpoint server = ServerGuess();
   const uint32_t frame_bytes = kHeadersBytes + o.size;
   if (!StartRun(port, run, &server)) return 1;
-  std::vector<uint8_t> frame(frame_bytes);
-  BenchHeader ping;
-  ping.type = kPing;
-  ping.run = run;
-  WriteFrame(frame.data(), Self(port), server, ping, o.size, 0x33);
-  absl::StatusOr<rte_mempool*> pool =
-      MakeTemplatePool("ping", kPingPoolMbufs, frame.data(), frame_bytes);
-  if (!pool.ok()) {
-    std::fprintf(stderr, "dpdk-raw: %s\n",
-                 std::string(pool.status().message()).c_str());
-    return 1;
-  }
-  PingResult r = PingPong(o, port, *pool, frame_bytes, run);
+  rte_mempool* pool = ClientFramePool(o, port, server, kPing, run, "ping",
+                                      kPingPoolMbufs, 0x33);
+  if (pool == nullptr) return 1;
+  const PingResult r = PingPong(o, port, pool, frame_bytes, run);
   if (Stopping()) {
     std::fprintf(stderr, "dpdk-raw: interrupted\n");
     return 1;
@@ -387,7 +384,7 @@ int RunLatency(const Options& o, const Port& port) {
   end.b = r.pongs;
   RxFrame ack;
   (void)Exchange(port, Self(port), server, end, kLatEndAck, 0.1, 1, &ack);
-  if (r.half_rtt_us.empty()) {
+  if (r.half_rtt.count() == 0) {
     std::fprintf(stderr, "dpdk-raw: no measured pong (all %llu were warm-up)\n",
                  static_cast<unsigned long long>(r.pongs));
     return 1;

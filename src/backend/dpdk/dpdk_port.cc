@@ -229,7 +229,15 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
     return DpdkError("rte_eth_tx_queue_setup", name_, -r);
   }
   if (int r = rte_eth_dev_start(id_); r != 0) {
-    return DpdkError("rte_eth_dev_start", name_, -r);
+    absl::Status s = DpdkError("rte_eth_dev_start", name_, -r);
+    if (info.driver_name != nullptr &&
+        std::string(info.driver_name) == "net_memif") {
+      // memif: a client's start fails until its server listens.
+      return absl::UnavailableError(absl::StrCat(
+          s.message(), " (a memif client starts only once the server end of "
+                       "its socket is up: start the server first)"));
+    }
+    return s;
   }
   started_ = true;
   rte_ether_addr a;

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
@@ -37,7 +38,12 @@ TEST(BackendFactoryTest, UdpTakesItsOwnSettingsAndTheModesPathCount) {
 }
 
 TEST(BackendFactoryTest, ABackendNotBuiltNamesItselfAndItsBuildOption) {
-  for (BackendKind k : {BackendKind::kDpdk, BackendKind::kVerbsUd}) {
+  // verbs_ud is never built yet; dpdk only where DPDK was not found.
+  std::vector<BackendKind> not_built = {BackendKind::kVerbsUd};
+  if (!BackendBuilt(BackendKind::kDpdk)) {
+    not_built.push_back(BackendKind::kDpdk);
+  }
+  for (BackendKind k : not_built) {
     ASSERT_FALSE(BackendBuilt(k));
     EndpointOptions o;
     o.backend = k;

@@ -1,6 +1,7 @@
 #include "backend/dpdk/dpdk_port.h"
 
 #include <rte_bus.h>
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -233,8 +234,9 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
     if (info.driver_name != nullptr &&
         std::string(info.driver_name) == "net_memif") {
       // memif: a client's start fails until its server listens.
-      return absl::UnavailableError(absl::StrCat(
-          s.message(), " (a memif client starts only once the server end of "
+      return absl::UnavailableError(
+          absl::StrCat(s.message(),
+                       " (a memif client starts only once the server end of "
                        "its socket is up: start the server first)"));
     }
     return s;
@@ -251,7 +253,20 @@ absl::Status DpdkPort::Configure(const PortConfig& c) {
 DpdkPort::~DpdkPort() {
   Registry& reg = Reg();
   std::lock_guard<std::recursive_mutex> lock(reg.mu);
-  if (started_) rte_eth_dev_stop(id_);
+  if (started_) {
+    rte_eth_dev_stop(id_);
+    // Some virtual devices (memif) finish the disconnect on the EAL's
+    // interrupt thread; a process that exits while it still runs can crash
+    // in it. Give the link up to 200 ms to go down.
+    for (int i = 0; i < 40; ++i) {
+      rte_eth_link link{};
+      if (rte_eth_link_get_nowait(id_, &link) != 0 ||
+          link.link_status == RTE_ETH_LINK_DOWN) {
+        break;
+      }
+      rte_delay_us_sleep(5000);
+    }
+  }
   if (hotplugged_) {
     rte_eth_dev_info info;
     const bool have = rte_eth_dev_info_get(id_, &info) == 0;

@@ -8,6 +8,17 @@ function(braid_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# The compile flags of test code (the test binaries' own sources), added
+# after the build type's. Test sources are mostly GoogleTest macro
+# expansions: optimising them and their full debug info cost most of the
+# build and buy nothing, while the code under test (the module libraries,
+# tools and benchmarks) keeps the build type's flags. -g1 keeps the line
+# tables, so failures and sanitizer reports still name file and line.
+# Empty gives test code the build type's flags too.
+set(BRAID_TEST_CXX_FLAGS "-O1 -g1" CACHE STRING
+    "Compile flags of test sources, after the build type's (empty: none)")
+separate_arguments(BRAID_TEST_CXX_FLAGS_LIST UNIX_COMMAND "${BRAID_TEST_CXX_FLAGS}")
+
 # braid_test(NAME SOURCES ... DEPS ... [LABELS ...]): one GoogleTest binary,
 # registered with ctest as one test. Labels default to "unit".
 function(braid_test name)
@@ -16,6 +27,10 @@ function(braid_test name)
   target_include_directories(${name} PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_options(${name} PRIVATE ${BRAID_TEST_CXX_FLAGS_LIST})
+  if(TARGET braid_test_pch)
+    target_precompile_headers(${name} REUSE_FROM braid_test_pch)
+  endif()
   add_test(NAME ${name} COMMAND ${name})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)

@@ -156,25 +156,25 @@ struct PeerStats {
 // its ARP / Neighbor Discovery traffic; and the transmit path's copies. All
 // 0 over kernel UDP.
 struct FrameStats {
-  uint64_t rx_short = 0;             // shorter than its headers say
-  uint64_t rx_ether_type = 0;        // not IPv4/IPv6/ARP (VLAN-tagged too)
-  uint64_t rx_wrong_mac = 0;         // unicast to another MAC
-  uint64_t rx_bad_ip_header = 0;     // version, header length
-  uint64_t rx_ip_options = 0;        // IPv4 options / IPv6 extension headers
-  uint64_t rx_fragment = 0;          // IP fragments (braid never fragments)
-  uint64_t rx_wrong_ip = 0;          // to another IP
-  uint64_t rx_not_udp = 0;           // other protocol
-  uint64_t rx_bad_length = 0;        // IP/UDP lengths disagree
+  uint64_t rx_short = 0;          // shorter than its headers say
+  uint64_t rx_ether_type = 0;     // not IPv4/IPv6/ARP (VLAN-tagged too)
+  uint64_t rx_wrong_mac = 0;      // unicast to another MAC
+  uint64_t rx_bad_ip_header = 0;  // version, header length
+  uint64_t rx_ip_options = 0;     // IPv4 options / IPv6 extension headers
+  uint64_t rx_fragment = 0;       // IP fragments (braid never fragments)
+  uint64_t rx_wrong_ip = 0;       // to another IP
+  uint64_t rx_not_udp = 0;        // other protocol
+  uint64_t rx_bad_length = 0;     // IP/UDP lengths disagree
   uint64_t rx_bad_ip_checksum = 0;
   uint64_t rx_bad_udp_checksum = 0;
-  uint64_t rx_wrong_port = 0;        // UDP to another port
+  uint64_t rx_wrong_port = 0;     // UDP to another port
   uint64_t rx_multi_segment = 0;  // chained frames, copied into one buffer
   uint64_t neighbor_requests_sent = 0;  // ARP requests / ND solicitations
   uint64_t neighbor_replies_sent = 0;   // answers for this endpoint's IP
   uint64_t neighbor_learnt = 0;         // MACs learnt from ARP/ND
   uint64_t neighbor_ignored = 0;        // unsolicited or malformed ARP/ND
-  uint64_t tx_no_neighbor = 0;  // dropped: next hop's MAC not known yet
-  uint64_t tx_no_mbuf = 0;      // bursts refused: mbuf pool empty
+  uint64_t tx_no_neighbor = 0;          // dropped: next hop's MAC not known yet
+  uint64_t tx_no_mbuf = 0;              // bursts refused: mbuf pool empty
   // Transmit: message bytes the core left uncopied (a packet's tail) that
   // the backend copied into its frame, and frames whose tail left from the
   // message's memory by reference instead (zero-copy).

@@ -19,26 +19,54 @@ jobs=$(nproc)
 # need only file and line.
 BRAID_BUILD_DIR=build scripts/build.sh -DBRAID_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-ctest --test-dir build --output-on-failure -j "$jobs"
-
-if [ "$sanitize" = 1 ]; then
+# The sanitizer tree's build runs at the lowest CPU priority while the main
+# tests run: they leave a core idle much of the time (serial fabric and
+# perftest cases, sleeps), and at nice 19 the build barely takes CPU from
+# them when they want it.
+san=build-sanitize
+san_pid=""
+build_sanitizer() {
   # -O1 with assertions on (Debug, not RelWithDebInfo's -O2 -DNDEBUG): the
-  # usual level for ASan; -g1 as above. Only what this pass runs is built
-  # (the unit and simulator test binaries and what they link), not the
-  # tools, the integration and fabric tests or their helpers.
-  san=build-sanitize
+  # usual level for ASan; the test sources themselves at -O0 (they are
+  # GoogleTest macros; the code under test keeps -O1); -g1 as above. Only
+  # what this pass runs is built (the unit and simulator test binaries and
+  # what they link), not the tools, the integration and fabric tests or
+  # their helpers.
   cmake -S . -B "$san" -G Ninja -DBRAID_WERROR=ON \
     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+    "-DBRAID_TEST_CXX_FLAGS=-O0 -g1" \
     -DBRAID_SANITIZE=ON -DBRAID_BUILD_BENCH=OFF -DBRAID_BUILD_VERBS=OFF \
     >/dev/null
   # Test names are their binaries' target names (braid_test); tests that
   # run a script have no target and need none built.
+  local wanted known targets
   wanted=$(ctest --test-dir "$san" -N -L 'unit|sim' |
     sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
   known=$(ninja -C "$san" -t targets all | sed 's/:.*//' | sort -u)
   mapfile -t targets < <(comm -12 <(echo "$wanted") <(echo "$known"))
-  [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no sanitizer test targets" >&2; exit 1; }
+  [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no sanitizer test targets" >&2; return 1; }
   ninja -C "$san" "${targets[@]}"
+}
+if [ "$sanitize" = 1 ]; then
+  mkdir -p "$san"
+  # Its own process group (setsid), so a failing main pass stops all of it.
+  setsid nice -n 19 bash -c \
+    "$(declare -f build_sanitizer); san=$san; set -euo pipefail; build_sanitizer" \
+    >"$san/build.log" 2>&1 &
+  san_pid=$!
+  trap '[ -n "$san_pid" ] && kill -- -"$san_pid" 2>/dev/null; true' EXIT
+fi
+
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [ "$sanitize" = 1 ]; then
+  if ! wait "$san_pid"; then
+    san_pid=""
+    tail -50 "$san/build.log" >&2
+    echo "test.sh: the sanitizer build failed (log: $san/build.log)" >&2
+    exit 1
+  fi
+  san_pid=""
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|sim'
 fi

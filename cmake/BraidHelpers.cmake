@@ -15,7 +15,7 @@ endfunction()
 # tools and benchmarks) keeps the build type's flags. -g1 keeps the line
 # tables, so failures and sanitizer reports still name file and line.
 # Empty gives test code the build type's flags too.
-set(BRAID_TEST_CXX_FLAGS "-O1 -g1" CACHE STRING
+set(BRAID_TEST_CXX_FLAGS "-O0 -g1" CACHE STRING
     "Compile flags of test sources, after the build type's (empty: none)")
 separate_arguments(BRAID_TEST_CXX_FLAGS_LIST UNIX_COMMAND "${BRAID_TEST_CXX_FLAGS}")
 

@@ -220,6 +220,9 @@ struct EndpointOptions {
   UdpBackendOptions udp;
   DpdkBackendOptions dpdk;
   // Seed for incarnation and path choices; 0 = from the OS's randomness.
+  // A fixed seed also fixes the key of the endpoint's unguessable values
+  // (the incarnation each peer sees, challenge nonces): anyone who knows
+  // the seed can forge them. For reproducible tests, not for production.
   uint64_t seed = 0;
 };
 

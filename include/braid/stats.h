@@ -92,6 +92,14 @@ struct DropStats {
   uint64_t no_memory = 0;               // receive budget exhausted
   uint64_t unsynced = 0;                // data before the sender's SYNC
   uint64_t out_of_order_discarded = 0;  // go-back-N receiver: not the next PSN
+  // A SYNC or STALE claiming a new incarnation of a known peer: dropped and
+  // answered with a challenge; only the proof acts on the claim.
+  uint64_t unproven_claim = 0;
+  // A challenge reply whose nonce we did not issue (forged or too late).
+  uint64_t bad_challenge_reply = 0;
+  // A control reply (STALE, challenge, challenge reply) not sent: more
+  // were queued than one transmit burst may carry.
+  uint64_t ctrl_reply_overflow = 0;
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
            zero_incarnation + fragment_bounds + empty_fragment + sack_too_long +
@@ -210,7 +218,9 @@ struct EndpointStats {
   uint64_t peers = 0;  // current
   uint64_t peers_created = 0;
   uint64_t peers_evicted = 0;
-  uint64_t peer_restarts = 0;  // a peer came back with a new incarnation
+  uint64_t peer_restarts = 0;        // a peer proved a new incarnation
+  uint64_t challenges_sent = 0;      // claims of a restart we challenged
+  uint64_t challenges_answered = 0;  // challenges of peers we answered
   // Peers the transmit scan visited: grows with the peers that had
   // something to send, not with the peer table (idle peers cost a poll
   // nothing).

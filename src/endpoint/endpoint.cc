@@ -292,6 +292,9 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   ev.data.fd = tfd;
   epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
 
+  if (absl::Status s = endpoint::EndpointSecret::CheckAvailable(); !s.ok()) {
+    return s;
+  }
   const uint64_t seed = options.seed ? options.seed : RandomSeed();
   Rng rng(seed);
   endpoint::CoreConfig cfg;
@@ -311,6 +314,13 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   }
   cfg.incarnation = rng.Next() | 1;  // never 0
   cfg.seed = rng.Next();
+  if (options.seed != 0) {
+    // A fixed seed reproduces a run, incarnations included: predictable
+    // to anyone who knows it (EndpointOptions::seed says so).
+    for (auto& b : cfg.secret) b = static_cast<uint8_t>(rng.Next());
+  } else {
+    cfg.secret = endpoint::EndpointSecret::RandomKey();
+  }
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;

@@ -10,7 +10,10 @@ namespace braid::endpoint {
 namespace {
 
 // Control replies to strangers are bounded so a flood cannot grow memory.
-constexpr size_t kMaxStaleReplies = 64;
+constexpr size_t kMaxCtrlReplies = 64;
+// A challenge nonce is valid in the epoch (~1.07 s) it was issued in and
+// the next: an answer takes a round trip, not seconds.
+constexpr int kChallengeEpochShift = 30;
 // Recycled copy buffers kept for copying sends: at most this many, none
 // larger than kMaxCopyBuffer, at most kMaxCopyPoolBytes in all.
 constexpr size_t kMaxCopyBuffers = 256;
@@ -21,10 +24,10 @@ constexpr size_t kMaxCopyPoolBytes = 8 << 20;
 
 EndpointCore::EndpointCore(const CoreConfig& cfg)
     : cfg_(cfg),
+      secret_(cfg.secret),
       rng_(cfg.seed),
       peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
   peer_cfg_.proto = cfg.proto;
-  peer_cfg_.local_incarnation = cfg.incarnation;
   peer_cfg_.max_datagram = cfg.max_datagram;
   peer_cfg_.ack_reach = wire::AckReachIn(cfg.max_datagram);
   peer_cfg_.min_uncopied_payload = cfg.min_uncopied_payload;
@@ -128,12 +131,16 @@ PeerEntry* EndpointCore::FindPeer(const NetAddr& addr) {
   return p;
 }
 
-PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
+PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr,
+                                          uint64_t our_inc) {
   if (PeerEntry* p = FindPeer(addr)) return p;
   last_peer_ = nullptr;  // Insert may evict (free) it
-  PeerEntry* p = peers_.Insert(
-      std::make_unique<PeerEntry>(peer_cfg_, addr, rng_.Next(), this, now), now,
-      cfg_.proto.peer_timeout, [this](PeerEntry* evicted) { Forget(evicted); });
+  if (our_inc == 0) our_inc = OurIncarnationFor(addr);
+  PeerEntry* p =
+      peers_.Insert(std::make_unique<PeerEntry>(peer_cfg_, addr, rng_.Next(),
+                                                our_inc, this, now),
+                    now, cfg_.proto.peer_timeout,
+                    [this](PeerEntry* evicted) { Forget(evicted); });
   last_peer_ = p;
   return p;
 }
@@ -218,20 +225,92 @@ bool MayAnnounce(const wire::Frame& f) {
 
 [[gnu::always_inline]] inline bool EndpointCore::AddressedToUs(
     uint64_t src, uint64_t dst, bool by_sender, const NetAddr& from,
-    uint8_t local) {
-  if (!by_sender) {
-    if (dst == cfg_.incarnation) return true;
-    ++drops_.stale_incarnation;
-    return false;
-  }
-  if (dst == 0 || dst == cfg_.incarnation) return true;
-  // Meant for an earlier life of ours: tell the sender once.
+    uint8_t local, uint64_t our_inc) {
+  if (dst != 0 && dst == our_inc) return true;
+  if (dst == 0 && by_sender) return true;
   ++drops_.stale_incarnation;
-  if (stale_replies_.size() < kMaxStaleReplies &&
-      (stale_replies_.empty() || stale_replies_.back().to != from)) {
-    stale_replies_.push_back({from, src, local});
-  }
+  if (!by_sender || dst == 0) return false;
+  // Meant for an earlier life of ours: tell the sender once.
+  wire::CtrlFrame c;
+  c.type = wire::CtrlType::kStale;
+  c.src_incarnation = our_inc;
+  c.dst_incarnation = src;
+  QueueCtrlReply(from, local, c);
   return false;
+}
+
+void EndpointCore::QueueCtrlReply(const NetAddr& to, uint8_t local,
+                                  const wire::CtrlFrame& c) {
+  if (!ctrl_replies_.empty()) {
+    const CtrlReply& last = ctrl_replies_.back();
+    if (last.to == to && last.frame.type == c.type &&
+        last.frame.dst_incarnation == c.dst_incarnation) {
+      return;  // the same answer to the same address, back to back
+    }
+  }
+  if (ctrl_replies_.size() >= kMaxCtrlReplies) {
+    ++drops_.ctrl_reply_overflow;
+    return;
+  }
+  ctrl_replies_.push_back({to, local, c});
+}
+
+void EndpointCore::Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed,
+                             uint8_t local) {
+  ++drops_.unproven_claim;
+  const uint64_t our_inc = peer->peer.our_incarnation();
+  wire::CtrlFrame c;
+  c.type = wire::CtrlType::kChallenge;
+  c.kind = wire::ChallengeKind::kIncarnation;
+  c.src_incarnation = our_inc;
+  c.dst_incarnation = claimed;
+  c.nonce = secret_.ChallengeNonce(
+      static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift, our_inc,
+      peer->peer.addr(), claimed);
+  const size_t before = ctrl_replies_.size();
+  QueueCtrlReply(peer->peer.addr(), local, c);
+  if (ctrl_replies_.size() > before) ++challenges_sent_;
+}
+
+void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
+                                    const wire::CtrlFrame& c,
+                                    const NetAddr& from, uint8_t local,
+                                    uint64_t our_inc) {
+  if (c.type == wire::CtrlType::kChallenge) {
+    // Someone asks whether we are `our_inc` at this address: we are (the
+    // frame named it). Answering needs no state of ours: a challenge after
+    // our restart comes from a peer we may not know yet.
+    wire::CtrlFrame r;
+    r.type = wire::CtrlType::kChallengeReply;
+    r.kind = c.kind;
+    r.src_incarnation = our_inc;
+    r.dst_incarnation = c.src_incarnation;
+    r.nonce = c.nonce;
+    const size_t before = ctrl_replies_.size();
+    QueueCtrlReply(from, local, r);
+    if (ctrl_replies_.size() > before) ++challenges_answered_;
+    return;
+  }
+  // An answer to a challenge of ours: genuine iff it echoes the nonce we
+  // would have issued for this address and claim, this epoch or the last.
+  const uint64_t epoch =
+      static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift;
+  const uint64_t claimed = c.src_incarnation;
+  const bool genuine =
+      peer != nullptr &&
+      (c.nonce == secret_.ChallengeNonce(epoch, our_inc, from, claimed) ||
+       (epoch > 0 &&
+        c.nonce == secret_.ChallengeNonce(epoch - 1, our_inc, from, claimed)));
+  if (!genuine) {
+    ++drops_.bad_challenge_reply;
+    return;
+  }
+  const bool had_life = peer->peer.peer_incarnation() != 0;
+  if (peer->peer.AdoptIncarnation(now, claimed)) {
+    if (had_life) ++peer_restarts_;
+    peer->peer.set_local(local);
+    Touch(peer);
+  }
 }
 
 [[gnu::always_inline]] inline void EndpointCore::OnAckFrame(
@@ -275,29 +354,44 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   const uint16_t return_port = src.port;
   wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
   wire::Frame f;
-  PeerEntry* peer = nullptr;
+  PeerEntry* peer = FindPeer(from);
+  // The incarnation we present to `from`: computed (a keyed hash) only for
+  // a stranger's frame that names one.
+  uint64_t our_inc = peer != nullptr ? peer->peer.our_incarnation() : 0;
   bool data = false;  // the datagram carried a data frame for `peer`
   while (reader.Next(&f)) {
     const FrameAddress a = AddressOf(f);
-    if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local)) continue;
-    if (peer == nullptr) {
-      peer = a.by_sender ? FindOrCreatePeer(now, from) : FindPeer(from);
-      if (peer == nullptr) {
-        if (a.by_sender) {
-          ++drops_.no_peer_slot;
-        } else {
-          ++drops_.stale_incarnation;  // reply from a peer we no longer know
-        }
-        return;
-      }
-    }
-    const uint64_t before = peer->peer.peer_incarnation();
-    if (!peer->peer.CheckIncarnation(now, a.src, MayAnnounce(f), &drops_)) {
+    if (our_inc == 0 && a.dst != 0) our_inc = OurIncarnationFor(from);
+    if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local, our_inc)) {
       continue;
     }
+    if (f.type == wire::FrameType::kCtrl &&
+        wire::IsChallengeType(f.ctrl.type)) {
+      OnChallengeFrame(now, peer, f.ctrl, from, local, our_inc);
+      continue;
+    }
+    if (peer == nullptr) {
+      if (!a.by_sender) {
+        ++drops_.stale_incarnation;  // reply from a peer we no longer know
+        return;
+      }
+      peer = FindOrCreatePeer(now, from, our_inc);
+      if (peer == nullptr) {
+        ++drops_.no_peer_slot;
+        return;
+      }
+      our_inc = peer->peer.our_incarnation();
+    }
+    switch (peer->peer.CheckIncarnation(a.src, MayAnnounce(f), &drops_)) {
+      case Peer::Claim::kKnown:
+        break;
+      case Peer::Claim::kStale:
+        continue;
+      case Peer::Claim::kRestart:
+        Challenge(now, peer, a.src, local);
+        continue;
+    }
     peer->peer.set_local(local);  // a frame of the peer's current life
-    if (before != 0 && before != peer->peer.peer_incarnation())
-      ++peer_restarts_;
     switch (f.type) {
       case wire::FrameType::kData:
         peer->peer.OnData(now, f.data, f.payload, ce, &drops_, at);
@@ -404,7 +498,7 @@ void EndpointCore::OnTimer(TimeNs now) {
 }
 
 bool EndpointCore::WantsToSend(TimeNs now) const {
-  if (!stale_replies_.empty()) return true;
+  if (!ctrl_replies_.empty()) return true;
   // A peer that is not listed has had nothing to send since its last
   // event; one whose timers are due may have (OnTimer lists it).
   if (NextWake() <= now) return true;
@@ -417,16 +511,13 @@ bool EndpointCore::WantsToSend(TimeNs now) const {
 size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
                             bool uncopied_payloads) {
   size_t n = 0;
-  while (!stale_replies_.empty() && !batch->full()) {
-    const StaleReply r = stale_replies_.back();
-    stale_replies_.pop_back();
-    wire::CtrlFrame c;
-    c.type = wire::CtrlType::kStale;
-    c.src_incarnation = cfg_.incarnation;
-    c.dst_incarnation = r.their_incarnation;
+  while (!ctrl_replies_.empty() && !batch->full()) {
+    const CtrlReply r = ctrl_replies_.back();
+    ctrl_replies_.pop_back();
     absl::Span<uint8_t> slot = batch->next_slot();
-    const size_t len = wire::WritePreamble(cfg_.local_port, slot) +
-                       wire::WriteCtrl(c, slot.subspan(wire::kPreambleSize));
+    const size_t len =
+        wire::WritePreamble(cfg_.local_port, slot) +
+        wire::WriteCtrl(r.frame, slot.subspan(wire::kPreambleSize));
     batch->Commit(r.to, 0, static_cast<uint32_t>(len), false, {}, r.local);
     ++n;
   }
@@ -619,6 +710,8 @@ EndpointStats EndpointCore::stats() const {
   e.peers_created = peers_.created();
   e.peers_evicted = peers_.evicted();
   e.peer_restarts = peer_restarts_;
+  e.challenges_sent = challenges_sent_;
+  e.challenges_answered = challenges_answered_;
   e.tx_peer_visits = tx_peer_visits_;
   e.penalties = sum.penalties;
   e.recycles = sum.recycles;

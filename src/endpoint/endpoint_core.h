@@ -17,6 +17,7 @@
 #include "braid/endpoint.h"
 #include "braid/options.h"
 #include "braid/stats.h"
+#include "endpoint/endpoint_secret.h"
 #include "endpoint/held_sends.h"
 #include "endpoint/out_message.h"
 #include "endpoint/peer.h"
@@ -30,8 +31,14 @@ namespace braid::endpoint {
 
 struct CoreConfig {
   ProtocolOptions proto;
-  uint64_t incarnation = 0;  // non-zero; random per open
-  uint64_t seed = 1;         // path choices
+  // Non-zero; random per open. Never sent: each peer is shown its own
+  // incarnation derived from it with `secret` (EndpointSecret).
+  uint64_t incarnation = 0;
+  // The key of the endpoint's unguessable values (per-peer incarnations,
+  // challenge nonces). Endpoint::Open draws it from the kernel; a fixed
+  // key (tests, the simulator) makes them predictable.
+  EndpointSecret::Key secret{};
+  uint64_t seed = 1;  // path choices
   uint32_t entropy_count = 16384;
   uint32_t max_datagram = 1472;
   uint16_t local_port =
@@ -207,22 +214,40 @@ class EndpointCore final : public PeerHost {
   void ApplyDeferredAck(size_t i, TimeNs now);
   // Processes the ack `p` holds, if any.
   void ApplyDeferredAckOf(PeerEntry* p, TimeNs now);
-  struct StaleReply {
+  // A control frame answering a datagram (STALE, a challenge, a challenge
+  // reply), sent alone in a datagram by the next PollTx.
+  struct CtrlReply {
     NetAddr to;
-    uint64_t their_incarnation;
     uint8_t local;  // answered from the address it was sent to
+    wire::CtrlFrame frame;
   };
   // The peer at `addr`, or null.
   PeerEntry* FindPeer(const NetAddr& addr);
   // The peer at `addr`, created if absent; null if the table is full.
-  PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
+  // `our_inc`: the incarnation we present to it, if already computed (0:
+  // computed here).
+  PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr,
+                              uint64_t our_inc = 0);
+  // The incarnation we present to the peer at `addr`.
+  uint64_t OurIncarnationFor(const NetAddr& addr) const {
+    return secret_.PairIncarnation(cfg_.incarnation, addr);
+  }
   void CountParseError(wire::ParseError e);
   // Whether a frame naming incarnations `src` -> `dst` is for this life of
-  // ours (`by_sender`: a frame its sender may send before it knows us, dst
-  // 0). Counts what is not; for a sender's frame meant for an earlier life,
-  // queues one STALE reply to `from` (bounded).
+  // ours, which presents itself to `from` as `our_inc` (`by_sender`: a
+  // frame its sender may send before it knows us, dst 0). Counts what is
+  // not; for a sender's frame meant for an earlier life, queues one STALE
+  // reply to `from` (bounded).
   bool AddressedToUs(uint64_t src, uint64_t dst, bool by_sender,
-                     const NetAddr& from, uint8_t local);
+                     const NetAddr& from, uint8_t local, uint64_t our_inc);
+  // Queues a control reply (bounded; consecutive duplicates collapsed).
+  void QueueCtrlReply(const NetAddr& to, uint8_t local,
+                      const wire::CtrlFrame& c);
+  // A claim that `peer` restarted as `claimed`: challenge its address.
+  void Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed, uint8_t local);
+  // A kChallenge or kChallengeReply already addressed to us (`our_inc`).
+  void OnChallengeFrame(TimeNs now, PeerEntry* peer, const wire::CtrlFrame& c,
+                        const NetAddr& from, uint8_t local, uint64_t our_inc);
   // An ack frame of `peer`: processed now, or held (ack deferral).
   void OnAckFrame(PeerEntry* peer, TimeNs now, const wire::Frame& f, TimeNs at,
                   uint16_t return_port);
@@ -248,6 +273,7 @@ class EndpointCore final : public PeerHost {
 
   CoreConfig cfg_;
   PeerConfig peer_cfg_;
+  EndpointSecret secret_;
   Rng rng_;
   reorder::BufferPool pool_;
   PeerTable peers_;
@@ -265,7 +291,7 @@ class EndpointCore final : public PeerHost {
   bool was_full_ = false;
   uint64_t pending_sends_ = 0;
   bool closed_ = false;
-  std::vector<StaleReply> stale_replies_;
+  std::vector<CtrlReply> ctrl_replies_;
   size_t rr_next_ = 0;
   // Peers that may have something to send (PollTx visits only these; a peer
   // leaves the list when a turn ends with nothing left to send) and every
@@ -287,6 +313,7 @@ class EndpointCore final : public PeerHost {
   uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
   uint64_t peer_restarts_ = 0;
+  uint64_t challenges_sent_ = 0, challenges_answered_ = 0;
 };
 
 }  // namespace braid::endpoint

@@ -5,37 +5,51 @@
 namespace braid::endpoint {
 
 Peer::Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
-           PeerHost* host, TimeNs now)
-    : link_{cfg, addr, host, /*local=*/0, /*peer_inc=*/0, now},
+           uint64_t our_inc, PeerHost* host, TimeNs now)
+    : link_{cfg, addr, host, /*local=*/0, our_inc, /*peer_inc=*/0, now},
       sender_(&link_, seed, now),
       receiver_(&link_) {}
 
 Peer::~Peer() = default;
 
-bool Peer::CheckIncarnation(TimeNs now, uint64_t src_inc, bool may_announce,
-                            DropStats* drops) {
-  if (src_inc == link_.peer_inc) return true;
+Peer::Claim Peer::CheckIncarnation(uint64_t src_inc, bool may_announce,
+                                   DropStats* drops) {
+  if (src_inc == link_.peer_inc) return Claim::kKnown;
   if (link_.peer_inc == 0) {
+    // First contact costs no round trip: the first life we hear of is
+    // taken on trust (only a later change of life must be proven).
     link_.peer_inc = src_inc;
-    return true;
+    return Claim::kKnown;
   }
   // Only a frame that announces a new life (a SYNC, which a restarted peer
-  // sends before any data, or a STALE reply echoing our incarnation) may
-  // replace the one we know; anything else with a strange incarnation is
-  // stale, forged or corrupted, and must not tear down a working context.
-  if (!may_announce) {
+  // sends before any data, or a STALE reply naming our incarnation) may
+  // claim to replace the one we know; anything else with a strange
+  // incarnation is stale, forged or corrupted, and must not tear down a
+  // working context.
+  if (!may_announce || IsRetired(src_inc)) {
     ++drops->stale_incarnation;
-    return false;
+    return Claim::kStale;
   }
+  return Claim::kRestart;
+}
+
+bool Peer::IsRetired(uint64_t inc) const {
   for (uint64_t r : retired_incs_) {
-    if (r == src_inc) {
-      ++drops->stale_incarnation;
-      return false;
-    }
+    if (r == inc) return true;
+  }
+  return false;
+}
+
+bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
+  if (inc == 0 || inc == link_.peer_inc || IsRetired(inc)) return false;
+  link_.proven = true;
+  if (link_.peer_inc == 0) {
+    link_.peer_inc = inc;
+    return true;
   }
   // The peer restarted: everything we knew about it is void.
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
-  link_.peer_inc = src_inc;
+  link_.peer_inc = inc;
   receiver_.OnPeerRestarted();
   sender_.RestartSession(FailureCause::kPeerRestarted, now);
   return true;
@@ -68,8 +82,11 @@ void Peer::OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops) {
       sender_.OnNeedSync(now);
       return;
     case wire::CtrlType::kStale:
-      // Handled by CheckIncarnation (the frame carries the peer's new
-      // incarnation); nothing more to do.
+      // Its claim (the peer's new incarnation) was challenged by the core
+      // (CheckIncarnation); nothing more to do.
+    case wire::CtrlType::kChallenge:
+    case wire::CtrlType::kChallengeReply:
+      // Answered and checked by the core (EndpointCore::OnChallengeFrame).
       return;
   }
 }

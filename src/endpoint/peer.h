@@ -27,8 +27,9 @@ namespace braid::endpoint {
 
 class Peer {
  public:
+  // `our_inc`: the incarnation we present to this peer (non-zero).
   Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
-       PeerHost* host, TimeNs now);
+       uint64_t our_inc, PeerHost* host, TimeNs now);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -61,12 +62,30 @@ class Peer {
     sender_.OnAck(now, h, sack, drops, arrival, return_port);
   }
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
-  // Checks a frame's incarnations against what we know of the peer. Returns
-  // false (and counts) if the frame is stale. A new incarnation — accepted
-  // only from a frame that may announce one (`may_announce`: SYNC, STALE) —
-  // resets both directions (sends in flight fail with kPeerRestarted).
-  bool CheckIncarnation(TimeNs now, uint64_t src_incarnation, bool may_announce,
-                        DropStats* drops);
+  // What a frame's source incarnation means for this peer.
+  enum class Claim {
+    kKnown,    // the incarnation we know (or the first we hear): accept
+    kStale,    // not the peer's current life: drop (counted)
+    kRestart,  // a frame that may announce one (`may_announce`: SYNC,
+               // STALE) names a new one: the peer may have restarted, but
+               // anyone can claim that. The caller challenges the address
+               // (kChallenge); only a proof (AdoptIncarnation) acts on it.
+  };
+  // Checks a frame's incarnation against what we know of the peer. Counts
+  // stale frames.
+  Claim CheckIncarnation(uint64_t src_incarnation, bool may_announce,
+                         DropStats* drops);
+  // The peer proved at its address that it is now `inc` (it answered our
+  // challenge): its old life is retired and both directions reset (sends in
+  // flight fail with kPeerRestarted). Returns false, changing nothing, if
+  // `inc` is already the current or a retired incarnation.
+  bool AdoptIncarnation(TimeNs now, uint64_t inc);
+  // The incarnation we present to this peer.
+  uint64_t our_incarnation() const { return link_.our_inc; }
+  // The peer has shown it receives what we send to its address (it acked
+  // our session or answered a challenge).
+  bool proven() const { return link_.proven; }
+  void set_proven() { link_.proven = true; }
 
   // --- Output -------------------------------------------------------------
   // True if BuildDatagram would produce bytes now.
@@ -143,6 +162,8 @@ class Peer {
  private:
   // Reaches the sender half's data frame builder from its test.
   friend struct PeerDataFramesTestAccess;
+
+  bool IsRetired(uint64_t inc) const;
 
   PeerLink link_;
   std::array<uint64_t, 4> retired_incs_{};

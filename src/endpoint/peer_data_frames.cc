@@ -57,7 +57,7 @@ wire::PathId PeerSender::NextSprayPath(TimeNs now, int avoid,
   h.flags = flags | PlacedFlag(m);
   h.path_id = path;
   h.stream_id = m.stream;
-  h.src_incarnation = cfg().local_incarnation;
+  h.src_incarnation = link_->our_inc;
   h.dst_incarnation = link_->peer_inc;
   h.msg_seq = wire::MsgSeq(m.msg_seq);
   h.stream_seq = m.stream_seq;

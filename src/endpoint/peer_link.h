@@ -55,7 +55,6 @@ class PeerHost {
 // Fixed settings of every peer of one endpoint.
 struct PeerConfig {
   ProtocolOptions proto;
-  uint64_t local_incarnation = 0;
   uint32_t max_datagram = 1472;  // bytes of one datagram
   uint32_t mss = 1424;           // payload bytes of one data frame
   uint32_t entropy_count = 16384;
@@ -75,8 +74,15 @@ struct PeerLink {
   // The backend's tag of the local address this peer last reached us at
   // (see Peer::local()).
   uint8_t local = 0;
+  // The incarnation we present to this peer (EndpointSecret::
+  // PairIncarnation: one per peer, so what one peer learns of us says
+  // nothing of what another must name).
+  uint64_t our_inc = 0;
   uint64_t peer_inc = 0;  // the peer's incarnation; 0 until it has spoken
   TimeNs last_activity;   // last frame from or datagram to the peer
+  // The peer has shown it receives what we send to its address: it
+  // acknowledged our session or answered a challenge.
+  bool proven = false;
 };
 
 }  // namespace braid::endpoint

@@ -263,7 +263,7 @@ size_t PeerReceiver::WriteAck(TimeNs now, absl::Span<uint8_t> out) {
             (echo.ce ? wire::kAckFlagEchoCe : 0) |
             (echo_dup ? wire::kAckFlagEchoDup : 0);
   h.echo_path_id = echo.path;
-  h.src_incarnation = cfg().local_incarnation;
+  h.src_incarnation = link_->our_inc;
   h.dst_incarnation = link_->peer_inc;
   h.cum_psn = window_.cum();
   h.echo_path_seq = echo.seq;
@@ -314,7 +314,7 @@ void PeerReceiver::OnProbe(const wire::CtrlFrame& c) {
 size_t PeerReceiver::WriteNeedSync(absl::Span<uint8_t> out) {
   wire::CtrlFrame c;
   c.type = wire::CtrlType::kNeedSync;
-  c.src_incarnation = cfg().local_incarnation;
+  c.src_incarnation = link_->our_inc;
   c.dst_incarnation = link_->peer_inc;
   need_sync_reply_ = false;
   return wire::WriteCtrl(c, out);

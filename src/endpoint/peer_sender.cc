@@ -254,7 +254,7 @@ void PeerSender::OnNeedSync(TimeNs now) {
 size_t PeerSender::WriteSync(absl::Span<uint8_t> out) const {
   wire::CtrlFrame c;
   c.type = wire::CtrlType::kSync;
-  c.src_incarnation = cfg().local_incarnation;
+  c.src_incarnation = link_->our_inc;
   c.dst_incarnation = link_->peer_inc;
   c.session = session_;
   c.value = session_base_.value();
@@ -264,7 +264,7 @@ size_t PeerSender::WriteSync(absl::Span<uint8_t> out) const {
 size_t PeerSender::WriteProbe(absl::Span<uint8_t> out) {
   wire::CtrlFrame c;
   c.type = wire::CtrlType::kProbe;
-  c.src_incarnation = cfg().local_incarnation;
+  c.src_incarnation = link_->our_inc;
   c.dst_incarnation = link_->peer_inc;
   c.session = session_;
   probe_due_ = false;

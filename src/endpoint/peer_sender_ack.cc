@@ -12,7 +12,7 @@ namespace braid::endpoint {
 void PeerSender::OnAck(TimeNs now, const wire::AckHeader& h,
                        const uint8_t* sack, DropStats* drops, TimeNs arrival,
                        uint16_t return_port) {
-  if (h.dst_incarnation != cfg().local_incarnation || h.session != session_) {
+  if (h.dst_incarnation != link_->our_inc || h.session != session_) {
     ++drops->stale_incarnation;  // an ack for an earlier life or session
     return;
   }
@@ -37,6 +37,7 @@ void PeerSender::OnAck(TimeNs now, const wire::AckHeader& h,
   last_ack_progress_ = now;
   link_->last_activity = now;
   session_confirmed_ = true;
+  link_->proven = true;  // it heard our SYNC at its address
   // Credit only grows, and never past what a receive window can hold.
   if (h.credit_psn > credit_limit_ && h.credit_psn - h.cum_psn <= (1 << 16)) {
     credit_limit_ = h.credit_psn;

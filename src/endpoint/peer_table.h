@@ -21,8 +21,8 @@ namespace braid::endpoint {
 // scheduling state for it, which the Peer never sees.
 struct PeerEntry {
   PeerEntry(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
-            PeerHost* host, TimeNs now)
-      : peer(cfg, addr, seed, host, now) {}
+            uint64_t our_inc, PeerHost* host, TimeNs now)
+      : peer(cfg, addr, seed, our_inc, host, now) {}
 
   Peer peer;
   size_t heap_pos = kNotInHeap;  // position in the core's WakeHeap

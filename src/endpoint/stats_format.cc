@@ -77,6 +77,9 @@ void AddDrops(const DropStats& d, Fields* f) {
       {"drop_no_memory", d.no_memory},
       {"drop_unsynced", d.unsynced},
       {"drop_out_of_order_discarded", d.out_of_order_discarded},
+      {"drop_unproven_claim", d.unproven_claim},
+      {"drop_bad_challenge_reply", d.bad_challenge_reply},
+      {"drop_ctrl_reply_overflow", d.ctrl_reply_overflow},
       {"malformed_total", d.malformed()},
   };
   for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
@@ -107,6 +110,8 @@ Fields Flatten(const EndpointStats& s) {
       {"peers_created", s.peers_created},
       {"peers_evicted", s.peers_evicted},
       {"peer_restarts", s.peer_restarts},
+      {"challenges_sent", s.challenges_sent},
+      {"challenges_answered", s.challenges_answered},
       {"tx_peer_visits", s.tx_peer_visits},
       {"path_penalties", s.penalties},
       {"path_recycles", s.recycles},

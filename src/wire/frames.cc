@@ -188,15 +188,26 @@ inline ParseError ParseCtrl(const uint8_t* p, size_t left, Frame* out,
   CtrlFrame& c = out->ctrl;
   const uint8_t t = p[2];
   if (t < static_cast<uint8_t>(CtrlType::kProbe) ||
-      t > static_cast<uint8_t>(CtrlType::kNeedSync)) {
+      t > static_cast<uint8_t>(CtrlType::kChallengeReply)) {
     return ParseError::kBadCtrlType;
   }
-  if (p[3] != 0 || Get32(p + 28) != 0) return ParseError::kReservedNonZero;
   c.type = static_cast<CtrlType>(t);
+  if (IsChallengeType(c.type)) {
+    if (p[3] != static_cast<uint8_t>(ChallengeKind::kIncarnation)) {
+      return ParseError::kBadCtrlType;
+    }
+    if (Get32(p + 4) != 0) return ParseError::kReservedNonZero;
+    c.kind = ChallengeKind::kIncarnation;
+    c.nonce = Get64(p + 24);
+    c.value = 0;
+  } else {
+    if (p[3] != 0 || Get32(p + 28) != 0) return ParseError::kReservedNonZero;
+    c.value = Get32(p + 24);
+    c.nonce = 0;
+  }
   c.src_incarnation = Get64(p + 8);
   c.dst_incarnation = Get64(p + 16);
   c.session = Get32(p + 4);
-  c.value = Get32(p + 24);
   if (c.src_incarnation == 0) return ParseError::kZeroIncarnation;
   out->type = FrameType::kCtrl;
   *size = kCtrlFrameSize;
@@ -309,7 +320,13 @@ size_t WriteCtrl(const CtrlFrame& c, absl::Span<uint8_t> out) {
   Put32(p + 4, c.session);
   Put64(p + 8, c.src_incarnation);
   Put64(p + 16, c.dst_incarnation);
-  Put32(p + 24, c.value);
+  if (IsChallengeType(c.type)) {
+    p[3] = static_cast<uint8_t>(c.kind);
+    Put32(p + 4, 0);
+    Put64(p + 24, c.nonce);
+  } else {
+    Put32(p + 24, c.value);
+  }
   return kCtrlFrameSize;
 }
 

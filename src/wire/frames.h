@@ -40,6 +40,17 @@ enum class CtrlType : uint8_t {
   kStale = 2,     // "your packet named an incarnation of mine that is gone"
   kSync = 3,      // "my send session `session` to you starts at PSN `value`"
   kNeedSync = 4,  // "I hold no session state for you: send kSync"
+  // "Prove that `dst_incarnation` is you, at the address I send this to":
+  // sent in answer to a frame that claims a new incarnation of a known peer
+  // (a restart). Carries a nonce only that address receives.
+  kChallenge = 5,
+  // "It is": the answer to a kChallenge, echoing its kind and nonce.
+  kChallengeReply = 6,
+};
+
+// What a kChallenge asks (ctrl byte 3). Unknown kinds are malformed.
+enum class ChallengeKind : uint8_t {
+  kIncarnation = 1,  // dst_incarnation is the receiver's current one
 };
 
 // Every datagram starts with a 4-byte preamble: magic, version, and the UDP
@@ -132,7 +143,15 @@ struct CtrlFrame {
   uint64_t dst_incarnation = 0;
   uint32_t session = 0;  // sender's send-session number (kSync, kProbe)
   uint32_t value = 0;    // kSync: first PSN of the session
+  // kChallenge / kChallengeReply only (zero on the wire otherwise): what is
+  // asked, and the challenger's nonce (bytes 24..31, in place of `value`).
+  ChallengeKind kind = ChallengeKind::kIncarnation;
+  uint64_t nonce = 0;
 };
+// Whether a ctrl frame of this type carries kind and nonce.
+inline constexpr bool IsChallengeType(CtrlType t) {
+  return t == CtrlType::kChallenge || t == CtrlType::kChallengeReply;
+}
 
 static_assert(kDataHeaderSize <= 48, "data header must stay within 48 bytes");
 

@@ -222,6 +222,10 @@ TEST(EndpointCoreScenarioTest,
   }
   EXPECT_EQ(failed, 1u);
   EXPECT_EQ(received, 1u);
+  // The new life's SYNC was a claim: A challenged it and B answered.
+  EXPECT_EQ(p.a->stats().peer_restarts, 1u);
+  EXPECT_GE(p.a->stats().challenges_sent, 1u);
+  EXPECT_GE(p.b->stats().challenges_answered, 1u);
 }
 
 // ---------------------------------------------------------------------------

@@ -39,7 +39,7 @@ inline constexpr uint64_t kPeerInc = 0x2222;
 // the peer's (it has spoken), `host`, last activity at time 0.
 inline PeerLink TestLink(PeerHost* host) {
   PeerLink link;
-  link.cfg.local_incarnation = kLocalInc;
+  link.our_inc = kLocalInc;
   link.host = host;
   link.peer_inc = kPeerInc;
   link.last_activity = TimeNs(0);

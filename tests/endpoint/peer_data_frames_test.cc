@@ -100,9 +100,10 @@ Bytes Pattern(size_t n) {
   return v;
 }
 
+constexpr uint64_t kOurInc = 0x1111;
+
 PeerConfig Config(uint32_t max_datagram, uint32_t min_uncopied) {
   PeerConfig c;
-  c.local_incarnation = 0x1111;
   c.max_datagram = max_datagram;
   c.mss = max_datagram -
           static_cast<uint32_t>(wire::kPreambleSize + wire::kDataHeaderSize +
@@ -117,7 +118,8 @@ PeerConfig Config(uint32_t max_datagram, uint32_t min_uncopied) {
 struct Sender {
   Sender(const PeerConfig& cfg, const Bytes& body, bool placed)
       : max_datagram(cfg.max_datagram),
-        peer(cfg, NetAddr::Ipv4(0x0a000002, kPort), /*seed=*/7, &host, kNow) {
+        peer(cfg, NetAddr::Ipv4(0x0a000002, kPort), /*seed=*/7,
+             /*our_inc=*/kOurInc, &host, kNow) {
     OutMessage m =
         OutMessage::Borrow(body.data(), static_cast<uint32_t>(body.size()));
     m.stream = 1;
@@ -181,7 +183,7 @@ TEST_P(BuilderTest, FragmentsBuiltOneByOneEqualTheSameFragmentsBuiltAsARun) {
   if (c.sync_lead) {
     wire::CtrlFrame sync;
     sync.type = wire::CtrlType::kSync;
-    sync.src_incarnation = cfg.local_incarnation;
+    sync.src_incarnation = kOurInc;
     sync.session = 5;
     lead.resize(lead.size() + wire::kCtrlFrameSize);
     wire::WriteCtrl(sync, absl::MakeSpan(lead).subspan(wire::kPreambleSize));

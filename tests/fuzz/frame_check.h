@@ -90,8 +90,13 @@ inline std::string CheckAccepted(const Frame& f) {
       const CtrlFrame& c = f.ctrl;
       if (c.src_incarnation == 0) return "ctrl frame with zero incarnation";
       if (c.type != CtrlType::kProbe && c.type != CtrlType::kStale &&
-          c.type != CtrlType::kSync && c.type != CtrlType::kNeedSync) {
+          c.type != CtrlType::kSync && c.type != CtrlType::kNeedSync &&
+          !IsChallengeType(c.type)) {
         return "ctrl frame with unknown type";
+      }
+      if (IsChallengeType(c.type) ? c.session != 0 || c.value != 0
+                                  : c.nonce != 0) {
+        return "ctrl frame with fields its type does not carry";
       }
       return "";
     }

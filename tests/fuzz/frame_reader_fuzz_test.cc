@@ -189,11 +189,15 @@ class DatagramGenerator {
 
   void AppendCtrl(Bytes* b) {
     CtrlFrame c;
-    c.type = static_cast<CtrlType>(1 + rng_.Uniform(4));
+    c.type = static_cast<CtrlType>(1 + rng_.Uniform(6));
     c.src_incarnation = rng_.Next() | 1;
     c.dst_incarnation = Incarnation();
-    c.session = U32();
-    c.value = U32();
+    if (IsChallengeType(c.type)) {
+      c.nonce = rng_.Next();
+    } else {
+      c.session = U32();
+      c.value = U32();
+    }
     const size_t at = b->size();
     b->resize(at + kCtrlFrameSize);
     ASSERT_EQ(WriteCtrl(c, absl::MakeSpan(*b).subspan(at)), kCtrlFrameSize);

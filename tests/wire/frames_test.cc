@@ -849,11 +849,49 @@ TEST(FrameParseErrorTest, MoreThanMaxSackWordsIsSackTooLong) {
 }
 
 TEST(FrameParseErrorTest, UnknownCtrlTypeIsBadCtrlType) {
-  for (int t : {0x00, 0x05, 0x7f, 0xff}) {
+  for (int t : {0x00, 0x07, 0x7f, 0xff}) {
     Bytes b = EncodeCtrl(SampleCtrl());
     b[kOffFlags] = static_cast<uint8_t>(t);
     EXPECT_EQ(ErrorOf(b), ParseError::kBadCtrlType) << t;
   }
+}
+
+TEST(FrameRoundTripTest, ChallengeFramesCarryKindAndNonce) {
+  for (CtrlType t : {CtrlType::kChallenge, CtrlType::kChallengeReply}) {
+    for (uint64_t nonce : {uint64_t{0}, uint64_t{1}, ~uint64_t{0},
+                           uint64_t{0x0123456789abcdef}}) {
+      CtrlFrame c;
+      c.type = t;
+      c.src_incarnation = 7;
+      c.dst_incarnation = 9;
+      c.kind = ChallengeKind::kIncarnation;
+      c.nonce = nonce;
+      Parsed p = ParseAll(EncodeCtrl(c));
+      ASSERT_EQ(p.error, ParseError::kNone);
+      ASSERT_EQ(p.frames.size(), 1u);
+      EXPECT_EQ(p.frames[0].ctrl.type, t);
+      EXPECT_EQ(p.frames[0].ctrl.kind, ChallengeKind::kIncarnation);
+      EXPECT_EQ(p.frames[0].ctrl.nonce, nonce);
+      EXPECT_EQ(p.frames[0].ctrl.src_incarnation, 7u);
+      EXPECT_EQ(p.frames[0].ctrl.dst_incarnation, 9u);
+    }
+  }
+}
+
+TEST(FrameParseErrorTest, ChallengeWithUnknownKindOrSessionIsRejected) {
+  CtrlFrame c;
+  c.type = CtrlType::kChallenge;
+  c.src_incarnation = 7;
+  c.dst_incarnation = 9;
+  c.nonce = 42;
+  for (int kind : {0, 2, 0xff}) {
+    Bytes b = EncodeCtrl(c);
+    b[3] = static_cast<uint8_t>(kind);
+    EXPECT_EQ(ErrorOf(b), ParseError::kBadCtrlType) << kind;
+  }
+  Bytes b = EncodeCtrl(c);
+  b[7] = 1;  // the session field is reserved in a challenge
+  EXPECT_EQ(ErrorOf(b), ParseError::kReservedNonZero);
 }
 
 DataHeader SamplePlaced() {

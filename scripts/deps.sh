@@ -7,6 +7,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libibverbs-dev ibverbs-utils perftest
       nlohmann-json3-dev
+      libssl-dev
       libdpdk-dev
       iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3
       ethtool clang libbpf-dev)

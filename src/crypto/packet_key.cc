@@ -16,7 +16,8 @@ void PacketKey::CtxDeleter::operator()(EVP_CIPHER_CTX* c) const {
   EVP_CIPHER_CTX_free(c);  // also wipes the key schedule
 }
 
-absl::StatusOr<PacketKey> PacketKey::Create(Kind kind, const KeyBytes& key) {
+absl::StatusOr<PacketKey> PacketKey::Create(Kind kind, Use use,
+                                            const KeyBytes& key) {
   std::unique_ptr<EVP_CIPHER, CipherDeleter> cipher(
       EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr));
   if (cipher == nullptr) {
@@ -24,13 +25,11 @@ absl::StatusOr<PacketKey> PacketKey::Create(Kind kind, const KeyBytes& key) {
   }
   PacketKey k;
   k.kind_ = kind;
-  k.seal_.reset(EVP_CIPHER_CTX_new());
-  k.open_.reset(EVP_CIPHER_CTX_new());
-  if (k.seal_ == nullptr || k.open_ == nullptr ||
-      EVP_EncryptInit_ex2(k.seal_.get(), cipher.get(), key.data(), nullptr,
-                          nullptr) != 1 ||
-      EVP_DecryptInit_ex2(k.open_.get(), cipher.get(), key.data(), nullptr,
-                          nullptr) != 1) {
+  k.use_ = use;
+  k.ctx_.reset(EVP_CIPHER_CTX_new());
+  if (k.ctx_ == nullptr ||
+      EVP_CipherInit_ex2(k.ctx_.get(), cipher.get(), key.data(), nullptr,
+                         use == Use::kSeal ? 1 : 0, nullptr) != 1) {
     return absl::InternalError("packet key: AES-128-GCM setup failed");
   }
   return k;
@@ -42,25 +41,27 @@ absl::StatusOr<PeerKeys> MakePeerKeys(absl::Span<const uint8_t> domain_key,
   if (!tx.ok()) return tx.status();
   absl::StatusOr<KeyBytes> rx = DerivePairKey(domain_key, remote, local);
   if (!rx.ok()) return rx.status();
-  PeerKeys keys;
-  absl::StatusOr<PacketKey> t = PacketKey::Create(PacketKey::Kind::kPair, *tx);
-  absl::StatusOr<PacketKey> r = PacketKey::Create(PacketKey::Kind::kPair, *rx);
+  using K = PacketKey;
+  absl::StatusOr<K> t = K::Create(K::Kind::kPair, K::Use::kSeal, *tx);
+  absl::StatusOr<K> r = K::Create(K::Kind::kPair, K::Use::kOpen, *rx);
   OPENSSL_cleanse(tx->data(), tx->size());
   OPENSSL_cleanse(rx->data(), rx->size());
   if (!t.ok()) return t.status();
   if (!r.ok()) return r.status();
-  keys.tx = *std::move(t);
-  keys.rx = *std::move(r);
-  return keys;
+  return PeerKeys{*std::move(t), *std::move(r)};
 }
 
-absl::StatusOr<PacketKey> MakeInitialKey(absl::Span<const uint8_t> domain_key) {
+absl::StatusOr<InitialKeys> MakeInitialKeys(
+    absl::Span<const uint8_t> domain_key) {
   absl::StatusOr<KeyBytes> key = DeriveInitialKey(domain_key);
   if (!key.ok()) return key.status();
-  absl::StatusOr<PacketKey> k =
-      PacketKey::Create(PacketKey::Kind::kInitial, *key);
+  using K = PacketKey;
+  absl::StatusOr<K> s = K::Create(K::Kind::kInitial, K::Use::kSeal, *key);
+  absl::StatusOr<K> o = K::Create(K::Kind::kInitial, K::Use::kOpen, *key);
   OPENSSL_cleanse(key->data(), key->size());
-  return k;
+  if (!s.ok()) return s.status();
+  if (!o.ok()) return o.status();
+  return InitialKeys{*std::move(s), *std::move(o)};
 }
 
 }  // namespace braid::crypto

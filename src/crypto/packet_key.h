@@ -1,6 +1,7 @@
-// A packet key ready for use: AES-128-GCM contexts for sealing and for
-// opening, keyed once, so that a datagram costs only setting its nonce —
-// no allocation and no key schedule per packet.
+// A packet key ready for use: an AES-128-GCM context keyed once for one use
+// (sealing or opening), so that a datagram costs only setting its nonce — no
+// allocation and no key schedule per packet. About 1 KiB of libcrypto state
+// each.
 #ifndef BRAID_CRYPTO_PACKET_KEY_H_
 #define BRAID_CRYPTO_PACKET_KEY_H_
 
@@ -22,21 +23,24 @@ class PacketKey {
     kInitial,  // the domain's initial key (DeriveInitialKey)
   };
 
-  // Keys both contexts with `key` (the key schedule runs here). Internal if
-  // libcrypto cannot provide AES-128-GCM.
-  static absl::StatusOr<PacketKey> Create(Kind kind, const KeyBytes& key);
+  enum class Use : uint8_t { kSeal, kOpen };
+
+  // Keys a context with `key` for `use` (the key schedule runs here).
+  // Internal if libcrypto cannot provide AES-128-GCM.
+  static absl::StatusOr<PacketKey> Create(Kind kind, Use use,
+                                          const KeyBytes& key);
 
   // An empty key: Seal and Open refuse it.
   PacketKey() = default;
   PacketKey(PacketKey&&) noexcept = default;
   PacketKey& operator=(PacketKey&&) noexcept = default;
 
-  bool empty() const { return seal_ == nullptr; }
+  bool empty() const { return ctx_ == nullptr; }
   Kind kind() const { return kind_; }
+  Use use() const { return use_; }
 
-  // The contexts, keyed, for protector.cc; each call sets the nonce anew.
-  EVP_CIPHER_CTX* seal_context() { return seal_.get(); }
-  EVP_CIPHER_CTX* open_context() { return open_.get(); }
+  // The keyed context, for protector.cc; each datagram sets the nonce anew.
+  EVP_CIPHER_CTX* context() { return ctx_.get(); }
 
  private:
   struct CtxDeleter {
@@ -44,8 +48,8 @@ class PacketKey {
   };
 
   Kind kind_ = Kind::kPair;
-  std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> seal_;
-  std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> open_;
+  Use use_ = Use::kSeal;
+  std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx_;
 };
 
 // The keys of one peer pair as seen from the local endpoint: `tx` seals
@@ -62,8 +66,16 @@ struct PeerKeys {
 absl::StatusOr<PeerKeys> MakePeerKeys(absl::Span<const uint8_t> domain_key,
                                       uint64_t local, uint64_t remote);
 
+// The domain's initial key, for sealing an endpoint's own first-contact
+// datagrams and for opening everyone else's.
+struct InitialKeys {
+  PacketKey seal;
+  PacketKey open;
+};
+
 // Derives and keys the domain's initial key (once per endpoint).
-absl::StatusOr<PacketKey> MakeInitialKey(absl::Span<const uint8_t> domain_key);
+absl::StatusOr<InitialKeys> MakeInitialKeys(
+    absl::Span<const uint8_t> domain_key);
 
 }  // namespace braid::crypto
 

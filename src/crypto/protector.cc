@@ -8,10 +8,12 @@ namespace braid::crypto {
 namespace {
 
 // The header of `datagram` (at least kMinProtectedDatagram bytes) if it is
-// well formed and names `key`'s kind.
-bool HeaderSuits(const PacketKey& key, absl::Span<const uint8_t> datagram,
-                 SecurityHeader* h) {
-  if (key.empty() || !ParseSecurityHeader(datagram, h)) return false;
+// well formed, names `key`'s kind, and `key` is made for `use`.
+bool HeaderSuits(const PacketKey& key, PacketKey::Use use,
+                 absl::Span<const uint8_t> datagram, SecurityHeader* h) {
+  if (key.empty() || key.use() != use || !ParseSecurityHeader(datagram, h)) {
+    return false;
+  }
   return h->initial_key() == (key.kind() == PacketKey::Kind::kInitial);
 }
 
@@ -28,10 +30,11 @@ size_t Seal(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
   SecurityHeader h;
   if (mode == SecurityMode::kNone || len < kProtectedFramesOffset ||
       datagram.size() < len + kTagSize ||
-      !HeaderSuits(key, datagram.first(len + kTagSize), &h)) {
+      !HeaderSuits(key, PacketKey::Use::kSeal, datagram.first(len + kTagSize),
+                   &h)) {
     return 0;
   }
-  EVP_CIPHER_CTX* ctx = key.seal_context();
+  EVP_CIPHER_CTX* ctx = key.context();
   const std::array<uint8_t, 12> nonce = NonceFor(h);
   uint8_t* p = datagram.data();
   const size_t aad = AadBytes(mode, len);
@@ -54,10 +57,11 @@ size_t Seal(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
 bool Open(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
           size_t* frames_len) {
   SecurityHeader h;
-  if (mode == SecurityMode::kNone || !HeaderSuits(key, datagram, &h)) {
+  if (mode == SecurityMode::kNone ||
+      !HeaderSuits(key, PacketKey::Use::kOpen, datagram, &h)) {
     return false;
   }
-  EVP_CIPHER_CTX* ctx = key.open_context();
+  EVP_CIPHER_CTX* ctx = key.context();
   const std::array<uint8_t, 12> nonce = NonceFor(h);
   uint8_t* p = datagram.data();
   const size_t len = datagram.size() - kTagSize;

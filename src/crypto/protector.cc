@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "openssl/core_names.h"
 #include "openssl/evp.h"
+#include "openssl/params.h"
 
 namespace braid::crypto {
 namespace {
@@ -66,11 +68,14 @@ bool Open(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
   uint8_t* p = datagram.data();
   const size_t len = datagram.size() - kTagSize;
   const size_t aad = AadBytes(mode, len);
-  uint8_t tag[kTagSize];
-  std::memcpy(tag, p + len, kTagSize);
+  uint8_t tag_bytes[kTagSize];
+  std::memcpy(tag_bytes, p + len, kTagSize);
+  OSSL_PARAM tag[] = {OSSL_PARAM_construct_octet_string(
+                          OSSL_CIPHER_PARAM_AEAD_TAG, tag_bytes, kTagSize),
+                      OSSL_PARAM_construct_end()};
   int out = 0;
   if (EVP_DecryptInit_ex2(ctx, nullptr, nullptr, nonce.data(), nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, kTagSize, tag) != 1 ||
+      EVP_CIPHER_CTX_set_params(ctx, tag) != 1 ||
       EVP_DecryptUpdate(ctx, nullptr, &out, p, static_cast<int>(aad)) != 1) {
     return false;
   }

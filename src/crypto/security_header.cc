@@ -1,20 +1,26 @@
 #include "crypto/security_header.h"
 
+#include <cstring>
+
 namespace braid::crypto {
 namespace {
 
+// Whole-word loads and stores, so that a header written just before Seal
+// reads it back through store forwarding.
 void Put64(uint8_t* p, uint64_t v) {
-  for (int i = 7; i >= 0; --i, v >>= 8) p[i] = static_cast<uint8_t>(v);
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
 }
 
 void Put32(uint8_t* p, uint32_t v) {
-  for (int i = 3; i >= 0; --i, v >>= 8) p[i] = static_cast<uint8_t>(v);
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
 }
 
 uint64_t Get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
 }
 
 }  // namespace

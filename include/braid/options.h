@@ -202,6 +202,36 @@ struct DpdkBackendOptions {
   bool checksum_offload = true;
 };
 
+// Packet protection (docs/security.md). Both ends of a conversation must use
+// the same mode and the same domain key; a datagram that fails its check is
+// dropped and counted.
+enum class SecurityMode : uint8_t {
+  kNone,     // no protection (the default): as the wire format describes
+  kAuth,     // every datagram authenticated (AES-GMAC); frames in clear
+  kEncrypt,  // every datagram authenticated and its frames encrypted (AES-GCM)
+};
+
+// "none" | "auth" | "encrypt".
+absl::StatusOr<SecurityMode> ParseSecurityMode(absl::string_view s);
+const char* SecurityModeName(SecurityMode m);
+
+struct SecurityOptions {
+  SecurityMode mode = SecurityMode::kNone;
+  // The security-domain key every endpoint of the domain shares: 16..64 raw
+  // bytes (32 recommended), required unless mode is kNone. Per-peer-pair
+  // packet keys are derived from it and both incarnations (HKDF-SHA256), so
+  // a restart rekeys. Whoever holds it can forge and read the domain's
+  // traffic.
+  std::string domain_key;
+};
+
+// Reads a domain key from the file at `path`: exactly 32 raw bytes, or 64
+// hex digits (either case) optionally followed by one newline. Errors:
+// NotFound (no such file), PermissionDenied (unreadable, or readable by
+// group or others: chmod 600 it), InvalidArgument (not a regular file, a
+// wrong size, a character that is not a hex digit), each naming the path.
+absl::StatusOr<std::string> LoadDomainKey(absl::string_view path);
+
 struct EndpointOptions {
   // Local address to bind, "ip:port" or "[ip6]:port"; port 0 picks one.
   // Peers must be of the same family, except that "[::]:port" on a
@@ -219,6 +249,8 @@ struct EndpointOptions {
   ProtocolOptions protocol;
   UdpBackendOptions udp;
   DpdkBackendOptions dpdk;
+  // Packet authentication / encryption; off by default.
+  SecurityOptions security;
   // Seed for incarnation and path choices; 0 = from the OS's randomness.
   // A fixed seed also fixes the key of the endpoint's unguessable values
   // (the incarnation each peer sees, challenge nonces): anyone who knows

@@ -100,6 +100,13 @@ struct DropStats {
   // A control reply (STALE, challenge, challenge reply) not sent: more
   // were queued than one transmit burst may carry.
   uint64_t ctrl_reply_overflow = 0;
+  // Packet protection (SecurityOptions): a datagram that is not sealed, or
+  // whose tag does not match; one whose key would need a derivation beyond
+  // the rate unauthenticated input may cause; a frame naming incarnations
+  // other than those its datagram was sealed for.
+  uint64_t auth_failed = 0;
+  uint64_t auth_no_key = 0;
+  uint64_t auth_mismatch = 0;
   uint64_t malformed() const {
     return truncated + bad_version + bad_type + bad_flags + reserved_nonzero +
            zero_incarnation + fragment_bounds + empty_fragment + sack_too_long +
@@ -221,6 +228,10 @@ struct EndpointStats {
   uint64_t peer_restarts = 0;        // a peer proved a new incarnation
   uint64_t challenges_sent = 0;      // claims of a restart we challenged
   uint64_t challenges_answered = 0;  // challenges of peers we answered
+  // Packet protection: datagrams not sent because they could not be sealed,
+  // and key derivations refused (rate-limited; see drops.auth_no_key).
+  uint64_t seal_failures = 0;
+  uint64_t key_derivations_refused = 0;
   // Peers the transmit scan visited: grows with the peers that had
   // something to send, not with the peer table (idle peers cost a poll
   // nothing).

@@ -321,6 +321,16 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Impl::Open(
   } else {
     cfg.secret = endpoint::EndpointSecret::RandomKey();
   }
+  if (options.security.mode != SecurityMode::kNone) {
+    absl::StatusOr<std::unique_ptr<endpoint::PacketGuard>> guard =
+        endpoint::PacketGuard::Create(options.security.mode,
+                                      options.security.domain_key);
+    if (!guard.ok()) {
+      return absl::Status(guard.status().code(),
+                          absl::StrCat("security: ", guard.status().message()));
+    }
+    cfg.guard = std::move(*guard);
+  }
   cfg.entropy_count = be->EntropyCount();
   cfg.max_datagram = be->MaxDatagram();
   cfg.local_port = be->LocalAddress().port;

@@ -25,20 +25,30 @@ constexpr size_t kMaxCopyPoolBytes = 8 << 20;
 EndpointCore::EndpointCore(const CoreConfig& cfg)
     : cfg_(cfg),
       secret_(cfg.secret),
+      guard_(cfg.guard),
       rng_(cfg.seed),
       peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
+  // Packet protection puts a security header between the preamble and the
+  // frames and a tag after them: frames get that much less room.
+  const uint32_t tag = guard_ ? PacketGuard::kTagBytes : 0;
+  lead_ = static_cast<uint32_t>(wire::kPreambleSize +
+                                (guard_ ? PacketGuard::kHeaderBytes : 0));
   peer_cfg_.proto = cfg.proto;
-  peer_cfg_.max_datagram = cfg.max_datagram;
-  peer_cfg_.ack_reach = wire::AckReachIn(cfg.max_datagram);
-  peer_cfg_.min_uncopied_payload = cfg.min_uncopied_payload;
+  peer_cfg_.max_datagram = cfg.max_datagram - tag;
+  peer_cfg_.lead = lead_;
+  peer_cfg_.ack_reach =
+      wire::AckReachIn(cfg.max_datagram - tag - lead_ + wire::kPreambleSize);
+  // Sealing reads the whole datagram from its slot: no payload may stay
+  // in the message's buffer.
+  peer_cfg_.min_uncopied_payload =
+      guard_ ? UINT32_MAX : cfg.min_uncopied_payload;
   peer_cfg_.acked_runs = cfg.acked_runs;
   // A data frame always leaves room for a SYNC frame in front of it: until
   // the receiver confirms a session every datagram must carry one (see
   // peer.h), so full-size fragments must still fit.
   peer_cfg_.mss =
-      cfg.max_datagram -
-      static_cast<uint32_t>(wire::kPreambleSize + wire::kDataHeaderSize +
-                            wire::kCtrlFrameSize);
+      peer_cfg_.max_datagram - lead_ -
+      static_cast<uint32_t>(wire::kDataHeaderSize + wire::kCtrlFrameSize);
   peer_cfg_.entropy_count = cfg.entropy_count;
 }
 
@@ -352,15 +362,27 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   from.port = reply_port;
   // The port the datagram left from: the peer's entropy (its return path).
   const uint16_t return_port = src.port;
-  wire::FrameReader reader(bytes.subspan(wire::kPreambleSize));
-  wire::Frame f;
   PeerEntry* peer = FindPeer(from);
   // The incarnation we present to `from`: computed (a keyed hash) only for
   // a stranger's frame that names one.
   uint64_t our_inc = peer != nullptr ? peer->peer.our_incarnation() : 0;
+  absl::Span<const uint8_t> frames = bytes.subspan(wire::kPreambleSize);
+  crypto::SecurityHeader sealed;  // packet protection: who sealed it for whom
+  if (guard_ != nullptr &&
+      !OpenDatagram(now, bytes, from, peer, &our_inc, &sealed, &frames)) {
+    return;
+  }
+  wire::FrameReader reader(frames);
+  wire::Frame f;
   bool data = false;  // the datagram carried a data frame for `peer`
   while (reader.Next(&f)) {
     const FrameAddress a = AddressOf(f);
+    if (guard_ != nullptr &&
+        (a.src != sealed.src_incarnation || a.dst != sealed.dst_incarnation)) {
+      // A frame must name the incarnations its datagram was sealed for.
+      ++drops_.auth_mismatch;
+      continue;
+    }
     if (our_inc == 0 && a.dst != 0) our_inc = OurIncarnationFor(from);
     if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local, our_inc)) {
       continue;
@@ -411,6 +433,60 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     // Held only for an answer to this datagram's data.
     if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
     Touch(peer);
+  }
+}
+
+bool EndpointCore::OpenDatagram(TimeNs now, absl::Span<const uint8_t> bytes,
+                                const NetAddr& from, PeerEntry* peer,
+                                uint64_t* our_inc, crypto::SecurityHeader* h,
+                                absl::Span<const uint8_t>* frames) {
+  // Our incarnation towards a stranger is a keyed hash: computed only if
+  // the datagram names one (not for a first contact under the initial key).
+  if (*our_inc == 0 && crypto::ParseSecurityHeader(bytes, h) &&
+      !h->initial_key()) {
+    *our_inc = OurIncarnationFor(from);
+  }
+  switch (guard_->Open(now, bytes, *our_inc,
+                       peer != nullptr ? peer->peer.peer_incarnation() : 0,
+                       peer != nullptr ? KeysOf(peer) : nullptr, h, frames)) {
+    case PacketGuard::OpenResult::kOk:
+      return true;
+    case PacketGuard::OpenResult::kFailed:
+      ++drops_.auth_failed;
+      return false;
+    case PacketGuard::OpenResult::kNoKey:
+      ++drops_.auth_no_key;
+      return false;
+  }
+  return false;
+}
+
+void EndpointCore::Seal(TimeNs now, TxBatch* batch, size_t from, PeerEntry* p) {
+  absl::Span<backend::TxPacket> pkts = batch->mutable_packets();
+  for (size_t i = from; i < pkts.size(); ++i) {
+    backend::TxPacket& pk = pkts[i];
+    uint8_t* d = const_cast<uint8_t*>(pk.data);  // the batch's own slot
+    uint64_t src, dst;
+    PeerKeyCache* keys = nullptr;
+    if (p != nullptr) {
+      src = p->peer.our_incarnation();
+      dst = p->peer.peer_incarnation();
+      keys = KeysOf(p);
+    } else {
+      wire::FrameReader r(absl::MakeConstSpan(d + lead_, pk.len - lead_));
+      wire::Frame f;
+      r.Next(&f);  // a control reply we wrote
+      src = f.ctrl.src_incarnation;
+      dst = f.ctrl.dst_incarnation;
+      if (PeerEntry* q = FindPeer(pk.dst)) keys = KeysOf(q);
+    }
+    const size_t n = guard_->Seal(now, d, pk.len, src, dst, keys);
+    if (n == 0) {
+      ++seal_failures_;
+      pk.len = wire::kPreambleSize;  // carries nothing; dropped on arrival
+    } else {
+      pk.len = static_cast<uint32_t>(n);
+    }
   }
 }
 
@@ -515,19 +591,21 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     const CtrlReply r = ctrl_replies_.back();
     ctrl_replies_.pop_back();
     absl::Span<uint8_t> slot = batch->next_slot();
-    const size_t len =
-        wire::WritePreamble(cfg_.local_port, slot) +
-        wire::WriteCtrl(r.frame, slot.subspan(wire::kPreambleSize));
+    wire::WritePreamble(cfg_.local_port, slot);
+    const size_t len = lead_ + wire::WriteCtrl(r.frame, slot.subspan(lead_));
     batch->Commit(r.to, 0, static_cast<uint32_t>(len), false, {}, r.local);
+    if (guard_ != nullptr) Seal(now, batch, batch->size() - 1, nullptr);
     ++n;
   }
+  if (guard_ != nullptr) uncopied_payloads = false;  // sealed in the slot
   // Round-robin over the peers that may have something to send, a few
   // datagrams each per turn, so one busy peer cannot starve the others
   // within a burst. A peer whose turn ends with nothing left to send leaves
   // the list until its next event (Touch).
   // A peer alone on the list keeps its turn as long as it has datagrams.
   constexpr size_t kPerTurn = 4;
-  uint8_t preamble[wire::kPreambleSize];
+  // The preamble, and room for a security header (Seal writes it).
+  uint8_t preamble[wire::kPreambleSize + PacketGuard::kHeaderBytes] = {};
   wire::WritePreamble(cfg_.local_port, absl::MakeSpan(preamble));
   size_t idle_turns = 0;
   while (!batch->full() && !ready_.empty() && idle_turns < ready_.size()) {
@@ -539,7 +617,9 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
     while (sent < turn && !batch->full()) {
       if (cfg_.full_datagram_fast_path && p->peer.MayBuildFull()) {
         const size_t k = p->peer.BuildFullDatagrams(
-            now, batch, turn - sent, preamble, uncopied_payloads);
+            now, batch, turn - sent, absl::MakeConstSpan(preamble, lead_),
+            uncopied_payloads);
+        if (guard_ != nullptr && k > 0) Seal(now, batch, batch->size() - k, p);
         sent += k;
         full_datagrams_ += k;
         if (k > 0 || batch->full()) continue;  // full: it closed the batch
@@ -550,21 +630,21 @@ size_t EndpointCore::PollTx(TimeNs now, TxBatch* batch, bool hold_acks,
       }
       wire::Entropy e = 0;
       absl::Span<uint8_t> slot =
-          batch->next_slot().subspan(0, cfg_.max_datagram);
+          batch->next_slot().subspan(0, peer_cfg_.max_datagram);
       absl::Span<const uint8_t> tail;
       backend::TxHold* hold = nullptr;
-      const size_t len = p->peer.BuildDatagram(
-          now, slot.subspan(wire::kPreambleSize), &e, hold_acks,
-          uncopied_payloads ? &tail : nullptr, &hold);
+      const size_t len =
+          p->peer.BuildDatagram(now, slot.subspan(lead_), &e, hold_acks,
+                                uncopied_payloads ? &tail : nullptr, &hold);
       if (p->peer.TakeCreditSqueezed() && !p->credit_squeezed) {
         p->credit_squeezed = true;
         squeezed_.push_back(p);
       }
       if (len == 0) break;
       wire::WritePreamble(cfg_.local_port, slot);
-      batch->Commit(p->peer.addr(), e,
-                    static_cast<uint32_t>(len + wire::kPreambleSize), true,
+      batch->Commit(p->peer.addr(), e, static_cast<uint32_t>(len + lead_), true,
                     tail, p->peer.local(), 0, tail.empty() ? nullptr : hold);
+      if (guard_ != nullptr) Seal(now, batch, batch->size() - 1, p);
       ++sent;
     }
     n += sent;
@@ -712,6 +792,9 @@ EndpointStats EndpointCore::stats() const {
   e.peer_restarts = peer_restarts_;
   e.challenges_sent = challenges_sent_;
   e.challenges_answered = challenges_answered_;
+  e.seal_failures = seal_failures_;
+  e.key_derivations_refused =
+      guard_ != nullptr ? guard_->derivations_refused() : 0;
   e.tx_peer_visits = tx_peer_visits_;
   e.penalties = sum.penalties;
   e.recycles = sum.recycles;

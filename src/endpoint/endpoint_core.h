@@ -20,6 +20,7 @@
 #include "endpoint/endpoint_secret.h"
 #include "endpoint/held_sends.h"
 #include "endpoint/out_message.h"
+#include "endpoint/packet_guard.h"
 #include "endpoint/peer.h"
 #include "endpoint/peer_table.h"
 #include "endpoint/ring.h"
@@ -38,6 +39,9 @@ struct CoreConfig {
   // challenge nonces). Endpoint::Open draws it from the kernel; a fixed
   // key (tests, the simulator) makes them predictable.
   EndpointSecret::Key secret{};
+  // Packet protection (auth / encrypt), or null for none. Owned by the one
+  // core built from this config (it holds per-endpoint counters).
+  std::shared_ptr<PacketGuard> guard;
   uint64_t seed = 1;  // path choices
   uint32_t entropy_count = 16384;
   uint32_t max_datagram = 1472;
@@ -245,6 +249,21 @@ class EndpointCore final : public PeerHost {
                       const wire::CtrlFrame& c);
   // A claim that `peer` restarted as `claimed`: challenge its address.
   void Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed, uint8_t local);
+  // Packet protection: opens `bytes` from `from` (`peer`, null if none;
+  // *our_inc computed if needed). False (counted) if it does not check out.
+  bool OpenDatagram(TimeNs now, absl::Span<const uint8_t> bytes,
+                    const NetAddr& from, PeerEntry* peer, uint64_t* our_inc,
+                    crypto::SecurityHeader* h,
+                    absl::Span<const uint8_t>* frames);
+  // The peer's key cache (created on first use; packet protection only).
+  PeerKeyCache* KeysOf(PeerEntry* p) {
+    if (!p->keys) p->keys = std::make_unique<PeerKeyCache>();
+    return p->keys.get();
+  }
+  // Seals packets [from, size()) of `batch`, all for `p` (null: each is a
+  // control reply, sealed for the incarnations its frame names). One that
+  // cannot be sealed is cut to a bare preamble (a receiver drops it).
+  void Seal(TimeNs now, TxBatch* batch, size_t from, PeerEntry* p);
   // A kChallenge or kChallengeReply already addressed to us (`our_inc`).
   void OnChallengeFrame(TimeNs now, PeerEntry* peer, const wire::CtrlFrame& c,
                         const NetAddr& from, uint8_t local, uint64_t our_inc);
@@ -274,6 +293,9 @@ class EndpointCore final : public PeerHost {
   CoreConfig cfg_;
   PeerConfig peer_cfg_;
   EndpointSecret secret_;
+  std::shared_ptr<PacketGuard> guard_;
+  // Bytes in front of a datagram's frames (PeerConfig::lead).
+  uint32_t lead_ = wire::kPreambleSize;
   Rng rng_;
   reorder::BufferPool pool_;
   PeerTable peers_;
@@ -314,6 +336,7 @@ class EndpointCore final : public PeerHost {
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
   uint64_t peer_restarts_ = 0;
   uint64_t challenges_sent_ = 0, challenges_answered_ = 0;
+  uint64_t seal_failures_ = 0;
 };
 
 }  // namespace braid::endpoint

@@ -111,7 +111,8 @@ class Peer {
   // re-send, the end or start of a message, or a closed window all leave it
   // to BuildDatagram. Each datagram is byte for byte, and changes the
   // peer's state exactly, as BuildDatagram (tail != nullptr iff
-  // `uncopied`) would; it starts with `preamble` (kPreambleSize bytes).
+  // `uncopied`) would; it starts with `preamble` (PeerConfig::lead bytes:
+  // the preamble and room for a security header).
   // What it saves is the per-datagram work of the general path (frame
   // checks, re-send queue peeks, deferred copies). Returns the count.
   size_t BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,

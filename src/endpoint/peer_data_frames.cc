@@ -238,7 +238,8 @@ size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
       inflight_.empty()) {
     return 0;
   }
-  const uint32_t room = cfg().max_datagram - wire::kPreambleSize;
+  const uint32_t lead = cfg().lead;
+  const uint32_t room = cfg().max_datagram - lead;
   size_t n = 0;
   // CanSendNew() as of now; recomputed after each run (nothing else
   // changes it inside this loop).
@@ -269,15 +270,14 @@ size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     if (count == 0) break;  // (not expected: CanSendNew held for the first)
     run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
-    const uint32_t len = wire::kPreambleSize + hdr + (tail_uncopied ? 0 : plen);
+    const uint32_t len = lead + hdr + (tail_uncopied ? 0 : plen);
     const wire::Entropy entropy = paths_.entropy(path);
     uint8_t* first = batch->next_slot().data();
-    std::memcpy(first, preamble.data(), wire::kPreambleSize);
+    std::memcpy(first, preamble.data(), lead);
     uint8_t* frame = nullptr;
     WriteNewFragments(
-        m, path, plen, count, now,
-        absl::MakeSpan(first + wire::kPreambleSize, room), batch->slot_size(),
-        wire::kPreambleSize,
+        m, path, plen, count, now, absl::MakeSpan(first + lead, room),
+        batch->slot_size(), lead,
         [&](uint32_t i, uint8_t* f, const uint8_t* payload) {
           absl::Span<const uint8_t> tail;
           if (tail_uncopied) {

@@ -55,8 +55,12 @@ class PeerHost {
 // Fixed settings of every peer of one endpoint.
 struct PeerConfig {
   ProtocolOptions proto;
-  uint32_t max_datagram = 1472;  // bytes of one datagram
-  uint32_t mss = 1424;           // payload bytes of one data frame
+  // Bytes of one datagram, less what packet protection appends (its tag).
+  uint32_t max_datagram = 1472;
+  // Bytes in front of a datagram's frames: the preamble, and with packet
+  // protection its security header (EndpointCore writes both).
+  uint32_t lead = wire::kPreambleSize;
+  uint32_t mss = 1424;  // payload bytes of one data frame
   uint32_t entropy_count = 16384;
   uint32_t min_uncopied_payload = 8192;  // see CoreConfig
   // PSNs past the lowest unacked one that new data may reach: what one of

@@ -189,7 +189,7 @@ class PeerSender {
   // Room for frames in a datagram that carries nothing else (a SYNC frame
   // in front until the session is confirmed).
   size_t WholeDatagramRoom() const {
-    return cfg().max_datagram - wire::kPreambleSize -
+    return cfg().max_datagram - cfg().lead -
            (session_confirmed_ ? 0 : wire::kCtrlFrameSize);
   }
   OutMessage* MessageForTag(uint64_t tag);

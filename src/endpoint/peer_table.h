@@ -12,6 +12,7 @@
 #include "absl/functional/function_ref.h"
 #include "braid/address.h"
 #include "braid/stats.h"
+#include "endpoint/packet_guard.h"
 #include "endpoint/peer.h"
 #include "endpoint/wake_heap.h"
 
@@ -32,6 +33,8 @@ struct PeerEntry {
   // On the core's list of peers whose credit the receive queue held down
   // (Peer::TakeCreditSqueezed); cleared when the application polls.
   bool credit_squeezed = false;
+  // Its packet keys (packet protection only; see PacketGuard).
+  std::unique_ptr<PeerKeyCache> keys;
 };
 
 class PeerTable {

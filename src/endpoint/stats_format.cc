@@ -80,6 +80,9 @@ void AddDrops(const DropStats& d, Fields* f) {
       {"drop_unproven_claim", d.unproven_claim},
       {"drop_bad_challenge_reply", d.bad_challenge_reply},
       {"drop_ctrl_reply_overflow", d.ctrl_reply_overflow},
+      {"drop_auth_failed", d.auth_failed},
+      {"drop_auth_no_key", d.auth_no_key},
+      {"drop_auth_mismatch", d.auth_mismatch},
       {"malformed_total", d.malformed()},
   };
   for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
@@ -112,6 +115,8 @@ Fields Flatten(const EndpointStats& s) {
       {"peer_restarts", s.peer_restarts},
       {"challenges_sent", s.challenges_sent},
       {"challenges_answered", s.challenges_answered},
+      {"seal_failures", s.seal_failures},
+      {"key_derivations_refused", s.key_derivations_refused},
       {"tx_peer_visits", s.tx_peer_visits},
       {"path_penalties", s.penalties},
       {"path_recycles", s.recycles},

@@ -18,7 +18,10 @@ struct Wire {
 
 class CorePair {
  public:
-  explicit CorePair(ProtocolOptions proto = {}, uint32_t max_datagram = 1472) {
+  // `security`: both cores protect their packets so, with kDomainKey.
+  explicit CorePair(ProtocolOptions proto = {}, uint32_t max_datagram = 1472,
+                    SecurityMode security = SecurityMode::kNone)
+      : security_(security) {
     a_addr = NetAddr::Ipv4(0x0a000001, 7000);
     b_addr = NetAddr::Ipv4(0x0a000002, 7000);
     CoreConfig c;
@@ -27,10 +30,21 @@ class CorePair {
     c.local_port = 7000;
     c.incarnation = 0x1111;
     c.seed = 1;
+    c.secret[0] = 1;
+    c.guard = Guard(security_);
     a = std::make_unique<EndpointCore>(c);
     c.incarnation = 0x2222;
     c.seed = 2;
+    c.secret[0] = 2;
+    c.guard = Guard(security_);
     b = std::make_unique<EndpointCore>(c);
+  }
+  static constexpr char kDomainKey[] = "braid test domain key, 32 bytes";
+  // A guard for `mode` with `key` (null for kNone).
+  static std::shared_ptr<PacketGuard> Guard(
+      SecurityMode mode, absl::string_view key = kDomainKey) {
+    if (mode == SecurityMode::kNone) return nullptr;
+    return std::move(PacketGuard::Create(mode, key).value());
   }
   // Restarts B with a new incarnation (all state lost).
   void RestartB(uint64_t incarnation) {
@@ -38,6 +52,8 @@ class CorePair {
     c.local_port = 7000;
     c.incarnation = incarnation;
     c.seed = 3;
+    c.secret[0] = 3;
+    c.guard = Guard(security_);
     b = std::make_unique<EndpointCore>(c);
   }
 
@@ -68,6 +84,7 @@ class CorePair {
   uint64_t datagrams = 0;
 
  private:
+  SecurityMode security_;
   TxBatch batch_{64, 9000};
   bool Pump(EndpointCore& src, const NetAddr& src_addr, EndpointCore& dst,
             const NetAddr& dst_addr) {

@@ -1,10 +1,12 @@
 // Key derivation: HKDF-SHA256 (RFC 5869) through OpenSSL's EVP_KDF, and the
 // two kinds of packet key braid derives from a security-domain key.
 //
-// Keys are AES-128: GCM's security rests on the 128-bit block and tag, not
-// on the key length, for the volumes one key protects here (a pair key lives
-// for one pair of incarnations); AES-128 runs 10 rounds against AES-256's
-// 14, so sealing a datagram with AES-NI costs about 30 % less.
+// Keys are AES-128 (AES-NI, GCM): GCM's security at the volumes one key
+// protects here (a pair key lives for one pair of incarnations) rests on its
+// 128-bit block and tag, not on the key length, and AES-128 runs 10 rounds
+// against AES-256's 14. The saving is small at datagram sizes, where GHASH
+// and libcrypto's per-call work weigh as much: `openssl speed -evp` at 1472
+// bytes, 1.33 against 1.24 GB/s.
 //
 // Derivation runs when a peer's incarnation becomes known, never per packet:
 // it allocates and costs microseconds.

@@ -19,7 +19,7 @@ include(CMakePackageConfigHelpers)
 # The modules behind include/braid/endpoint.h. A module added to the
 # endpoint's dependencies must be added here too: the link below uses
 # --no-undefined, so a missing one fails the build instead of a user's link.
-set(BRAID_SHARED_MODULES braid_wire braid_cc braid_multipath braid_retransmit
+set(BRAID_SHARED_MODULES braid_wire braid_crypto braid_cc braid_multipath braid_retransmit
     braid_reorder braid_backend_udp braid_backend_impair braid_core
     braid_endpoint)
 set(_braid_objects "")

@@ -80,6 +80,39 @@ absl::Status LoadBackend(
   return absl::OkStatus();
 }
 
+// BRAID_VERBS_SECURITY and BRAID_VERBS_KEY_FILE.
+absl::Status LoadSecurity(
+    const std::function<const char*(const char*)>& getenv_fn, VerbsConfig* c) {
+  if (const char* v = getenv_fn("BRAID_VERBS_SECURITY"); v && *v) {
+    absl::StatusOr<SecurityMode> m = ParseSecurityMode(v);
+    if (!m.ok()) return Bad("BRAID_VERBS_SECURITY", v, "none, auth or encrypt");
+    c->security.mode = *m;
+  }
+  const char* file = getenv_fn("BRAID_VERBS_KEY_FILE");
+  const bool has_file = file != nullptr && *file != 0;
+  if (c->security.mode == SecurityMode::kNone) {
+    if (has_file) {
+      return absl::InvalidArgumentError(
+          "BRAID_VERBS_KEY_FILE is set but BRAID_VERBS_SECURITY is not auth "
+          "or encrypt");
+    }
+    return absl::OkStatus();
+  }
+  if (!has_file) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "BRAID_VERBS_SECURITY=", SecurityModeName(c->security.mode),
+        " needs BRAID_VERBS_KEY_FILE (the security domain key)"));
+  }
+  absl::StatusOr<std::string> key = LoadDomainKey(file);
+  if (!key.ok()) {
+    return absl::Status(
+        key.status().code(),
+        absl::StrCat("BRAID_VERBS_KEY_FILE: ", key.status().message()));
+  }
+  c->security.domain_key = *std::move(key);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
@@ -91,6 +124,7 @@ EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
   o.protocol.cc = cc;
   o.backend = backend;
   o.dpdk = dpdk;
+  o.security = security;
   return o;
 }
 
@@ -199,6 +233,7 @@ absl::StatusOr<VerbsConfig> LoadConfig(
     c.min_ack_timeout = DurationNs::Millis(static_cast<int64_t>(x));
   }
   if (absl::Status s = LoadBackend(getenv_fn, &c); !s.ok()) return s;
+  if (absl::Status s = LoadSecurity(getenv_fn, &c); !s.ok()) return s;
   c.progress_spin =
       CpusAvailable() >= 4 ? DurationNs::Micros(50) : DurationNs::Zero();
   if (const char* v = getenv_fn("BRAID_VERBS_SPIN_US"); v && *v) {

@@ -57,6 +57,10 @@ struct VerbsConfig {
   // dpdk the endpoint is busy-polled, and so is the progress thread.
   BackendKind backend = BackendKind::kUdp;
   DpdkBackendOptions dpdk;
+  // BRAID_VERBS_SECURITY (none, auth, encrypt) and BRAID_VERBS_KEY_FILE
+  // (the security domain key, see LoadDomainKey): packet protection of
+  // every endpoint (docs/security.md).
+  SecurityOptions security;
   // The RC local ACK timeout (timeout / retry_cnt) is never shorter than
   // this: braid's loss recovery, and a loaded host's scheduling, can hold a
   // responder's answer for seconds (perftest under 1 % loss on a loaded

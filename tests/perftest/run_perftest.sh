@@ -6,6 +6,8 @@
 #
 # usage: run_perftest.sh <path/to/libbraid-verbs.so> [filter-regex]
 # env:   BRAID_VERBS_LOSS (e.g. 1%) is passed through to both processes.
+#        BRAID_VERBS_SECURITY (auth, encrypt) too; without
+#        BRAID_VERBS_KEY_FILE a fresh domain key (mode 600) is made for the run.
 #        PERFTEST_ITERS   iterations per size (default 20 for -a, 200 else)
 #        PERFTEST_TIMEOUT seconds per process (default 240)
 #        PERFTEST_PORT    first TCP port for perftest's own exchange
@@ -29,7 +31,9 @@ cleanup() {
     wait "$server_pid" 2>/dev/null
   fi
 }
-trap cleanup EXIT INT TERM
+# Logs stay on failure; a key made for the run never does.
+trap 'cleanup; rm -f "$LOGDIR/domain.key"' EXIT
+trap cleanup INT TERM
 
 for bin in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
            ib_write_lat ib_read_lat ib_atomic_lat ibv_devinfo \
@@ -184,7 +188,12 @@ run_config_error() {
 }
 
 D=(-d braid0)
-echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0} logs=$LOGDIR"
+if [[ -n "${BRAID_VERBS_SECURITY:-}" && -z "${BRAID_VERBS_KEY_FILE:-}" ]]; then
+  (umask 077 && head -c 32 /dev/urandom >"$LOGDIR/domain.key")
+  export BRAID_VERBS_KEY_FILE="$LOGDIR/domain.key"
+fi
+echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0}" \
+  "security=${BRAID_VERBS_SECURITY:-none} logs=$LOGDIR"
 
 run_single ibv_devinfo_v ibv_devinfo -v
 # An invalid setting: a clear message, braid0 not listed, no crash.

@@ -1,7 +1,10 @@
 #include "verbs_compat/config.h"
 
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -81,6 +84,43 @@ TEST(VerbsConfigTest, BadValuesNameTheVariable) {
               std::string::npos)
         << c.status();
   }
+}
+
+TEST(VerbsConfigTest, SecurityTakesAModeAndAKeyFileTogether) {
+  char path[] = "/tmp/braid_verbs_key_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string hex(64, 'a');
+  ASSERT_EQ(write(fd, hex.data(), hex.size()),
+            static_cast<ssize_t>(hex.size()));
+  close(fd);
+  ASSERT_EQ(chmod(path, 0600), 0);
+  absl::StatusOr<VerbsConfig> c = Load(
+      {{"BRAID_VERBS_SECURITY", "encrypt"}, {"BRAID_VERBS_KEY_FILE", path}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->security.mode, SecurityMode::kEncrypt);
+  EXPECT_EQ(c->security.domain_key, std::string(32, '\xaa'));
+  EXPECT_EQ(c->ToEndpointOptions(1).security.mode, SecurityMode::kEncrypt);
+  // Each without the other, a bad mode, a key file others may read.
+  const std::map<std::string, std::string> bad[] = {
+      {{"BRAID_VERBS_SECURITY", "auth"}},
+      {{"BRAID_VERBS_KEY_FILE", path}},
+      {{"BRAID_VERBS_SECURITY", "aes"}, {"BRAID_VERBS_KEY_FILE", path}},
+      {{"BRAID_VERBS_SECURITY", "auth"},
+       {"BRAID_VERBS_KEY_FILE", "/nonexistent/key"}},
+  };
+  for (const auto& env : bad) {
+    absl::StatusOr<VerbsConfig> b = Load(env);
+    ASSERT_FALSE(b.ok()) << env.begin()->second;
+    EXPECT_NE(std::string(b.status().message()).find("BRAID_VERBS_"),
+              std::string::npos)
+        << b.status();
+  }
+  ASSERT_EQ(chmod(path, 0644), 0);
+  EXPECT_FALSE(
+      Load({{"BRAID_VERBS_SECURITY", "auth"}, {"BRAID_VERBS_KEY_FILE", path}})
+          .ok());
+  std::remove(path);
 }
 
 }  // namespace

@@ -82,6 +82,12 @@ common flags (give the impairment flags to both sides to impair acks too):
   --dpdk-local-mac MAC  source MAC (default: the port's)
   --dpdk-src-port-base P  entropy i sends from source port P + i
                      (default 49152)
+  --security none|auth|encrypt  packet protection (default none): auth
+                     authenticates every datagram (AES-GMAC), encrypt
+                     also encrypts its frames (AES-GCM); both sides must
+                     use the same mode and --key-file (docs/security.md)
+  --key-file PATH    the security domain key: 32 raw bytes or 64 hex
+                     digits, readable by its owner only
   --rx-timestamps auto|on|off   kernel receive timestamps (default auto:
                      on with --block; when busy-polling, on after two
                      polls more than 250 us apart (a descheduled poller)
@@ -360,6 +366,24 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
   p.Value({"--dpdk-local-mac"}, text(&e.dpdk.local_mac));
   p.Int({"--dpdk-prefix-len"}, 1, 128, &e.dpdk.prefix_len);
   p.Int({"--dpdk-src-port-base"}, 1, 65535, &e.dpdk.src_port_base);
+  p.Value({"--security"}, [&e](absl::string_view flag, absl::string_view v) {
+    absl::StatusOr<SecurityMode> m = ParseSecurityMode(v);
+    if (!m.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": ", m.status().message()));
+    }
+    e.security.mode = *m;
+    return absl::OkStatus();
+  });
+  p.Value({"--key-file"}, [&e](absl::string_view flag, absl::string_view v) {
+    absl::StatusOr<std::string> k = LoadDomainKey(v);
+    if (!k.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": ", k.status().message()));
+    }
+    e.security.domain_key = *std::move(k);
+    return absl::OkStatus();
+  });
   // Test impairments of outbound datagrams: probabilities in [0, 1).
   const tools::RealRange probability{0, 1, false, true};
   TestImpairments& im = f.impair;
@@ -394,6 +418,21 @@ absl::Status CheckBackend(const PerfFlags& f) {
     return absl::InvalidArgumentError(
         "--backend dpdk needs --bind IP:PORT with this side's own IP (there "
         "is no kernel to choose one)");
+  }
+  return absl::OkStatus();
+}
+
+// --security and --key-file go together.
+absl::Status CheckSecurity(const PerfFlags& f) {
+  const SecurityOptions& s = f.endpoint.security;
+  if (s.mode == SecurityMode::kNone && !s.domain_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--key-file applies only with --security auth or encrypt");
+  }
+  if (s.mode != SecurityMode::kNone && s.domain_key.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--security ", SecurityModeName(s.mode),
+                     " needs --key-file PATH (the security domain key)"));
   }
   return absl::OkStatus();
 }
@@ -443,6 +482,7 @@ absl::Status CheckCombinations(PerfFlags& f, const Given& g) {
   if (g.iters && f.seconds > 0) {
     return absl::InvalidArgumentError("give -n ITERS or -D SECONDS, not both");
   }
+  if (absl::Status s = CheckSecurity(f); !s.ok()) return s;
   return CheckBackend(f);
 }
 

@@ -144,6 +144,53 @@ TEST(RkeyTest, ReadAndAtomicWithAWrongRkeyFailAloneAndTheQpKeepsWorking) {
   EXPECT_EQ(Stats(p.b).remote_access_bad_key, 2u);
 }
 
+TEST(RkeyTest, AWriteWithImmAndAWrongRkeyConsumesNoReceive) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  Fill(p.a.buf, 0, 64, 11);
+  ASSERT_EQ(PostRecv(p.b, 10, 0, 16), 0);
+  ASSERT_EQ(PostSend(p.a, 1, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 64, p.b.addr(4096),
+                     p.b.mr->rkey ^ 0x10, IBV_SEND_SIGNALED, htonl(7)),
+            0);
+  ASSERT_EQ(PostSend(p.a, 2, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 64, p.b.addr(8192),
+                     p.b.mr->rkey, IBV_SEND_SIGNALED, htonl(8)),
+            0);
+  std::vector<ibv_wc> wcs = PollMany(p.a.scq, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(wcs[1].status, IBV_WC_SUCCESS);
+  // The one receive went to the valid WRITE_WITH_IMM.
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.b.rcq, &wc));
+  EXPECT_EQ(wc.wr_id, 10u);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(ntohl(wc.imm_data), 8u);
+  EXPECT_TRUE(StaysEmpty(p.b.rcq));
+  EXPECT_EQ(std::memcmp(&p.b.buf[8192], &p.a.buf[0], 64), 0);
+  for (size_t i = 4096; i < 4096 + 64; ++i) ASSERT_EQ(p.b.buf[i], 0) << i;
+}
+
+TEST(RkeyTest, AFencedWrAfterAReadWithAWrongRkeyGoesOnceTheReadFails) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(
+      PostSend(p.a, 1, IBV_WR_RDMA_READ, 0, 64, p.b.addr(0), p.b.mr->rkey + 1),
+      0);
+  ASSERT_EQ(PostRecv(p.b, 10, 0, 64), 0);
+  ASSERT_EQ(PostSend(p.a, 2, IBV_WR_SEND, 4096, 64, 0, 0,
+                     IBV_SEND_SIGNALED | IBV_SEND_FENCE),
+            0);
+  std::vector<ibv_wc> wcs = PollMany(p.a.scq, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, IBV_WC_SUCCESS);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.b.rcq, &wc));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
 TEST(RkeyTest, RefusalsAreCountedByReason) {
   PairOptions o;
   o.qp_access = IBV_ACCESS_REMOTE_WRITE;  // no READ, no atomics

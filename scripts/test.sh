@@ -2,7 +2,8 @@
 # The test command: installs missing Debian packages (as root), builds, and
 # runs every test with ctest. Fabric tests need root and run when root.
 # With --sanitize it also builds a separate ASan+UBSan tree and runs the
-# unit and simulator tests there.
+# unit and simulator tests there, and a ThreadSanitizer tree for the verbs
+# tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
@@ -46,11 +47,33 @@ build_sanitizer() {
   [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no sanitizer test targets" >&2; return 1; }
   ninja -C "$san" "${targets[@]}"
 }
+# ThreadSanitizer: the verbs device's progress thread against the
+# application's threads calling verbs, in the verbs tests (label verbs: two
+# contexts per process, each with its progress thread), in a tree of their
+# own (-DBRAID_TSAN=ON, -O1 as for ASan). Only their binaries and what they
+# link are built, after the ASan tree in the same low-priority job, so the
+# two builds do not compete (docs/verbs.md, Tests, has the timings).
+tsan=build-tsan
+build_tsan() {
+  cmake -S . -B "$tsan" -G Ninja -DBRAID_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+    -DBRAID_TSAN=ON -DBRAID_BUILD_BENCH=OFF >/dev/null
+  local targets
+  mapfile -t targets < <(ctest --test-dir "$tsan" -N -L '^verbs$' |
+    sed -n 's/^ *Test *#[0-9]*: //p')
+  [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no TSan test targets" >&2; return 1; }
+  ninja -C "$tsan" "${targets[@]}"
+}
+run_tsan_tests() {
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -L '^verbs$'
+}
 if [ "$sanitize" = 1 ]; then
   mkdir -p "$san"
   # Its own process group (setsid), so a failing main pass stops all of it.
   setsid nice -n 19 bash -c \
-    "$(declare -f build_sanitizer); san=$san; set -euo pipefail; build_sanitizer" \
+    "$(declare -f build_sanitizer build_tsan); san=$san tsan=$tsan
+     set -euo pipefail; build_sanitizer; build_tsan" \
     >"$san/build.log" 2>&1 &
   san_pid=$!
   trap '[ -n "$san_pid" ] && kill -- -"$san_pid" 2>/dev/null; true' EXIT
@@ -68,4 +91,5 @@ if [ "$sanitize" = 1 ]; then
   san_pid=""
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|sim'
+  run_tsan_tests
 fi

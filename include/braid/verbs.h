@@ -23,6 +23,7 @@ struct braid_verbs_stats {
   uint64_t rnr_naks_sent;
   uint64_t rnr_naks_received;
   uint64_t remote_access_errors;  // requests refused by this responder
+                                  // (the three reasons below, summed)
   // Receive-side payload bytes (appended after the fields above):
   uint64_t bytes_placed;  // WRITE / WRITE_IMM / READ-response payload the
                           // endpoint placed straight into registered memory
@@ -36,6 +37,11 @@ struct braid_verbs_stats {
                                  // buffer without a copy (one SGE, >= 8 KiB)
   uint64_t zero_copy_in_flight;  // of those, still read by the endpoint (a
                                  // WR completes only once this is over)
+  // Remote accesses refused, by reason (appended after the fields above):
+  uint64_t remote_access_bad_key;        // no region with that rkey (in
+                                         // the QP's PD)
+  uint64_t remote_access_no_permission;  // QP or region lacks the flag
+  uint64_t remote_access_out_of_bounds;  // range not inside the region
 };
 
 // Fills *out for a braid0 context. Returns 0, or EINVAL if `context` is not

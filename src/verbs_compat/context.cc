@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -48,8 +47,7 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
     const uint16_t port = static_cast<uint16_t>(config.port_base + i);
     absl::StatusOr<std::unique_ptr<Endpoint>> ep = config.OpenEndpoint(port);
     if (ep.ok()) {
-      std::random_device rd;
-      return new Context(device, std::move(*ep), rd(), config.min_ack_timeout,
+      return new Context(device, std::move(*ep), config.min_ack_timeout,
                          config.progress_spin);
     }
     last = ep.status();
@@ -65,11 +63,9 @@ absl::StatusOr<Context*> Context::Open(ibv_device* device,
 }
 
 Context::Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
-                 uint32_t salt, DurationNs min_ack_timeout,
-                 DurationNs progress_spin)
+                 DurationNs min_ack_timeout, DurationNs progress_spin)
     : ep_(std::move(ep)),
       min_ack_timeout_(min_ack_timeout),
-      mrs_(salt),
       sends_(ep_.get(), &counters_),
       driver_(this, &mu_, ep_->wait_fd(), progress_spin, &counters_) {
   std::memset(&shell_, 0, sizeof(shell_));
@@ -344,7 +340,6 @@ void Context::FillStats(braid_verbs_stats* out) {
   for (const auto& [qpn, qp] : qps_) {
     out->rnr_naks_sent += qp->counters().rnr_naks_sent;
     out->rnr_naks_received += qp->counters().rnr_naks_received;
-    out->remote_access_errors += qp->counters().access_errors;
   }
 }
 

@@ -117,7 +117,7 @@ class Context : private ProgressTarget {
     Context* owner;
   };
 
-  Context(ibv_device* device, std::unique_ptr<Endpoint> ep, uint32_t salt,
+  Context(ibv_device* device, std::unique_ptr<Endpoint> ep,
           DurationNs min_ack_timeout, DurationNs progress_spin);
   // ProgressTarget (lock held).
   size_t ProgressStep() override { return Progress(/*flush_acks=*/true); }

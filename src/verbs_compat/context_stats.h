@@ -32,6 +32,13 @@ struct ContextCounters {
   uint64_t bytes_placed = 0;
   uint64_t bytes_copied = 0;
   uint64_t placement_refused = 0;  // fragments' targets refused
+  // Remote accesses (WRITE, READ, atomic) this responder refused, by
+  // reason: the rkey names no region of the QP's PD; the QP or the region
+  // lacks the access flag; the range is not inside the region. Each is
+  // answered with a remote access NAK (RC) and writes nothing.
+  uint64_t access_bad_key = 0;
+  uint64_t access_no_permission = 0;
+  uint64_t access_out_of_bounds = 0;
   // Sends whose payload went from the application's registered buffer
   // without a copy (one SGE, >= kZeroCopyMinBytes; the verbs header is the
   // endpoint's copied prefix).

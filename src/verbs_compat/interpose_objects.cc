@@ -97,7 +97,12 @@ ibv_mr* RegMr(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
   Context* ctx = Context::From(pd->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
   Pd* p = Pd::From(pd);
-  auto* mr = new Mr(p, addr, length, iova, a, ctx->mrs().NewKey());
+  absl::StatusOr<uint32_t> key = ctx->mrs().NewKey();
+  if (!key.ok()) {
+    errno = ENOMEM;  // what a device reports when it has no key to give
+    return nullptr;
+  }
+  auto* mr = new Mr(p, addr, length, iova, a, *key);
   ctx->mrs().Add(mr);
   ++p->users;
   return mr->ibv();

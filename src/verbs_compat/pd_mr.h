@@ -8,8 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "verbs_compat/mr_keys.h"
 #include "verbs_compat/shell.h"
 
 namespace braid::verbs_compat {
@@ -66,18 +69,23 @@ enum class AccessResult : uint8_t {
   kOutOfBounds
 };
 
-// lkey/rkey -> Mr for one context (lkey == rkey). Not thread-safe: the
+// lkey/rkey -> Mr for one context (lkey == rkey). Keys are random 32-bit
+// values (MrKeys) looked up in a hash map, so a guessed rkey names a
+// region with probability (live regions) / 2^32. Not thread-safe: the
 // context lock guards it.
 class MrTable {
  public:
-  explicit MrTable(uint32_t salt) : next_(1), salt_(salt & 0xff) {}
-  // A fresh key (never 0, unique in this table's lifetime modulo 2^24).
-  uint32_t NewKey() {
-    const uint32_t k = (next_++ << 8) | salt_;
-    return k == 0 ? NewKey() : k;
-  }
+  // `random`: the source of key bits (tests inject one).
+  explicit MrTable(KeyRandom random = KernelKeyRandom)
+      : keys_(std::move(random)) {}
+  // A fresh key for a region about to be added (see MrKeys::Allocate).
+  absl::StatusOr<uint32_t> NewKey() { return keys_.Allocate(); }
   void Add(Mr* mr) { by_key_[mr->key()] = mr; }
-  void Remove(uint32_t key) { by_key_.erase(key); }
+  // Forgets the region of `key`; the key is retired (MrKeys::Release).
+  void Remove(uint32_t key) {
+    by_key_.erase(key);
+    keys_.Release(key);
+  }
   Mr* Find(uint32_t key) const {
     auto it = by_key_.find(key);
     return it == by_key_.end() ? nullptr : it->second;
@@ -94,9 +102,8 @@ class MrTable {
                           uint8_t** out) const;
 
  private:
+  MrKeys keys_;
   absl::flat_hash_map<uint32_t, Mr*> by_key_;
-  uint32_t next_;
-  uint32_t salt_;
 };
 
 // Access flags braid0 accepts in ibv_reg_mr (others: EINVAL).

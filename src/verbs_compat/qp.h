@@ -7,10 +7,13 @@
 // response / NAK on its own stream, and every message piggy-backs the
 // sender's cumulative acknowledgement of the reverse direction. Completions
 // are generated in post order (RC ordering) from the head of the send
-// queue. Errors follow the IB spec: a remote access violation completes the
-// WR with IBV_WC_REM_ACCESS_ERR, moves the QP to ERR, and flushes every
-// later WR (send and receive) with IBV_WC_WR_FLUSH_ERR. Code says why a WR
-// ended (WcCause); WcStatus (wc_status.h) picks the status.
+// queue. Errors follow the IB spec (the WR completes in error, the QP
+// moves to ERR and flushes every later WR, send and receive, with
+// IBV_WC_WR_FLUSH_ERR), with one deliberate exception: a remote access
+// violation (rkey, bounds, access flags) completes only its WR with
+// IBV_WC_REM_ACCESS_ERR, and both QPs keep working, so a peer guessing
+// rkeys cannot stop the QP (docs/verbs.md). Code says why a WR ended
+// (WcCause); WcStatus (wc_status.h) picks the status.
 //
 // Methods are called with the context lock held. The implementation is
 // split by job: qp_state.cc (create, modify, query), qp_rc.cc (RC
@@ -41,6 +44,7 @@
 
 namespace braid::verbs_compat {
 
+enum class AccessResult : uint8_t;
 class Context;
 class Cq;
 class Pd;
@@ -99,9 +103,7 @@ enum class QpErrorEvent : uint8_t {
   // transport failed a response, with no WR outstanding).
   kFatal,
   kReqErr,  // IBV_EVENT_QP_REQ_ERR: responder, an invalid request
-  // IBV_EVENT_QP_ACCESS_ERR: responder, a remote access violation (rkey,
-  // bounds, access flags) of an RDMA WRITE / READ or atomic.
-  kAccessErr,
+  // (A remote access violation raises no event: the QP stays as it is.)
 };
 
 // Counters of one QP (printed by BRAID_VERBS_STATS=1 at close).
@@ -112,7 +114,7 @@ struct QpCounters {
   uint64_t rnr_naks_sent = 0;
   uint64_t rnr_naks_received = 0;
   uint64_t rnr_retries = 0;
-  uint64_t access_errors = 0;
+  uint64_t access_errors = 0;  // remote accesses refused (responder)
   uint64_t dropped_out_of_sequence = 0;
   uint64_t dropped_wrong_source = 0;
   uint64_t dropped_bad_state = 0;
@@ -168,7 +170,7 @@ class Qp {
   void OnMessage(const NetAddr& from, const VerbsHeader& h,
                  absl::Span<const uint8_t> payload, const Arrival& arrival);
   // The endpoint's placement handler, for a fragment of a message to this
-  // QP (qp_rc.cc): validates the target (peer and stream, QP state, rkey /
+  // QP (qp_access.cc): validates the target (peer and stream, QP state, rkey /
   // MR bounds / access flags, or the READ WR) for every fragment before a
   // byte is written. Returns false to refuse.
   bool PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest);
@@ -249,9 +251,18 @@ class Qp {
                       absl::Span<const uint8_t> data, uint64_t orig,
                       bool place = false);
   // A request the responder refuses: RC sends a NAK and enters ERR,
-  // raising `event` (kAccessErr, kReqErr, or kNone when a receive WR's
-  // completion reports the error); UC drops it (UcDrop).
+  // raising `event` (kReqErr, or kNone when a receive WR's completion
+  // reports the error); UC drops it (UcDrop).
   void RcResponderError(NakCode code, uint32_t psn, QpErrorEvent event);
+  // qp_access.cc. Checks a remote access to [addr, addr + len) under
+  // `rkey`: the QP grants `need` (IBV_ACCESS_REMOTE_*), and so does a
+  // region of the QP's PD holding the range. On kOk sets *out.
+  AccessResult RemoteAccess(uint32_t rkey, uint64_t addr, uint64_t len,
+                            int need, uint8_t** out) const;
+  // A WRITE / READ / atomic the responder refuses for `why`: counts it,
+  // and RC answers with a remote access NAK and skips the request (the QP
+  // stays in its state, unlike RC), UC drops it (UcDrop).
+  void RcAccessError(AccessResult why, uint32_t psn);
   // A SEND or WRITE_IMM found no receive posted: RC sends an RNR NAK (the
   // requester retries), UC drops it.
   void RcNoReceive(uint32_t psn);
@@ -341,10 +352,6 @@ class Qp {
 
   // Responder.
   uint32_t expected_psn_ = 0;
-  // A WRITE from the peer was refused placement: that request will be
-  // NAKed and move the QP to ERR, so later WRITEs (which RC would flush)
-  // are refused too, rather than placed before the error is processed.
-  bool write_placement_refused_ = false;
   uint32_t last_ack_sent_ = 0;
 
   QpCounters counters_;

@@ -1,6 +1,6 @@
 // Qp, reliable connected: the requester (transmit, ACK/NAK/response
-// handling, RNR retry) and the responder (SEND/WRITE/READ/atomics with
-// access checks, RNR NAK).
+// handling, RNR retry) and the responder (SEND/WRITE/READ/atomics, RNR
+// NAK). The remote access checks and direct placement: qp_access.cc.
 #include <cstring>
 
 #include "verbs_compat/context.h"
@@ -281,8 +281,14 @@ void Qp::RcOnResponse(const VerbsHeader& h, absl::Span<const uint8_t> payload,
           ctx_->NeedPump(this);
           return;
         case NakCode::kRemoteAccess:
+          // Unlike RC, neither QP goes to ERR: the responder skipped this
+          // request (wrote nothing) and goes on with the next, so this WR
+          // fails alone and later WRs run (docs/verbs.md, remote access
+          // errors).
           FailWqe(w, WcCause::kRemoteAccess);
-          break;
+          RcAckUpTo(h.psn);
+          ResumeFenced();
+          return;
         case NakCode::kInvalidRequest:
           FailWqe(w, WcCause::kRemoteInvalidRequest);
           break;
@@ -329,7 +335,6 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
 }
 
 void Qp::RcResponderError(NakCode code, uint32_t psn, QpErrorEvent event) {
-  if (code == NakCode::kRemoteAccess) ++counters_.access_errors;
   if (type_ == IBV_QPT_UC) {
     UcDrop(psn);
     return;
@@ -381,8 +386,6 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
     return;
   }
   ++counters_.requests_received;
-  const int qp_access = attr_.qp_access_flags;
-  const MrTable& mrs = ctx_->mrs();
   switch (h.op) {
     case VerbsOp::kSend:
     case VerbsOp::kSendImm: {
@@ -421,13 +424,13 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         return;
       }
       uint8_t* src = nullptr;
-      if (h.length > 0 && (!(qp_access & IBV_ACCESS_REMOTE_READ) ||
-                           mrs.CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
-                                           IBV_ACCESS_REMOTE_READ,
-                                           &src) != AccessResult::kOk)) {
-        RcResponderError(NakCode::kRemoteAccess, h.psn,
-                         QpErrorEvent::kAccessErr);
-        return;
+      if (h.length > 0) {
+        const AccessResult a = RemoteAccess(h.rkey, h.remote_addr, h.length,
+                                            IBV_ACCESS_REMOTE_READ, &src);
+        if (a != AccessResult::kOk) {
+          RcAccessError(a, h.psn);
+          return;
+        }
       }
       if (h.length > ctx_->max_message_bytes() - kMaxHeaderBytes) {
         RcResponderError(NakCode::kInvalidRequest, h.psn,
@@ -448,11 +451,10 @@ void Qp::RcOnRequest(const VerbsHeader& h, absl::Span<const uint8_t> payload,
         return;
       }
       uint8_t* p = nullptr;
-      if (!(qp_access & IBV_ACCESS_REMOTE_ATOMIC) ||
-          mrs.CheckRemote(h.rkey, pd_, h.remote_addr, 8,
-                          IBV_ACCESS_REMOTE_ATOMIC, &p) != AccessResult::kOk) {
-        RcResponderError(NakCode::kRemoteAccess, h.psn,
-                         QpErrorEvent::kAccessErr);
+      const AccessResult a =
+          RemoteAccess(h.rkey, h.remote_addr, 8, IBV_ACCESS_REMOTE_ATOMIC, &p);
+      if (a != AccessResult::kOk) {
+        RcAccessError(a, h.psn);
         return;
       }
       auto* target = reinterpret_cast<uint64_t*>(p);
@@ -479,23 +481,22 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
                    const Arrival& arrival) {
   uint8_t* dst = nullptr;
   if (h.length > 0) {
-    if (!(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-        ctx_->mrs().CheckRemote(h.rkey, pd_, h.remote_addr, h.length,
-                                IBV_ACCESS_REMOTE_WRITE,
-                                &dst) != AccessResult::kOk) {
-      RcResponderError(NakCode::kRemoteAccess, h.psn, QpErrorEvent::kAccessErr);
+    const AccessResult a = RemoteAccess(h.rkey, h.remote_addr, h.length,
+                                        IBV_ACCESS_REMOTE_WRITE, &dst);
+    if (a != AccessResult::kOk) {
+      RcAccessError(a, h.psn);
       return false;
     }
   }
   const bool placed = arrival.placement != PlacementStatus::kNone;
   if (placed) {
     // PlaceTarget made the same checks per fragment before writing; a
-    // refusal (or a descriptor that is not this header's target) wrote
-    // nothing and is a remote access error.
+    // refusal (or a descriptor that is not this header's target: a forged
+    // message) is a remote access error.
     if (arrival.placement == PlacementStatus::kRefused ||
         arrival.descriptor.key != PlaceKey(PlaceKind::kWrite, qpn_, h.rkey) ||
         arrival.descriptor.offset != h.remote_addr) {
-      RcResponderError(NakCode::kRemoteAccess, h.psn, QpErrorEvent::kAccessErr);
+      RcAccessError(AccessResult::kBadKey, h.psn);
       return false;
     }
   }
@@ -521,54 +522,6 @@ bool Qp::RcOnWrite(const VerbsHeader& h, absl::Span<const uint8_t> payload,
                  (h.flags & kFlagSolicited) != 0);
     PopRecv();
   }
-  return true;
-}
-
-bool Qp::PlaceTarget(const PlacementRequest& req, absl::Span<uint8_t>* dest) {
-  if (type_ == IBV_QPT_UD || req.peer != remote_ ||
-      req.stream != static_cast<uint16_t>(attr_.dest_qp_num & 0xffff) ||
-      req.msg_len < req.descriptor.head_bytes) {
-    return false;
-  }
-  const uint64_t key = req.descriptor.key;
-  const uint64_t len = req.msg_len - req.descriptor.head_bytes;
-  uint8_t* p = nullptr;
-  switch (PlaceKindOf(key)) {
-    case static_cast<uint8_t>(PlaceKind::kWrite):
-      if (write_placement_refused_ ||
-          (state_ != IBV_QPS_RTR && state_ != IBV_QPS_RTS &&
-           state_ != IBV_QPS_SQD) ||
-          req.descriptor.head_bytes != HeaderBytes(VerbsOp::kWrite) ||
-          !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-          ctx_->mrs().CheckRemote(PlaceLowOf(key), pd_, req.descriptor.offset,
-                                  len, IBV_ACCESS_REMOTE_WRITE,
-                                  &p) != AccessResult::kOk) {
-        // From our peer on our stream: it will be NAKed (QP to ERR).
-        write_placement_refused_ = true;
-        return false;
-      }
-      break;
-    case static_cast<uint8_t>(PlaceKind::kReadResp): {
-      if ((state_ != IBV_QPS_RTS && state_ != IBV_QPS_SQD) ||
-          req.descriptor.head_bytes != HeaderBytes(VerbsOp::kReadResp) ||
-          PlaceLowOf(key) > kPsnMask) {
-        return false;
-      }
-      const int64_t idx = IndexOfPsn(PlaceLowOf(key));
-      if (idx < 0) return false;
-      const SendWqe& w = Wqe(idx);
-      if (w.opcode != IBV_WR_RDMA_READ || !w.sent || w.done ||
-          w.sge.size() != 1 || w.length != len ||
-          ctx_->mrs().CheckLocal(w.sge[0], pd_, /*write=*/true, &p) !=
-              AccessResult::kOk) {
-        return false;
-      }
-      break;
-    }
-    default:
-      return false;
-  }
-  *dest = absl::MakeSpan(p, len);
   return true;
 }
 

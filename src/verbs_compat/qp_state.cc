@@ -118,7 +118,6 @@ void Qp::ResetQueues() {
   sq_head_ = sq_ack_ = sq_send_ = sq_tail_ = 0;
   while (!rq_.empty()) rq_.pop();
   rnr_until_ = TimeNs::Zero();
-  write_placement_refused_ = false;
 }
 
 int Qp::Modify(const ibv_qp_attr& a, int mask) {
@@ -266,10 +265,6 @@ void Qp::EnterError(QpErrorEvent event) {
       break;
     case QpErrorEvent::kReqErr:
       ev.event_type = IBV_EVENT_QP_REQ_ERR;
-      ctx_->async().Raise(ev);
-      break;
-    case QpErrorEvent::kAccessErr:
-      ev.event_type = IBV_EVENT_QP_ACCESS_ERR;
       ctx_->async().Raise(ev);
       break;
   }

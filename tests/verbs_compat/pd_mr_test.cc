@@ -1,23 +1,30 @@
 #include "verbs_compat/pd_mr.h"
 
-#include <vector>
+#include <cstdint>
 
+#include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
 
 namespace braid::verbs_compat {
 namespace {
 
-// Pd needs a Context only for its public struct; MrTable checks need just
-// the pointers, so these tests build Mrs on fake PDs via a minimal path.
-TEST(MrTableTest, KeysAreUniqueAndNeverZero) {
-  MrTable t(0);
-  uint32_t prev = 0;
+TEST(MrTableTest, NewKeysAreUniqueAndNeverZero) {
+  MrTable t;
+  absl::flat_hash_set<uint32_t> seen;
   for (int i = 0; i < 1000; ++i) {
-    const uint32_t k = t.NewKey();
-    EXPECT_NE(k, 0u);
-    EXPECT_NE(k, prev);
-    prev = k;
+    absl::StatusOr<uint32_t> k = t.NewKey();
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_NE(*k, 0u);
+    EXPECT_TRUE(seen.insert(*k).second);
   }
+}
+
+TEST(MrTableTest, AnUnknownKeyIsABadKey) {
+  MrTable t;
+  uint8_t* out = nullptr;
+  EXPECT_EQ(t.CheckRemote(12345, nullptr, 0, 8, IBV_ACCESS_REMOTE_WRITE, &out),
+            AccessResult::kBadKey);
+  EXPECT_EQ(out, nullptr);
 }
 
 }  // namespace

@@ -33,34 +33,9 @@ bool NoEvent(ibv_context* ctx, int ms = 100) {
   return poll(&pfd, 1, ms) == 0;
 }
 
-// a WRITEs to b with a bad rkey; returns once a has its completion (by
-// then b has refused the request and raised its event).
-void BadRkeyWrite(Pair& p) {
-  ASSERT_EQ(PostSend(p.a, 1, IBV_WR_RDMA_WRITE, 0, 64, p.b.addr(0),
-                     p.b.mr->rkey + 0x100),
-            0);
-  ibv_wc wc;
-  ASSERT_TRUE(PollOne(p.a.scq, &wc));
-  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
-}
-
-TEST(QpErrorEventTest, RemoteAccessErrorIsAccessErrAtTheResponderOnly) {
-  Pair p;
-  ASSERT_TRUE(p.ok());
-  BadRkeyWrite(p);
-  ibv_async_event ev;
-  ASSERT_TRUE(TakeEvent(p.b.ctx, &ev));
-  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
-  EXPECT_EQ(ev.element.qp, p.b.qp);
-  ibv_ack_async_event(&ev);
-  EXPECT_TRUE(NoEvent(p.b.ctx));
-  // The requester's completion reports it; a device raises no event.
-  EXPECT_TRUE(NoEvent(p.a.ctx));
-}
-
-TEST(QpErrorEventTest, InvalidRequestIsReqErrAtTheResponderOnly) {
-  Pair p;
-  ASSERT_TRUE(p.ok());
+// a sends b a misaligned atomic; returns once a has its completion (by
+// then b has refused the request, entered ERR and raised its event).
+void InvalidAtomic(Pair& p) {
   ibv_sge sge = p.a.Sge(0, 8);
   ibv_send_wr wr{};
   wr.wr_id = 1;
@@ -76,6 +51,27 @@ TEST(QpErrorEventTest, InvalidRequestIsReqErrAtTheResponderOnly) {
   ibv_wc wc;
   ASSERT_TRUE(PollOne(p.a.scq, &wc));
   EXPECT_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+}
+
+// braid0 departs from RC here (docs/verbs.md): a remote access violation
+// fails its WR and leaves both QPs as they were, so there is no event.
+TEST(QpErrorEventTest, RemoteAccessErrorRaisesNoEventOnEitherSide) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(PostSend(p.a, 1, IBV_WR_RDMA_WRITE, 0, 64, p.b.addr(0),
+                     p.b.mr->rkey + 0x100),
+            0);
+  ibv_wc wc;
+  ASSERT_TRUE(PollOne(p.a.scq, &wc));
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_TRUE(NoEvent(p.b.ctx));
+  EXPECT_TRUE(NoEvent(p.a.ctx));
+}
+
+TEST(QpErrorEventTest, InvalidRequestIsReqErrAtTheResponderOnly) {
+  Pair p;
+  ASSERT_TRUE(p.ok());
+  InvalidAtomic(p);
   ibv_async_event ev;
   ASSERT_TRUE(TakeEvent(p.b.ctx, &ev));
   EXPECT_EQ(ev.event_type, IBV_EVENT_QP_REQ_ERR);
@@ -156,10 +152,10 @@ TEST(LastWqeReachedTest, AnErrorOfAQpWithAnSrqRaisesItAfterTheErrorEvent) {
   o.use_srq = true;
   Pair p(o);
   ASSERT_TRUE(p.ok());
-  BadRkeyWrite(p);
+  InvalidAtomic(p);
   ibv_async_event ev;
   ASSERT_TRUE(TakeEvent(p.b.ctx, &ev));
-  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_REQ_ERR);
   ibv_ack_async_event(&ev);
   ASSERT_TRUE(TakeEvent(p.b.ctx, &ev));
   EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
@@ -184,7 +180,7 @@ TEST(LastWqeReachedTest, AQpWithoutAnSrqDoesNotRaiseIt) {
 TEST(AsyncLifetimeTest, DestroyingAQpDropsItsEventsNotYetTaken) {
   Pair p;
   ASSERT_TRUE(p.ok());
-  BadRkeyWrite(p);
+  InvalidAtomic(p);
   pollfd pfd{p.b.ctx->async_fd, POLLIN, 0};
   ASSERT_EQ(poll(&pfd, 1, 2000), 1);  // b's QP has an event queued
   ASSERT_EQ(ibv_destroy_qp(p.b.qp), 0);
@@ -196,7 +192,7 @@ TEST(AsyncLifetimeTest, DestroyingAQpDropsItsEventsNotYetTaken) {
 TEST(AsyncLifetimeTest, DestroyingAQpWaitsForTheAckOfAnEventTaken) {
   Pair p;
   ASSERT_TRUE(p.ok());
-  BadRkeyWrite(p);
+  InvalidAtomic(p);
   ibv_async_event ev;
   ASSERT_TRUE(TakeEvent(p.b.ctx, &ev));
   ASSERT_EQ(ev.element.qp, p.b.qp);

@@ -357,6 +357,34 @@ inline void Fill(std::vector<uint8_t>& v, size_t off, size_t len,
   }
 }
 
+// Posts one signaled atomic (`op`: FETCH_AND_ADD or CMP_AND_SWP) whose
+// result goes to 8 bytes at `off` of s's buffer.
+inline int PostAtomic(Side& s, uint64_t wr_id, ibv_wr_opcode op, size_t off,
+                      uint64_t raddr, uint32_t rkey, uint64_t compare_add,
+                      uint64_t swap) {
+  ibv_sge sge = s.Sge(off, 8);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.opcode = op;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.atomic.remote_addr = raddr;
+  wr.wr.atomic.rkey = rkey;
+  wr.wr.atomic.compare_add = compare_add;
+  wr.wr.atomic.swap = swap;
+  ibv_send_wr* bad = nullptr;
+  return ibv_post_send(s.qp, &wr, &bad);
+}
+
+// The state `qp` reports (ibv_query_qp).
+inline ibv_qp_state StateOf(ibv_qp* qp) {
+  ibv_qp_attr at{};
+  ibv_qp_init_attr ia{};
+  EXPECT_EQ(ibv_query_qp(qp, &at, IBV_QP_STATE, &ia), 0);
+  return at.qp_state;
+}
+
 // braid0's counters of `s`'s context.
 inline braid_verbs_stats Stats(const Side& s) {
   braid_verbs_stats st;

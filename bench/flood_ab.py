@@ -33,6 +33,7 @@ import glob
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,6 +77,8 @@ def parse_args():
                    help="extra braid-perf server flags (e.g. caps)")
     p.add_argument("--name", default="bfflood")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the raw outputs (the directory is printed)")
     p.add_argument("--perf", default=os.environ.get("BRAID_PERF") or
                    newest("build*/tools/braid_perf/braid-perf"))
     p.add_argument("--forge", default=os.environ.get("BRAID_FORGE") or
@@ -191,8 +194,7 @@ def run(a, fab):
     fab.cmd("exec", "--host", str(A), "--", "sysctl", "-qw",
             "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.eth0.rp_filter=0")
     ip = {h: fab.addr(h) for h in (A, B, X, C)}
-    tmp = "/tmp/flood_ab.%d" % os.getpid()
-    os.makedirs(tmp, exist_ok=True)
+    tmp = a.tmp
     poll = [] if a.busy_poll else ["--block"]
     srv_out = open(os.path.join(tmp, "server.out"), "w+")
     srv_err = open(os.path.join(tmp, "server.err"), "w+")
@@ -342,6 +344,8 @@ def main():
         return 77
     fab = Fabric(a.name)
     fab.down()  # a previous run killed hard
+    a.tmp = "/tmp/flood_ab.%d" % os.getpid()
+    os.makedirs(a.tmp, exist_ok=True)
     try:
         m = run(a, fab)
     except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
@@ -350,6 +354,10 @@ def main():
         return 1
     finally:
         fab.down()
+        if not a.keep:
+            shutil.rmtree(a.tmp, ignore_errors=True)
+    if not a.keep:
+        del m["files"]
     if a.json:
         print(json.dumps(m))
     else:

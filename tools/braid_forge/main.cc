@@ -79,6 +79,7 @@ double Run(const ForgeFlags& f, Forger& forger, RawSender& tx) {
       }
     }
     const size_t len = forger.Next(tx.NextPayload(), &addrs);
+    if (len == 0) break;  // cannot happen: slots hold MaxPayload()
     tx.Commit(len, addrs);
     ++built;
   }

@@ -225,6 +225,8 @@ def run(a, fab):
     off, on, forged, probes = [], [], [], []
     victim = "%s:%d" % (ip[A], DPORT)
     for r in range(a.rounds):
+        if client.poll() is not None:
+            break  # the transfer is over (failed): the rest means nothing
         t = time.monotonic()
         probe(fab, a, victim, "off%d" % r, probes)
         time.sleep(max(0, a.round_s - (time.monotonic() - t)))
@@ -278,7 +280,7 @@ def run(a, fab):
         return statistics.mean(v) if v else 0.0
 
     rounds = []
-    for r in range(a.rounds):
+    for r in range(len(on)):
         g_off, g_on = goodput([off[r]]), goodput([on[r]])
         rounds.append({"round": r, "gbps_off": round(g_off, 4),
                        "gbps_on": round(g_on, 4),
@@ -293,6 +295,7 @@ def run(a, fab):
     res = report.get("results", [{}])[0] if report.get("results") else {}
     return {
         "rounds": rounds,
+        "rounds_asked": a.rounds,
         "gbps_off": round(goodput(off), 4),
         "gbps_on": round(goodput(on), 4),
         "ratio": round(goodput(on) / goodput(off), 3) if goodput(off) else 0,
@@ -323,6 +326,9 @@ def print_table(m):
     for r in m["rounds"]:
         print("%5d  %10.3f  %9.3f  %6.3f" % (r["round"], r["gbps_off"],
                                             r["gbps_on"], r["ratio"]))
+    if len(m["rounds"]) < m["rounds_asked"]:
+        print("(the transfer ended after round %d of %d)" % (
+            len(m["rounds"]) - 1, m["rounds_asked"]))
     print("all    %10.3f  %9.3f  %6.3f   (target >= 0.8)" % (
         m["gbps_off"], m["gbps_on"], m["ratio"]))
     print("flood: %d datagrams, %s datagrams/s per round, %d refused" % (

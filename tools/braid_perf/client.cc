@@ -29,6 +29,45 @@ constexpr uint64_t kPingSlots = 16;
 // How long the client keeps re-sending Hello while the server is not up.
 constexpr double kConnectSeconds = 10;
 
+// --interval: the goodput of each interval of a bw / rate run, on stderr.
+class IntervalReporter {
+ public:
+  // Reports every `seconds` (0: never) from t0; messages are `size` bytes.
+  IntervalReporter(double seconds, int64_t t0, uint32_t size)
+      : every_ns_(static_cast<int64_t>(seconds * 1e9)),
+        t0_(t0),
+        next_ns_(t0 + every_ns_),
+        last_ns_(t0),
+        size_(size) {}
+  // Called with the time and the messages completed so far: prints a line
+  // when an interval has ended.
+  void At(int64_t now, uint64_t completed) {
+    if (every_ns_ <= 0 || now < next_ns_) return;
+    const uint64_t n = completed - last_completed_;
+    const double secs = static_cast<double>(now - last_ns_) / 1e9;
+    // mono_s: CLOCK_MONOTONIC at the interval's end, to line intervals
+    // up with events outside the process.
+    std::fprintf(stderr,
+                 "{\"interval_s\":%.3f,\"mono_s\":%.6f,\"gbps\":%.4f,"
+                 "\"messages\":%llu}\n",
+                 static_cast<double>(now - t0_) / 1e9,
+                 static_cast<double>(now) / 1e9,
+                 static_cast<double>(n) * size_ * 8 / secs / 1e9,
+                 static_cast<unsigned long long>(n));
+    last_completed_ = completed;
+    last_ns_ = now;
+    while (next_ns_ <= now) next_ns_ += every_ns_;
+  }
+
+ private:
+  int64_t every_ns_;
+  int64_t t0_;
+  int64_t next_ns_;
+  int64_t last_ns_;
+  uint64_t last_completed_ = 0;
+  uint32_t size_;
+};
+
 class Client {
  public:
   Client(const PerfFlags& f, std::unique_ptr<PerfEndpoint> ep)
@@ -205,8 +244,11 @@ class Client {
                                 ? t0 + static_cast<int64_t>(f_.seconds * 1e9)
                                 : INT64_MAX;
     first_send_ns_ = t0;
+    IntervalReporter intervals(f_.interval, t0, size);
     while (r->failure.empty()) {
-      const bool more = issued < iters && NowNs() < stop_ns;
+      const int64_t now = NowNs();
+      intervals.At(now, completed_);
+      const bool more = issued < iters && now < stop_ns;
       if (!more && completed_ == issued) break;
       while (more && issued < iters && !free_.empty()) {
         const uint32_t k = free_.back();

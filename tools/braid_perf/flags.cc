@@ -98,10 +98,15 @@ common flags (give the impairment flags to both sides to impair acks too):
                      would (counted apart from --loss under --stats)
   --seed S           impairment seed (default 1)
   --time-limit S     hard limit on the whole run (default 60); exit 3 past it
+  --interval S       bw/rate client: every S seconds, one line on stderr
+                     {"interval_s":T,"mono_s":M,"gbps":G,"messages":N}: the
+                     goodput of the interval ending T seconds into the run
+                     (M: that moment on CLOCK_MONOTONIC)
   --stats            print the endpoint's counters after the run: the
                      client on stdout after its table (with --json, as the
                      object's "stats"), the server on stderr (with --json
-                     its stdout carries one object per run)
+                     as a last line {"server_stats":{...}} on its stdout,
+                     after its one object per run)
   --json             JSON on stdout instead of the table: the client prints
                      one object; the server one line (an object) per run,
                      i.e. per size of a client's -a sweep
@@ -302,6 +307,7 @@ void AddRunFlags(tools::FlagParser& p, PerfFlags& f, Given& g) {
   p.Switch({"--poll"}, &f.block, false);
   p.Switch({"--block"}, &f.block, true);
   p.Real({"--time-limit"}, {0, 86400, true, false}, &f.time_limit);
+  p.Real({"--interval"}, {0, 3600, true, false}, &f.interval);
   p.Switch({"--json"}, &f.json);
   p.Switch({"--stats"}, &f.stats);
   p.Switch({"--persistent"}, &f.persistent);

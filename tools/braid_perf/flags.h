@@ -50,10 +50,13 @@ struct PerfFlags {
   uint32_t window = 0;           // --window; 0 = test default
   bool block = false;            // --block: wait on fd() instead of spinning
   bool json = false;
-  bool stats = false;        // print the endpoint's stats after the run
-  bool persistent = false;   // server: serve clients until killed
-  bool verify = true;        // --no-verify skips the payload comparison
-  double time_limit = 60;    // hard bound on the whole run, seconds
+  bool stats = false;       // print the endpoint's stats after the run
+  bool persistent = false;  // server: serve clients until killed
+  bool verify = true;       // --no-verify skips the payload comparison
+  double time_limit = 60;   // hard bound on the whole run, seconds
+  // bw / rate: print the goodput of every interval of this many seconds on
+  // stderr while the run goes (0 = not).
+  double interval = 0;
   uint64_t seed = 1;         // impairment seed (client uses it, server seed+1)
   EndpointOptions endpoint;  // mtu, paths, mode, cc, gso/gro
   TestImpairments impair;    // --loss/--dup/--reorder/--corrupt

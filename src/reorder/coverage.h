@@ -27,6 +27,9 @@ class Coverage {
     return ranges_.capacity() > kInline ? ranges_.capacity() * sizeof(Range)
                                         : 0;
   }
+  // heap_bytes() once Insert(begin, end) succeeded (a range that joins a
+  // neighbour adds nothing; a full vector doubles its capacity).
+  size_t heap_bytes_after(uint32_t begin, uint32_t end) const;
 
  private:
   struct Range {

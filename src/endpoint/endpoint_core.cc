@@ -22,6 +22,7 @@ constexpr size_t kMaxCopyPoolBytes = 8 << 20;
 EndpointCore::EndpointCore(const CoreConfig& cfg)
     : cfg_(cfg),
       rng_(cfg.seed),
+      budget_(cfg.proto.max_reassembly_bytes),
       peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
   peer_cfg_.proto = cfg.proto;
   peer_cfg_.local_incarnation = cfg.incarnation;
@@ -110,7 +111,8 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
         absl::StrCat("peer table full: ", peers_.size(),
                      " peers (max_peers), none idle for peer_timeout (",
                      cfg_.proto.peer_timeout.ns() / 1000000,
-                     " ms); retry once a peer has been idle that long"));
+                     " ms) and none unproven without sends of ours; retry "
+                     "once a peer has been idle that long"));
   }
   ++pending_sends_;
   peer->peer.Enqueue(std::move(m), now);
@@ -128,14 +130,25 @@ PeerEntry* EndpointCore::FindPeer(const NetAddr& addr) {
   return p;
 }
 
-PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr) {
+PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr,
+                                          Claimant claimant) {
   if (PeerEntry* p = FindPeer(addr)) return p;
   last_peer_ = nullptr;  // Insert may evict (free) it
   PeerEntry* p = peers_.Insert(
       std::make_unique<PeerEntry>(peer_cfg_, addr, rng_.Next(), this, now), now,
-      cfg_.proto.peer_timeout, [this](PeerEntry* evicted) { Forget(evicted); });
+      cfg_.proto.peer_timeout, claimant,
+      [this](PeerEntry* evicted) { Forget(evicted); });
   last_peer_ = p;
   return p;
+}
+
+void EndpointCore::RelieveReassemblyPressure(TimeNs now) {
+  const uint64_t target = budget_.max_bytes() / 8 * 3;
+  last_peer_ = nullptr;  // an eviction may free it
+  while (budget_.committed() > target &&
+         peers_.EvictForMemory(now, cfg_.proto.peer_timeout,
+                               [this](PeerEntry* p) { Forget(p); })) {
+  }
 }
 
 void EndpointCore::CountParseError(wire::ParseError e) {
@@ -281,7 +294,14 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     const FrameAddress a = AddressOf(f);
     if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local)) continue;
     if (peer == nullptr) {
-      peer = a.by_sender ? FindOrCreatePeer(now, from) : FindPeer(from);
+      peer = FindPeer(from);
+      if (peer == nullptr && a.by_sender) {
+        if (peers_.Silenced(from, a.src, now)) {
+          ++drops_.evicted_peer;
+          return;
+        }
+        peer = FindOrCreatePeer(now, from, Claimant::kInbound);
+      }
       if (peer == nullptr) {
         if (a.by_sender) {
           ++drops_.no_peer_slot;
@@ -318,6 +338,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
     Touch(peer);
   }
+  if (budget_.TakePressure()) RelieveReassemblyPressure(now);
 }
 
 void EndpointCore::ApplyDeferredAck(size_t i, TimeNs now) {
@@ -618,6 +639,12 @@ EndpointStats EndpointCore::stats() const {
   e.peers = peers_.size();
   e.peers_created = peers_.created();
   e.peers_evicted = peers_.evicted();
+  e.peers_evicted_idle = peers_.evicted_idle();
+  e.peers_evicted_unproven = peers_.evicted_unproven();
+  e.peers_evicted_memory = peers_.evicted_memory();
+  e.reassembly_bytes = budget_.committed();
+  e.reassembly_peak_bytes = budget_.peak();
+  e.reassembly_max_bytes = budget_.max_bytes();
   e.peer_restarts = peer_restarts_;
   e.tx_peer_visits = tx_peer_visits_;
   e.penalties = sum.penalties;

@@ -180,6 +180,7 @@ class EndpointCore final : public PeerHost {
   void Complete(Completion&& c) override;
   uint64_t ReceiveQueueRoom() const override;
   reorder::BufferPool* buffer_pool() override { return &pool_; }
+  reorder::ReassemblyBudget* reassembly_budget() override { return &budget_; }
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,
              absl::Span<uint8_t>* dest) override;
@@ -215,7 +216,12 @@ class EndpointCore final : public PeerHost {
   // The peer at `addr`, or null.
   PeerEntry* FindPeer(const NetAddr& addr);
   // The peer at `addr`, created if absent; null if the table is full.
-  PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr);
+  PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr,
+                              Claimant claimant = Claimant::kSend);
+  // Reassembly memory ran out: evicts peers that have proven nothing and
+  // hold partial messages until the committed bytes are back below 3/8 of
+  // the cap (a quarter under the half open to such peers), or none is left.
+  void RelieveReassemblyPressure(TimeNs now);
   void CountParseError(wire::ParseError e);
   // Whether a frame naming incarnations `src` -> `dst` is for this life of
   // ours (`by_sender`: a frame its sender may send before it knows us, dst
@@ -250,6 +256,8 @@ class EndpointCore final : public PeerHost {
   PeerConfig peer_cfg_;
   Rng rng_;
   reorder::BufferPool pool_;
+  // Before peers_: their reassemblers give memory back to it on the way out.
+  reorder::ReassemblyBudget budget_;
   PeerTable peers_;
   // The peer FindPeer found last (lookup cache). Peers leave the table only
   // by eviction in PeerTable::Insert, so it is cleared around every Insert.

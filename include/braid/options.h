@@ -58,11 +58,12 @@ struct ProtocolOptions {
   // peer is ResourceExhausted.
   uint32_t max_peers = 1024;
   // Bytes the endpoint commits to partial (not yet complete) inbound
-  // messages, over all peers; at least 1 MiB. Memory is committed in 64 KiB
-  // chunks as fragments land, never at the message length. Peers that have
-  // proven nothing may fill only half of it; when that half or the whole is
-  // full, peers that have proven nothing and hold partial messages are
-  // evicted (least recently active first) and the fragment is dropped (the
+  // messages, over all peers; at least 1 MiB and twice max_message_bytes
+  // (so the largest message fits in the half open to strangers). Memory is
+  // committed in 64 KiB chunks as fragments land, never at the message length.
+  // Peers that have proven nothing may fill only half of it; when that half or
+  // the whole is full, peers that have proven nothing and hold partial messages
+  // are evicted (least recently active first) and the fragment is dropped (the
   // sender resends it). 512 MiB: twice receive_queue_bytes, room for every
   // peer's credit in a busy endpoint, far below what a host has.
   uint64_t max_reassembly_bytes = 512ull << 20;

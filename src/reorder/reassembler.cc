@@ -23,6 +23,10 @@ Reassembler::Reassembler(const ReassemblerOptions& options, BufferPool* pool)
   }
 }
 
+Reassembler::~Reassembler() {
+  for (auto& [key, p] : partials_) Release(p);
+}
+
 Reassembler::FragResult Reassembler::Malformed(uint64_t* counter) {
   ++*counter;
   return FragResult::kMalformed;
@@ -139,7 +143,7 @@ void Reassembler::GrowBuffer(Partial& p, uint64_t need) {
   // copy ever; the pages are touched as fragments land); else twice what
   // the buffer holds, copying it.
   uint64_t want = p.buffered;
-  if (p.reserved != 0 || !budget_->TryReserveAhead(want)) {
+  if (p.reserved != 0 || !budget_->TryReserveAhead(want, proven_)) {
     want = std::min<uint64_t>(
         p.buffered, std::max<uint64_t>({need, 2 * p.data.capacity(),
                                         uint64_t{1} << chunk_shift_}));

@@ -121,6 +121,10 @@ class Reassembler {
   // internal pool is used. An external pool must outlive this object.
   explicit Reassembler(const ReassemblerOptions& options = ReassemblerOptions(),
                        BufferPool* pool = nullptr);
+  // Gives the partial messages' memory back (pool, budget).
+  ~Reassembler();
+  Reassembler(const Reassembler&) = delete;
+  Reassembler& operator=(const Reassembler&) = delete;
 
   // Places `f`. On kComplete, *out is overwritten with the message (its
   // previous data buffer is returned to the pool first). A placed fragment

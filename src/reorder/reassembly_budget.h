@@ -39,10 +39,13 @@ class ReassemblyBudget {
 
   // Address space a message's buffer may reserve for its whole length up
   // front (no byte of it is committed until a fragment lands there): true,
-  // and counted, while all such reservations stay within the cap. Otherwise
-  // the caller grows its buffer as the bytes arrive.
-  bool TryReserveAhead(uint64_t n) {
-    if (n > max_bytes_ || reserved_ > max_bytes_ - n) return false;
+  // and counted, while all reservations stay within the cap (half of it for
+  // a peer that has not `proven` itself, so a few strangers' huge messages
+  // cannot take it all). Otherwise the caller grows its buffer as the bytes
+  // arrive.
+  bool TryReserveAhead(uint64_t n, bool proven) {
+    const uint64_t limit = proven ? max_bytes_ : max_bytes_ / 2;
+    if (n > limit || reserved_ > limit - n) return false;
     reserved_ += n;
     return true;
   }

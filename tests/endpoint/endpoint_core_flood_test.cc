@@ -19,7 +19,7 @@ constexpr uint16_t kPort = 7000;
 constexpr uint32_t kHugeMessage = 64u << 20;
 
 // A forged first datagram from a stranger: a SYNC that opens a session and
-// a fragment of a 64 MiB message at `offset`.
+// a fragment of a `msg_len`-byte message at `offset`.
 // Its reply port (the preamble's) is the stranger's choice: one host can
 // pose as many peers.
 uint16_t ReplyPort(uint32_t i) {
@@ -27,7 +27,8 @@ uint16_t ReplyPort(uint32_t i) {
 }
 
 std::vector<uint8_t> ForgedDatagram(uint32_t i, uint32_t msg, uint32_t offset,
-                                    uint32_t psn_offset) {
+                                    uint32_t psn_offset,
+                                    uint32_t msg_len = kHugeMessage) {
   const uint64_t inc = 0x900000 + i;
   std::vector<uint8_t> out(1472);
   auto span = absl::MakeSpan(out);
@@ -45,7 +46,7 @@ std::vector<uint8_t> ForgedDatagram(uint32_t i, uint32_t msg, uint32_t offset,
   h.psn = wire::Psn(1000 + psn_offset);
   h.path_seq = wire::PathSeq(psn_offset);
   h.msg_seq = wire::MsgSeq(msg);
-  h.msg_len = kHugeMessage;
+  h.msg_len = msg_len;
   h.frag_offset = offset;
   std::vector<uint8_t> payload(1000, 0xab);
   h.payload_len = static_cast<uint16_t>(payload.size());
@@ -133,6 +134,7 @@ TEST(EndpointCoreFloodTest,
   ProtocolOptions o;
   o.max_peers = 256;
   o.max_reassembly_bytes = 16u << 20;
+  o.max_message_bytes = 8u << 20;  // as CheckProtocolOptions asks
   Net net;
   const NetAddr a_addr = NetAddr::Ipv4(0x0a000001, kPort);
   const NetAddr b_addr = NetAddr::Ipv4(0x0a000002, kPort);
@@ -161,7 +163,7 @@ TEST(EndpointCoreFloodTest,
   constexpr uint32_t kForged = 100000;
   for (uint32_t i = 0; i < kForged; ++i) {
     a->OnDatagram(net.now, Forged(i),
-                  ForgedDatagram(i, 1, (i % 1000) * 4096, 0), false);
+                  ForgedDatagram(i, 1, (i % 1000) * 4096, 0, 8u << 20), false);
     if (i % 500 == 499) {
       net.Step();
       ASSERT_LE(a->stats().reassembly_bytes, o.max_reassembly_bytes);
@@ -208,8 +210,63 @@ TEST(EndpointCoreFloodTest,
 
   const EndpointStats s = a->stats();
   EXPECT_LE(s.reassembly_peak_bytes, o.max_reassembly_bytes);
+  // What is still committed is the strangers' (the transfers are done),
+  // within their half.
+  EXPECT_LE(s.reassembly_bytes, o.max_reassembly_bytes / 2);
   EXPECT_GT(s.peers_evicted_unproven + s.peers_evicted_memory, 0u);
   EXPECT_GT(s.peers_evicted_memory, 0u) << "memory cap never reached";
+}
+
+}  // namespace
+}  // namespace braid::endpoint
+
+namespace braid::endpoint {
+namespace {
+
+// A full table: a stranger holding a partial message gives its slot to a
+// Send before a proven peer does, and is then not heard again (its sender
+// would otherwise resend, in a new session, what the evicted context had
+// delivered).
+TEST(EndpointCorePeerTableTest,
+     SendEvictsUnprovenHolderNotProvenPeerAndSilencesIt) {
+  ProtocolOptions o;
+  o.max_peers = 2;
+  Net net;
+  const NetAddr a_addr = NetAddr::Ipv4(0x0a000001, kPort);
+  const NetAddr b_addr = NetAddr::Ipv4(0x0a000002, kPort);
+  const NetAddr c_addr = NetAddr::Ipv4(0x0a000003, kPort);
+  EndpointCore* a = net.Add(a_addr, o, 0x1111);
+  net.Add(b_addr, o, 0x2222);
+  EndpointCore* c = net.Add(c_addr, o, 0x3333);
+  std::vector<uint8_t> m(3000, 1);
+  ASSERT_TRUE(a->Send(net.now, b_addr, Msg(m)).ok());
+  for (int i = 0; i < 50; ++i) net.Step();
+  ASSERT_EQ(Drain(a).size(), 1u);  // B acked: proven, idle, recent
+  a->OnDatagram(net.now, Forged(1), ForgedDatagram(1, 1, 0, 0), false);
+  ASSERT_EQ(a->stats().peers, 2u);
+  ASSERT_TRUE(a->Send(net.now, c_addr, Msg(m)).ok());
+  EndpointStats s = a->stats();
+  EXPECT_EQ(s.peers_evicted_unproven, 1u);
+  EXPECT_EQ(s.peers_evicted_idle, 0u);
+  EXPECT_EQ(s.reassembly_bytes, 0u);  // its partial message went with it
+  // The evicted stranger's next frame creates nothing.
+  a->OnDatagram(net.now, Forged(1), ForgedDatagram(1, 1, 4096, 1), false);
+  s = a->stats();
+  EXPECT_EQ(s.drops.evicted_peer, 1u);
+  EXPECT_EQ(s.peers, 2u);
+  for (int i = 0; i < 50; ++i) net.Step();
+  ASSERT_EQ(Drain(c).size(), 1u);
+  // B (proven, busy with nothing but recently active) and C (our send just
+  // completed, proven) hold the table; a Send elsewhere is refused.
+  const auto done = Drain(a);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].type, CompletionType::kSendDone);
+  absl::Status st = a->Send(net.now, NetAddr::Ipv4(0x0a000004, kPort), Msg(m));
+  EXPECT_TRUE(absl::IsResourceExhausted(st)) << st;
+  // Once the silence is over, the stranger's address may speak again.
+  net.now += o.peer_timeout + o.peer_timeout;
+  a->OnDatagram(net.now, Forged(1), ForgedDatagram(1, 2, 0, 0), false);
+  EXPECT_EQ(a->stats().drops.evicted_peer, 1u);
 }
 
 }  // namespace

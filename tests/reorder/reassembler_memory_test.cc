@@ -123,5 +123,23 @@ TEST(ReassemblerMemoryTest, UnprovenPeersGetHalfTheBudgetProvenTheRest) {
   EXPECT_LE(budget.peak(), budget.max_bytes());
 }
 
+TEST(ReassemblerMemoryTest, DestroyedReassemblerGivesItsMemoryBack) {
+  ReassemblyBudget budget;
+  ReassemblerOptions o;
+  o.budget = &budget;
+  std::vector<uint8_t> data(1u << 20);
+  {
+    Reassembler r(o);
+    CompletedMessage out;
+    ASSERT_EQ(r.OnFragment(Piece(1, data, 1u << 20, 500000, 1000), &out),
+              FragResult::kPartial);
+    ASSERT_EQ(r.OnFragment(Piece(2, data, 1u << 20, 0, 1000), &out),
+              FragResult::kPartial);
+    EXPECT_GT(budget.committed(), 2 * kChunk);
+  }
+  EXPECT_EQ(budget.committed(), 0u);
+  EXPECT_EQ(budget.reserved(), 0u);
+}
+
 }  // namespace
 }  // namespace braid::reorder

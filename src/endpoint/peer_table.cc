@@ -93,7 +93,8 @@ void PeerTable::Evict(size_t i, TimeNs now, DurationNs min_idle,
       silenced_.erase(old);
     }
     slot = {addr, silence_seq_};
-    silenced_[addr] = {p.peer_incarnation(), now + min_idle + min_idle, silence_seq_};
+    silenced_[addr] = {p.peer_incarnation(), now + min_idle + min_idle,
+                       silence_seq_};
     ++silence_seq_;
   }
   PeerStats s;

@@ -29,8 +29,7 @@ bool Coverage::Insert(uint32_t begin, uint32_t end) {
   return true;
 }
 
-size_t Coverage::heap_bytes_after(uint32_t begin, uint32_t end) const {
-  if (ranges_.size() < ranges_.capacity()) return heap_bytes();
+size_t Coverage::HeapBytesAfterFull(uint32_t begin, uint32_t end) const {
   auto next =
       std::upper_bound(ranges_.begin(), ranges_.end(), begin,
                        [](uint32_t b, const Range& r) { return b < r.begin; });

@@ -98,12 +98,29 @@ Reassembler::CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
 
 namespace {
 
+// Writes src[0, n) at `off` of a buffer whose capacity covers it but whose
+// size() may not: bytes past size() are appended (no zero-fill first); a
+// gap before `off` (a fragment ahead of one still missing, within the
+// committed chunks) is zero-filled, to be overwritten when that fragment
+// comes.
+void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
+             uint64_t n) {
+  if (off > v.size()) v.resize(off);
+  const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
+  if (inside > 0) std::memcpy(v.data() + off, src, inside);
+  if (inside < n) v.insert(v.end(), src + inside, src + n);
+}
+
+}  // namespace
+
+namespace {
+
 // What a partial message costs beyond its bytes: its map slot and record.
 constexpr uint64_t kPartialOverhead = 128;
 
 }  // namespace
 
-bool Reassembler::Charge(Partial& p, uint64_t n) {
+[[gnu::always_inline]] inline bool Reassembler::Charge(Partial& p, uint64_t n) {
   if (memory_used_ + n > options_.max_bytes) {
     last_refusal_endpoint_ = false;
     return false;
@@ -156,23 +173,6 @@ void Reassembler::GrowBuffer(Partial& p, uint64_t need) {
   budget_->Unreserve(p.reserved);
   p.reserved = want;
 }
-
-namespace {
-
-// Writes src[0, n) at `off` of a buffer whose capacity covers it but whose
-// size() may not: bytes past size() are appended (no zero-fill first); a
-// gap before `off` (a fragment ahead of one still missing, within the
-// committed chunks) is zero-filled, to be overwritten when that fragment
-// comes.
-void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
-             uint64_t n) {
-  if (off > v.size()) v.resize(off);
-  const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
-  if (inside > 0) std::memcpy(v.data() + off, src, inside);
-  if (inside < n) v.insert(v.end(), src + inside, src + n);
-}
-
-}  // namespace
 
 bool Reassembler::CommitRange(Partial& p, uint64_t begin, uint64_t end) {
   const uint64_t chunk = uint64_t{1} << chunk_shift_;
@@ -261,8 +261,10 @@ void Reassembler::WriteBuffer(Partial& p, uint64_t off, const uint8_t* src,
       len == 0 ? heap_before
                : p.seen.heap_bytes_after(f.offset,
                                          static_cast<uint32_t>(f.offset + len));
+  const uint64_t direct = uint64_t{p.chunks} << chunk_shift_;
   if (r == FragResult::kPartial &&
-      ((f.offset < buf_end && !CommitRange(p, f.offset, buf_end)) ||
+      ((buf_end > direct && f.offset < buf_end &&
+        !CommitRange(p, f.offset, buf_end)) ||
        (heap_bound > heap_before && !Charge(p, heap_bound - heap_before)))) {
     ++stats_.no_memory;
     if (last_refusal_endpoint_) ++stats_.no_memory_endpoint;
@@ -286,7 +288,12 @@ void Reassembler::WriteBuffer(Partial& p, uint64_t off, const uint8_t* src,
     }
     return r;
   }
-  Store(p, f, place);
+  if (!p.placed && f.offset + len <= uint64_t{p.chunks} << chunk_shift_) {
+    WriteAt(p.data, f.offset, f.payload.data(), len);  // within the buffer
+    stats_.bytes_copied += len;
+  } else {
+    Store(p, f, place);
+  }
   if (p.seen.covered_bytes() == p.msg_len) return Complete(it->first, p, out);
   return FragResult::kPartial;
 }

@@ -123,6 +123,31 @@ TEST(ReassemblerMemoryTest, UnprovenPeersGetHalfTheBudgetProvenTheRest) {
   EXPECT_LE(budget.peak(), budget.max_bytes());
 }
 
+TEST(ReassemblerMemoryTest, PlacedMessageCommitsOnlyItsHead) {
+  const uint32_t msg_len = 8u << 20;
+  std::vector<uint8_t> data(msg_len, 3), dest(msg_len);
+  wire::PlacementExt ext;
+  ext.head_len = 100;
+  ReassemblyBudget budget;
+  ReassemblerOptions o;
+  o.budget = &budget;
+  Reassembler r(o);
+  CompletedMessage out;
+  auto place = [&](const Fragment&, absl::Span<uint8_t>* d) {
+    *d = absl::MakeSpan(dest).subspan(ext.head_len);
+    return true;
+  };
+  for (uint32_t off : {msg_len - 2000, msg_len / 2, 0u}) {
+    Fragment f = Piece(1, data, msg_len, off, 1000);
+    f.placement = &ext;
+    ASSERT_EQ(r.OnFragment(f, place, &out), FragResult::kPartial);
+  }
+  // The head's bytes and the bookkeeping; the placed bytes went to `dest`.
+  EXPECT_LE(budget.committed(), ext.head_len + 1024u);
+  EXPECT_LE(budget.reserved(), ext.head_len);
+  EXPECT_EQ(r.stats().bytes_placed, 3000u - ext.head_len);
+}
+
 TEST(ReassemblerMemoryTest, DestroyedReassemblerGivesItsMemoryBack) {
   ReassemblyBudget budget;
   ReassemblerOptions o;

@@ -46,11 +46,27 @@ struct ProtocolOptions {
   CcAlgorithm cc = CcAlgorithm::kSwift;
   // Largest message Send accepts, bytes. Hard ceiling 1 GiB.
   uint32_t max_message_bytes = 64u << 20;
-  // Peers the endpoint keeps state for. When full, a new peer takes the
-  // slot of the longest-idle peer that has had nothing to send or ack for
-  // at least peer_timeout; if there is none, Send to a new peer is
-  // ResourceExhausted.
+  // Peers the endpoint keeps state for (1..16,777,216). When full, a new
+  // peer takes the slot of, first, a peer that has proven nothing (no ack
+  // of ours, docs/protocol.md "Peer table") and holds partial messages;
+  // then of the longest-idle peer that has had nothing to send or ack for
+  // at least peer_timeout; then (Send only) of any other peer that has
+  // proven nothing and has nothing of ours to send. A peer evicted before
+  // it was idle that long is not heard again (its frames are dropped) for
+  // twice peer_timeout, so its sender fails what it had in flight instead
+  // of resending what was delivered. If no peer qualifies, Send to a new
+  // peer is ResourceExhausted.
   uint32_t max_peers = 1024;
+  // Bytes the endpoint commits to partial (not yet complete) inbound
+  // messages, over all peers; at least 1 MiB and twice max_message_bytes
+  // (so the largest message fits in the half open to strangers). Memory is
+  // committed in 64 KiB chunks as fragments land, never at the message length.
+  // Peers that have proven nothing may fill only half of it; when that half or
+  // the whole is full, peers that have proven nothing and hold partial messages
+  // are evicted (least recently active first) and the fragment is dropped (the
+  // sender resends it). 512 MiB: twice receive_queue_bytes, room for every
+  // peer's credit in a busy endpoint, far below what a host has.
+  uint64_t max_reassembly_bytes = 512ull << 20;
   // Messages accepted by Send and not yet completed, over all peers. Past
   // this, Send returns ResourceExhausted (retry after polling completions).
   uint32_t max_pending_sends = 16384;

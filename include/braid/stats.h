@@ -81,15 +81,21 @@ struct DropStats {
   uint64_t empty_fragment = 0;
   uint64_t sack_too_long = 0;
   uint64_t bad_ctrl_type = 0;
-  uint64_t bad_preamble = 0;            // not a braid datagram
-  uint64_t bad_placement = 0;           // malformed placement extension
-  uint64_t inconsistent_fragment = 0;   // disagrees with earlier fragments
-  uint64_t invalid_ack = 0;             // acks PSNs never sent
-  uint64_t stale_incarnation = 0;       // from/to an incarnation that is gone
-  uint64_t beyond_window = 0;           // PSN beyond the granted credit
-  uint64_t duplicates = 0;              // PSN already received
-  uint64_t no_peer_slot = 0;            // peer table full, nothing evictable
-  uint64_t no_memory = 0;               // receive budget exhausted
+  uint64_t bad_preamble = 0;           // not a braid datagram
+  uint64_t bad_placement = 0;          // malformed placement extension
+  uint64_t inconsistent_fragment = 0;  // disagrees with earlier fragments
+  uint64_t invalid_ack = 0;            // acks PSNs never sent
+  uint64_t stale_incarnation = 0;      // from/to an incarnation that is gone
+  uint64_t beyond_window = 0;          // PSN beyond the granted credit
+  uint64_t duplicates = 0;             // PSN already received
+  uint64_t no_peer_slot = 0;           // peer table full, nothing evictable
+  uint64_t no_memory = 0;              // receive budget exhausted
+  // The endpoint's reassembly memory (max_reassembly_bytes, or the half
+  // open to peers that have proven nothing) was full.
+  uint64_t reassembly_full = 0;
+  // From a peer evicted before it was idle, while it is not heard
+  // (ProtocolOptions::max_peers).
+  uint64_t evicted_peer = 0;
   uint64_t unsynced = 0;                // data before the sender's SYNC
   uint64_t out_of_order_discarded = 0;  // go-back-N receiver: not the next PSN
   // A SYNC or STALE claiming a new incarnation of a known peer: dropped and
@@ -117,6 +123,10 @@ struct DropStats {
 struct PeerStats {
   NetAddr addr;
   uint64_t peer_incarnation = 0;
+  // It has shown it receives what we send to its address (it acked our
+  // data or answered a challenge); peers that have not are evicted first
+  // under pressure (protocol.md §13).
+  bool proven = false;
   uint64_t packets_sent = 0;
   uint64_t bytes_sent = 0;  // payload bytes, first transmissions
   uint64_t packets_received = 0;
@@ -224,7 +234,21 @@ struct EndpointStats {
   uint64_t ecn_marks_received = 0;
   uint64_t peers = 0;  // current
   uint64_t peers_created = 0;
-  uint64_t peers_evicted = 0;
+  uint64_t peers_evicted = 0;  // all of the three below
+  // Peer table full: an idle peer (nothing to send or ack for
+  // peer_timeout) gave its slot.
+  uint64_t peers_evicted_idle = 0;
+  // Peer table full: a peer that had proven nothing gave its slot before
+  // it was idle.
+  uint64_t peers_evicted_unproven = 0;
+  // Reassembly memory full: a peer that had proven nothing was evicted
+  // with its partial messages.
+  uint64_t peers_evicted_memory = 0;
+  // Bytes committed to partial inbound messages now, the most ever, and the
+  // cap (ProtocolOptions::max_reassembly_bytes).
+  uint64_t reassembly_bytes = 0;
+  uint64_t reassembly_peak_bytes = 0;
+  uint64_t reassembly_max_bytes = 0;
   uint64_t peer_restarts = 0;        // a peer proved a new incarnation
   uint64_t challenges_sent = 0;      // claims of a restart we challenged
   uint64_t challenges_answered = 0;  // challenges of peers we answered

@@ -27,6 +27,7 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
       secret_(cfg.secret),
       guard_(cfg.guard),
       rng_(cfg.seed),
+      budget_(cfg.proto.max_reassembly_bytes),
       peers_(std::max<uint32_t>(1, cfg.proto.max_peers)) {
   // Packet protection puts a security header between the preamble and the
   // frames and a tag after them: frames get that much less room.
@@ -123,7 +124,8 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
         absl::StrCat("peer table full: ", peers_.size(),
                      " peers (max_peers), none idle for peer_timeout (",
                      cfg_.proto.peer_timeout.ns() / 1000000,
-                     " ms); retry once a peer has been idle that long"));
+                     " ms) and none unproven without sends of ours; retry "
+                     "once a peer has been idle that long"));
   }
   ++pending_sends_;
   peer->peer.Enqueue(std::move(m), now);
@@ -142,17 +144,26 @@ PeerEntry* EndpointCore::FindPeer(const NetAddr& addr) {
 }
 
 PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr,
-                                          uint64_t our_inc) {
+                                          Claimant claimant, uint64_t our_inc) {
   if (PeerEntry* p = FindPeer(addr)) return p;
   last_peer_ = nullptr;  // Insert may evict (free) it
   if (our_inc == 0) our_inc = OurIncarnationFor(addr);
   PeerEntry* p =
       peers_.Insert(std::make_unique<PeerEntry>(peer_cfg_, addr, rng_.Next(),
                                                 our_inc, this, now),
-                    now, cfg_.proto.peer_timeout,
+                    now, cfg_.proto.peer_timeout, claimant,
                     [this](PeerEntry* evicted) { Forget(evicted); });
   last_peer_ = p;
   return p;
+}
+
+void EndpointCore::RelieveReassemblyPressure(TimeNs now) {
+  const uint64_t target = budget_.max_bytes() / 8 * 3;
+  last_peer_ = nullptr;  // an eviction may free it
+  while (budget_.committed() > target &&
+         peers_.EvictForMemory(now, cfg_.proto.peer_timeout,
+                               [this](PeerEntry* p) { Forget(p); })) {
+  }
 }
 
 void EndpointCore::CountParseError(wire::ParseError e) {
@@ -268,18 +279,40 @@ void EndpointCore::QueueCtrlReply(const NetAddr& to, uint8_t local,
 void EndpointCore::Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed,
                              uint8_t local) {
   ++drops_.unproven_claim;
+  QueueChallenge(now, peer, claimed, local);
+}
+
+bool EndpointCore::QueueChallenge(TimeNs now, PeerEntry* peer, uint64_t inc,
+                                  uint8_t local) {
   const uint64_t our_inc = peer->peer.our_incarnation();
   wire::CtrlFrame c;
   c.type = wire::CtrlType::kChallenge;
   c.kind = wire::ChallengeKind::kIncarnation;
   c.src_incarnation = our_inc;
-  c.dst_incarnation = claimed;
+  c.dst_incarnation = inc;
   c.nonce = secret_.ChallengeNonce(
       static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift, our_inc,
-      peer->peer.addr(), claimed);
+      peer->peer.addr(), inc);
   const size_t before = ctrl_replies_.size();
   QueueCtrlReply(peer->peer.addr(), local, c);
-  if (ctrl_replies_.size() > before) ++challenges_sent_;
+  if (ctrl_replies_.size() == before) return false;
+  ++challenges_sent_;
+  return true;
+}
+
+void EndpointCore::ChallengeIfUnproven(TimeNs now, PeerEntry* peer,
+                                       uint8_t local) {
+  constexpr DurationNs kReprove = DurationNs::Millis(1);
+  const uint64_t inc = peer->peer.peer_incarnation();
+  const bool pressure =
+      peers_.size() * 2 >= std::max<uint32_t>(1, cfg_.proto.max_peers) ||
+      budget_.committed() * 4 >= budget_.max_bytes();
+  if (!pressure || peer->peer.proven() || inc == 0 ||
+      (peer->challenged_at != PeerEntry::kNever &&
+       now - peer->challenged_at < kReprove)) {
+    return;
+  }
+  if (QueueChallenge(now, peer, inc, local)) peer->challenged_at = now;
 }
 
 void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
@@ -315,6 +348,8 @@ void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
     ++drops_.bad_challenge_reply;
     return;
   }
+  // It received what we sent to its address.
+  peer->peer.set_proven();
   const bool had_life = peer->peer.peer_incarnation() != 0;
   if (peer->peer.AdoptIncarnation(now, claimed)) {
     if (had_life) ++peer_restarts_;
@@ -397,7 +432,11 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         ++drops_.stale_incarnation;  // reply from a peer we no longer know
         return;
       }
-      peer = FindOrCreatePeer(now, from, our_inc);
+      if (peers_.Silenced(from, a.src, now)) {
+        ++drops_.evicted_peer;
+        return;
+      }
+      peer = FindOrCreatePeer(now, from, Claimant::kInbound, our_inc);
       if (peer == nullptr) {
         ++drops_.no_peer_slot;
         return;
@@ -432,8 +471,10 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
   if (peer != nullptr) {
     // Held only for an answer to this datagram's data.
     if (peer->ack_deferred && !data) ApplyDeferredAckOf(peer, now);
+    if (data) ChallengeIfUnproven(now, peer, local);
     Touch(peer);
   }
+  if (budget_.TakePressure()) RelieveReassemblyPressure(now);
 }
 
 bool EndpointCore::OpenDatagram(TimeNs now, absl::Span<const uint8_t> bytes,
@@ -789,6 +830,12 @@ EndpointStats EndpointCore::stats() const {
   e.peers = peers_.size();
   e.peers_created = peers_.created();
   e.peers_evicted = peers_.evicted();
+  e.peers_evicted_idle = peers_.evicted_idle();
+  e.peers_evicted_unproven = peers_.evicted_unproven();
+  e.peers_evicted_memory = peers_.evicted_memory();
+  e.reassembly_bytes = budget_.committed();
+  e.reassembly_peak_bytes = budget_.peak();
+  e.reassembly_max_bytes = budget_.max_bytes();
   e.peer_restarts = peer_restarts_;
   e.challenges_sent = challenges_sent_;
   e.challenges_answered = challenges_answered_;

@@ -191,6 +191,7 @@ class EndpointCore final : public PeerHost {
   void Complete(Completion&& c) override;
   uint64_t ReceiveQueueRoom() const override;
   reorder::BufferPool* buffer_pool() override { return &pool_; }
+  reorder::ReassemblyBudget* reassembly_budget() override { return &budget_; }
   bool Place(const NetAddr& peer, uint16_t stream,
              const wire::PlacementExt& ext, uint32_t msg_len,
              absl::Span<uint8_t>* dest) override;
@@ -231,11 +232,16 @@ class EndpointCore final : public PeerHost {
   // `our_inc`: the incarnation we present to it, if already computed (0:
   // computed here).
   PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr,
+                              Claimant claimant = Claimant::kSend,
                               uint64_t our_inc = 0);
   // The incarnation we present to the peer at `addr`.
   uint64_t OurIncarnationFor(const NetAddr& addr) const {
     return secret_.PairIncarnation(cfg_.incarnation, addr);
   }
+  // Reassembly memory ran out: evicts peers that have proven nothing and
+  // hold partial messages until the committed bytes are back below 3/8 of
+  // the cap (a quarter under the half open to such peers), or none is left.
+  void RelieveReassemblyPressure(TimeNs now);
   void CountParseError(wire::ParseError e);
   // Whether a frame naming incarnations `src` -> `dst` is for this life of
   // ours, which presents itself to `from` as `our_inc` (`by_sender`: a
@@ -249,6 +255,15 @@ class EndpointCore final : public PeerHost {
                       const wire::CtrlFrame& c);
   // A claim that `peer` restarted as `claimed`: challenge its address.
   void Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed, uint8_t local);
+  // Queues a challenge asking the peer's address to prove it is `inc`.
+  // True if queued.
+  bool QueueChallenge(TimeNs now, PeerEntry* peer, uint64_t inc, uint8_t local);
+  // A peer that sent us data but has proven nothing (it never acked our
+  // data: a pure sender), while the peer table is half full or reassembly
+  // memory a quarter committed: asks it to prove its address, at most once
+  // per kReprove, so that it is not evicted as a forger would be. (Without
+  // pressure nothing is asked: no datagram is added to normal traffic.)
+  void ChallengeIfUnproven(TimeNs now, PeerEntry* peer, uint8_t local);
   // Packet protection: opens `bytes` from `from` (`peer`, null if none;
   // *our_inc computed if needed). False (counted) if it does not check out.
   bool OpenDatagram(TimeNs now, absl::Span<const uint8_t> bytes,
@@ -298,6 +313,8 @@ class EndpointCore final : public PeerHost {
   uint32_t lead_ = wire::kPreambleSize;
   Rng rng_;
   reorder::BufferPool pool_;
+  // Before peers_: their reassemblers give memory back to it on the way out.
+  reorder::ReassemblyBudget budget_;
   PeerTable peers_;
   // The peer FindPeer found last (lookup cache). Peers leave the table only
   // by eviction in PeerTable::Insert, so it is cleared around every Insert.

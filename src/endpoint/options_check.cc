@@ -55,7 +55,18 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
   if (p.max_message_bytes > (1u << 30)) {
     return Bad("max_message_bytes", "must be at most 1 GiB");
   }
-  if (p.max_peers < 1) return Bad("max_peers", "must be at least 1");
+  if (p.max_peers < 1 || p.max_peers > (1u << 24)) {
+    return Bad("max_peers", "must be in 1..16777216");
+  }
+  if (p.max_reassembly_bytes < (1u << 20) ||
+      p.max_reassembly_bytes < 2 * uint64_t{p.max_message_bytes}) {
+    return Bad("max_reassembly_bytes",
+               absl::StrCat("must be at least 1 MiB and at least twice "
+                            "max_message_bytes (",
+                            2 * uint64_t{p.max_message_bytes},
+                            "): a peer that has proven nothing may fill half "
+                            "of it, and must still fit the largest message"));
+  }
   if (p.max_pending_sends < 1)
     return Bad("max_pending_sends", "must be at least 1");
   if (p.receive_budget_bytes < 65536) {

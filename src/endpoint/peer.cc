@@ -159,6 +159,7 @@ size_t Peer::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
 void Peer::FillStats(PeerStats* s, bool with_paths) const {
   s->addr = link_.addr;
   s->peer_incarnation = link_.peer_inc;
+  s->proven = link_.proven;
   receiver_.FillStats(s);
   sender_.FillStats(s, with_paths);
 }

@@ -155,6 +155,10 @@ class Peer {
   void FillStats(PeerStats* s, bool with_paths) const;
   const ReliabilityStats& reliability() const { return sender_.reliability(); }
   uint64_t peer_incarnation() const { return link_.peer_inc; }
+  // Our sender has nothing queued, in flight or unacknowledged for it.
+  bool SenderIdle() const { return sender_.Idle(); }
+  // It holds partial inbound messages.
+  bool HoldsPartials() const { return receiver_.partial_messages() > 0; }
 
   // The halves, for tests and stats.
   const PeerSender& sender() const { return sender_; }

@@ -15,6 +15,7 @@
 #include "braid/options.h"
 #include "braid/time.h"
 #include "reorder/buffer_pool.h"
+#include "reorder/reassembly_budget.h"
 #include "wire/frames.h"
 
 namespace braid::endpoint {
@@ -30,6 +31,8 @@ class PeerHost {
   // polled, over all peers); 0 when full.
   virtual uint64_t ReceiveQueueRoom() const = 0;
   virtual reorder::BufferPool* buffer_pool() = 0;
+  // The endpoint-wide account of reassembly memory; null = none.
+  virtual reorder::ReassemblyBudget* reassembly_budget() { return nullptr; }
   // Where the placed part of a message from `peer` goes (the endpoint's
   // placement handler); false = refused.
   virtual bool Place(const NetAddr& peer, uint16_t stream,
@@ -84,8 +87,9 @@ struct PeerLink {
   uint64_t our_inc = 0;
   uint64_t peer_inc = 0;  // the peer's incarnation; 0 until it has spoken
   TimeNs last_activity;   // last frame from or datagram to the peer
-  // The peer has shown it receives what we send to its address: it
-  // acknowledged our session or answered a challenge.
+  // The peer has shown it receives what we send to its address: a valid
+  // ack of our current send session arrived (or it answered a challenge).
+  // Peers that have not are evicted first under pressure.
   bool proven = false;
 };
 

@@ -31,6 +31,7 @@ reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg,
                 uint64_t{wire::kInitialCreditPackets} * cfg.mss;
   o.max_message_bytes = cfg.proto.max_message_bytes;
   o.pool = host->buffer_pool();
+  o.budget = host->reassembly_budget();
   return o;
 }
 
@@ -145,7 +146,12 @@ void PeerReceiver::OnData(TimeNs now, const wire::DataHeader& h,
     return;
   }
   if (r == reorder::FragResult::kNoMemory) {
-    ++drops->no_memory;  // not recorded: the sender will send it again
+    // Not recorded: the sender will send it again.
+    if (reassembler_.last_refusal_endpoint()) {
+      ++drops->reassembly_full;
+    } else {
+      ++drops->no_memory;
+    }
     return;
   }
   window_.OnPacket(h.psn);
@@ -179,6 +185,7 @@ reorder::FragResult PeerReceiver::Reassemble(const wire::DataHeader& h,
   f.offset = h.frag_offset;
   f.payload = absl::MakeConstSpan(payload, h.payload_len);
   if (h.flags & wire::kDataFlagPlaced) f.placement = &h.placement;
+  reassembler_.set_proven(link_->proven);
   return reassembler_.OnFragment(
       f,
       [this](const reorder::Fragment& fr, absl::Span<uint8_t>* dest) {

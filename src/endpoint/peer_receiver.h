@@ -106,6 +106,7 @@ class PeerReceiver {
   // The receive-side fields of *s (counters, placement, acks sent).
   void FillStats(PeerStats* s) const;
   bool synced() const { return rx_synced_; }
+  size_t partial_messages() const { return reassembler_.partial_messages(); }
   wire::Psn cum() const { return window_.cum(); }
   // The credit limit we last advertised.
   wire::Psn granted() const { return granted_; }

@@ -37,7 +37,7 @@ void PeerSender::OnAck(TimeNs now, const wire::AckHeader& h,
   last_ack_progress_ = now;
   link_->last_activity = now;
   session_confirmed_ = true;
-  link_->proven = true;  // it heard our SYNC at its address
+  link_->proven = true;  // it received what we sent to its address
   // Credit only grows, and never past what a receive window can hold.
   if (h.credit_psn > credit_limit_ && h.credit_psn - h.cum_psn <= (1 << 16)) {
     credit_limit_ = h.credit_psn;

@@ -75,6 +75,8 @@ void AddDrops(const DropStats& d, Fields* f) {
       {"drop_duplicates", d.duplicates},
       {"drop_no_peer_slot", d.no_peer_slot},
       {"drop_no_memory", d.no_memory},
+      {"drop_reassembly_full", d.reassembly_full},
+      {"drop_evicted_peer", d.evicted_peer},
       {"drop_unsynced", d.unsynced},
       {"drop_out_of_order_discarded", d.out_of_order_discarded},
       {"drop_unproven_claim", d.unproven_claim},
@@ -112,6 +114,12 @@ Fields Flatten(const EndpointStats& s) {
       {"peers", s.peers},
       {"peers_created", s.peers_created},
       {"peers_evicted", s.peers_evicted},
+      {"peers_evicted_idle", s.peers_evicted_idle},
+      {"peers_evicted_unproven", s.peers_evicted_unproven},
+      {"peers_evicted_memory", s.peers_evicted_memory},
+      {"reassembly_bytes", s.reassembly_bytes},
+      {"reassembly_peak_bytes", s.reassembly_peak_bytes},
+      {"reassembly_max_bytes", s.reassembly_max_bytes},
       {"peer_restarts", s.peer_restarts},
       {"challenges_sent", s.challenges_sent},
       {"challenges_answered", s.challenges_answered},
@@ -150,6 +158,7 @@ Fields Flatten(const PeerStats& s) {
   f.push_back({"peer", absl::StrCat("\"", s.addr.ToString(), "\"")});
   f.push_back(
       {"peer_incarnation", absl::StrFormat("\"%016x\"", s.peer_incarnation)});
+  f.push_back({"proven", s.proven ? "true" : "false"});
   const std::pair<const char*, uint64_t> v[] = {
       {"packets_sent", s.packets_sent},
       {"bytes_sent", s.bytes_sent},

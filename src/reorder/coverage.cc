@@ -29,4 +29,15 @@ bool Coverage::Insert(uint32_t begin, uint32_t end) {
   return true;
 }
 
+size_t Coverage::HeapBytesAfterFull(uint32_t begin, uint32_t end) const {
+  auto next =
+      std::upper_bound(ranges_.begin(), ranges_.end(), begin,
+                       [](uint32_t b, const Range& r) { return b < r.begin; });
+  const bool join_prev =
+      next != ranges_.begin() && std::prev(next)->end == begin;
+  const bool join_next = next != ranges_.end() && next->begin == end;
+  if (join_prev || join_next) return heap_bytes();
+  return 2 * ranges_.capacity() * sizeof(Range);
+}
+
 }  // namespace braid::reorder

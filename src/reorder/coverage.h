@@ -27,8 +27,15 @@ class Coverage {
     return ranges_.capacity() > kInline ? ranges_.capacity() * sizeof(Range)
                                         : 0;
   }
+  // heap_bytes() once Insert(begin, end) succeeded (a range that joins a
+  // neighbour adds nothing; a full vector doubles its capacity).
+  size_t heap_bytes_after(uint32_t begin, uint32_t end) const {
+    if (ranges_.size() < ranges_.capacity()) return heap_bytes();
+    return HeapBytesAfterFull(begin, end);
+  }
 
  private:
+  size_t HeapBytesAfterFull(uint32_t begin, uint32_t end) const;
   struct Range {
     uint32_t begin;
     uint32_t end;

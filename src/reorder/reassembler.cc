@@ -1,14 +1,18 @@
 #include "reorder/reassembler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <utility>
 
 namespace braid::reorder {
-namespace {}  // namespace
 
 Reassembler::Reassembler(const ReassemblerOptions& options, BufferPool* pool)
-    : options_(options), pool_(pool) {
+    : options_(options),
+      pool_(pool),
+      budget_(options.budget != nullptr ? options.budget : &own_budget_),
+      chunk_shift_(static_cast<uint32_t>(std::countr_zero(
+          std::bit_floor(std::max<uint32_t>(options.chunk_bytes, 64))))) {
   if (options_.max_message_bytes == 0) {
     options_.max_message_bytes = options_.max_bytes;
   }
@@ -17,6 +21,10 @@ Reassembler::Reassembler(const ReassemblerOptions& options, BufferPool* pool)
     own_pool_ = std::make_unique<BufferPool>();
     pool_ = own_pool_.get();
   }
+}
+
+Reassembler::~Reassembler() {
+  for (auto& [key, p] : partials_) Release(p);
 }
 
 Reassembler::FragResult Reassembler::Malformed(uint64_t* counter) {
@@ -88,22 +96,144 @@ Reassembler::CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
   return FragResult::kComplete;
 }
 
-[[gnu::always_inline]] inline Reassembler::PartialMap::iterator
-Reassembler::StartPartial(uint32_t key, const Fragment& f, uint32_t buf_len) {
+namespace {
+
+// Writes src[0, n) at `off` of a buffer whose capacity covers it but whose
+// size() may not: bytes past size() are appended (no zero-fill first); a
+// gap before `off` (a fragment ahead of one still missing, within the
+// committed chunks) is zero-filled, to be overwritten when that fragment
+// comes.
+void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
+             uint64_t n) {
+  if (off > v.size()) v.resize(off);
+  const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
+  if (inside > 0) std::memcpy(v.data() + off, src, inside);
+  if (inside < n) v.insert(v.end(), src + inside, src + n);
+}
+
+}  // namespace
+
+namespace {
+
+// What a partial message costs beyond its bytes: its map slot and record.
+constexpr uint64_t kPartialOverhead = 128;
+
+}  // namespace
+
+[[gnu::always_inline]] inline bool Reassembler::Charge(Partial& p, uint64_t n) {
+  if (memory_used_ + n > options_.max_bytes) {
+    last_refusal_endpoint_ = false;
+    return false;
+  }
+  if (!budget_->TryCommit(n, proven_)) {
+    last_refusal_endpoint_ = true;
+    return false;
+  }
+  p.charged += n;
+  memory_used_ += n;
+  return true;
+}
+
+Reassembler::PartialMap::iterator Reassembler::StartPartial(uint32_t key,
+                                                            const Fragment& f,
+                                                            uint32_t buf_len) {
   const bool placed = f.placement != nullptr;
   auto it = partials_.try_emplace(key).first;
   Partial& p = it->second;
+  if (!Charge(p, kPartialOverhead)) {
+    partials_.erase(it);
+    return partials_.end();
+  }
   p.stream_id = f.stream_id;
   p.stream_seq = f.stream_seq;
   p.msg_len = f.msg_len;
-  p.data = pool_->Reserve(buf_len);
   p.buffered = buf_len;
-  p.charged = buf_len;
   p.placed = placed;
   if (placed) p.ext = *f.placement;
-  memory_used_ += buf_len;
   bytes_buffered_ += buf_len;
   return it;
+}
+
+void Reassembler::GrowBuffer(Partial& p, uint64_t need) {
+  if (p.data.capacity() >= need) return;
+  // The whole length at once while the endpoint's reservations allow (no
+  // copy ever; the pages are touched as fragments land); else twice what
+  // the buffer holds, copying it.
+  uint64_t want = p.buffered;
+  if (p.reserved != 0 || !budget_->TryReserveAhead(want, proven_)) {
+    want = std::min<uint64_t>(
+        p.buffered, std::max<uint64_t>({need, 2 * p.data.capacity(),
+                                        uint64_t{1} << chunk_shift_}));
+    budget_->AddReserved(want);
+  }
+  std::vector<uint8_t> b = pool_->Reserve(want);
+  if (!p.data.empty()) b.assign(p.data.begin(), p.data.end());
+  if (p.data.capacity() > 0) pool_->Put(std::move(p.data));
+  p.data = std::move(b);
+  budget_->Unreserve(p.reserved);
+  p.reserved = want;
+}
+
+bool Reassembler::CommitRange(Partial& p, uint64_t begin, uint64_t end) {
+  const uint64_t chunk = uint64_t{1} << chunk_shift_;
+  const uint64_t last = (end - 1) >> chunk_shift_;
+  for (uint64_t k = begin >> chunk_shift_; k <= last; ++k) {
+    if (k < p.chunks) continue;
+    auto side = std::lower_bound(
+        p.side.begin(), p.side.end(), k,
+        [](const SideChunk& c, uint64_t i) { return c.index < i; });
+    if (side != p.side.end() && side->index == k) continue;
+    const uint64_t start = k * chunk;
+    const uint64_t len = std::min<uint64_t>(chunk, p.buffered - start);
+    if (!Charge(p, len)) return false;
+    if (k > p.chunks) {  // ahead of the buffer: a chunk of its own
+      SideChunk c;
+      c.index = static_cast<uint32_t>(k);
+      c.bytes = pool_->Reserve(len);
+      c.bytes.clear();
+      p.side.insert(side, std::move(c));
+      ++stats_.side_chunks;
+      continue;
+    }
+    GrowBuffer(p, start + len);
+    ++p.chunks;
+    // The buffer reached chunks that landed ahead of it: move them in.
+    while (!p.side.empty() && p.side.front().index == p.chunks) {
+      SideChunk& c = p.side.front();
+      const uint64_t at = uint64_t{c.index} * chunk;
+      GrowBuffer(p, at + std::min<uint64_t>(chunk, p.buffered - at));
+      WriteAt(p.data, at, c.bytes.data(), c.bytes.size());
+      pool_->Put(std::move(c.bytes));
+      p.side.erase(p.side.begin());
+      ++p.chunks;
+    }
+  }
+  return true;
+}
+
+void Reassembler::WriteBuffer(Partial& p, uint64_t off, const uint8_t* src,
+                              uint64_t n) {
+  const uint64_t chunk = uint64_t{1} << chunk_shift_;
+  const uint64_t direct = uint64_t{p.chunks} << chunk_shift_;
+  if (off + n <= direct) {  // the common case: all within the buffer
+    WriteAt(p.data, off, src, n);
+    return;
+  }
+  while (n > 0) {
+    const uint64_t k = off >> chunk_shift_;
+    const uint64_t piece = std::min(n, (k + 1) * chunk - off);
+    if (k < p.chunks) {
+      WriteAt(p.data, off, src, piece);
+    } else {
+      auto side = std::lower_bound(
+          p.side.begin(), p.side.end(), k,
+          [](const SideChunk& c, uint64_t i) { return c.index < i; });
+      WriteAt(side->bytes, off - k * chunk, src, piece);
+    }
+    off += piece;
+    src += piece;
+    n -= piece;
+  }
 }
 
 [[gnu::always_inline]] inline bool Reassembler::Matches(const Partial& p,
@@ -122,10 +252,34 @@ Reassembler::StartPartial(uint32_t key, const Fragment& f, uint32_t buf_len) {
   // Only a 0-byte message has an empty fragment (handled above).
   FragResult r =
       len == 0 ? Malformed(&stats_.malformed_bad_layout) : FragResult::kPartial;
+  // Memory first, so a refused fragment leaves no trace in the coverage:
+  // the buffer chunks it touches, and the coverage ranges that outgrow
+  // their inline room (many holes = a badly reordered or forged message).
+  const uint64_t buf_end = std::min<uint64_t>(f.offset + len, p.buffered);
   const size_t heap_before = p.seen.heap_bytes();
+  const size_t heap_bound =
+      len == 0 ? heap_before
+               : p.seen.heap_bytes_after(f.offset,
+                                         static_cast<uint32_t>(f.offset + len));
+  const uint64_t direct = uint64_t{p.chunks} << chunk_shift_;
+  if (r == FragResult::kPartial &&
+      ((buf_end > direct && f.offset < buf_end &&
+        !CommitRange(p, f.offset, buf_end)) ||
+       (heap_bound > heap_before && !Charge(p, heap_bound - heap_before)))) {
+    ++stats_.no_memory;
+    if (last_refusal_endpoint_) ++stats_.no_memory_endpoint;
+    r = FragResult::kNoMemory;
+  }
   if (r == FragResult::kPartial &&
       !p.seen.Insert(f.offset, static_cast<uint32_t>(f.offset + len))) {
     r = Malformed(&stats_.malformed_overlap);
+  }
+  if (heap_bound > heap_before && r != FragResult::kNoMemory) {
+    // Give back what the bound charged beyond what the ranges took.
+    const uint64_t extra = heap_bound - p.seen.heap_bytes();
+    p.charged -= extra;
+    memory_used_ -= extra;
+    budget_->Release(extra);
   }
   if (r != FragResult::kPartial) {
     if (created) {
@@ -134,14 +288,12 @@ Reassembler::StartPartial(uint32_t key, const Fragment& f, uint32_t buf_len) {
     }
     return r;
   }
-  // Coverage ranges that outgrew their inline room count as memory (many
-  // holes = a badly reordered or forged message).
-  const size_t heap_after = p.seen.heap_bytes();
-  if (heap_after != heap_before) {
-    p.charged += heap_after - heap_before;
-    memory_used_ += heap_after - heap_before;
+  if (!p.placed && f.offset + len <= uint64_t{p.chunks} << chunk_shift_) {
+    WriteAt(p.data, f.offset, f.payload.data(), len);  // within the buffer
+    stats_.bytes_copied += len;
+  } else {
+    Store(p, f, place);
   }
-  Store(p, f, place);
   if (p.seen.covered_bytes() == p.msg_len) return Complete(it->first, p, out);
   return FragResult::kPartial;
 }
@@ -163,12 +315,17 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
   if (it == partials_.end()) {
     if (final && f.offset == 0) return CompleteWhole(f, buf_len, place, out);
     if (len == 0) return Malformed(&stats_.malformed_bad_layout);
-    if (partials_.size() >= options_.max_partial_messages ||
-        memory_used_ + buf_len > options_.max_bytes) {
+    if (partials_.size() >= options_.max_partial_messages) {
+      last_refusal_endpoint_ = false;
       ++stats_.no_memory;
       return FragResult::kNoMemory;
     }
     it = StartPartial(key, f, buf_len);
+    if (it == partials_.end()) {
+      ++stats_.no_memory;
+      if (last_refusal_endpoint_) ++stats_.no_memory_endpoint;
+      return FragResult::kNoMemory;
+    }
     created = true;
   } else if (!Matches(it->second, f)) {
     return Malformed(&stats_.malformed_inconsistent);
@@ -176,27 +333,11 @@ Reassembler::FragResult Reassembler::OnFragment(const Fragment& f,
   return AddToPartial(it, created, f, place, out);
 }
 
-namespace {
-
-// Writes src[0, n) at `off` of a buffer whose capacity covers it but whose
-// size() may not: bytes past size() are appended (no zero-fill first); a
-// gap before `off` (a fragment ahead of one still missing) is zero-filled,
-// to be overwritten when that fragment comes.
-void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
-             uint64_t n) {
-  if (off > v.size()) v.resize(off);
-  const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
-  if (inside > 0) std::memcpy(v.data() + off, src, inside);
-  if (inside < n) v.insert(v.end(), src + inside, src + n);
-}
-
-}  // namespace
-
 void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   const uint8_t* src = f.payload.data();
   uint64_t left = f.payload.size();
   if (!p.placed) {
-    WriteAt(p.data, f.offset, src, left);
+    WriteBuffer(p, f.offset, src, left);
     stats_.bytes_copied += left;
     return;
   }
@@ -204,7 +345,7 @@ void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   uint64_t off = f.offset;
   if (off < head) {
     const uint64_t n = std::min(left, head - off);
-    WriteAt(p.data, off, src, n);
+    WriteBuffer(p, off, src, n);
     stats_.bytes_copied += n;
     src += n;
     off += n;
@@ -239,6 +380,8 @@ Reassembler::FragResult Reassembler::Complete(uint32_t key, Partial& p,
   ++stats_.messages_completed;
   stats_.bytes_completed += p.msg_len;
   memory_used_ -= p.charged;
+  budget_->Release(p.charged);
+  budget_->Unreserve(p.reserved);
   bytes_buffered_ -= p.buffered;
   partials_.erase(key);
   return FragResult::kComplete;
@@ -246,10 +389,15 @@ Reassembler::FragResult Reassembler::Complete(uint32_t key, Partial& p,
 
 void Reassembler::Release(Partial& p) {
   memory_used_ -= p.charged;
+  budget_->Release(p.charged);
+  budget_->Unreserve(p.reserved);
   bytes_buffered_ -= p.buffered;
   p.charged = 0;
+  p.reserved = 0;
   p.buffered = 0;
   if (p.data.capacity() > 0) pool_->Put(std::move(p.data));
+  for (SideChunk& c : p.side) pool_->Put(std::move(c.bytes));
+  p.side.clear();
 }
 
 void Reassembler::Clear() {

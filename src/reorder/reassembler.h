@@ -1,8 +1,16 @@
 // Out-of-order message reassembly by direct placement: each fragment is
-// copied straight to its offset in a buffer sized at the message length —
-// or, for a placed message (the sender attached a placement descriptor),
-// straight into the destination the receiver's placement function names,
-// with no message buffer at all (only the message's head is buffered).
+// copied straight to its offset in the message's buffer — or, for a placed
+// message (the sender attached a placement descriptor), straight into the
+// destination the receiver's placement function names, with no message
+// buffer at all (only the message's head is buffered).
+//
+// Memory is committed as fragments land, in chunks (chunk_bytes), never at
+// the message length: the buffer holds the chunks from byte 0 up to the
+// first one no fragment has reached; a fragment further ahead lands in a
+// chunk of its own (drawn from the pool), copied into the buffer once the
+// chunks before it are reached. A message that arrives in order, or with
+// the few datagrams of reordering that spraying brings, never uses such a
+// chunk and costs one copy per byte.
 #ifndef BRAID_REORDER_REASSEMBLER_H_
 #define BRAID_REORDER_REASSEMBLER_H_
 
@@ -18,13 +26,15 @@
 #include "reorder/buffer_pool.h"
 #include "reorder/completed_message.h"
 #include "reorder/coverage.h"
+#include "reorder/reassembly_budget.h"
 #include "wire/psn.h"
 
 namespace braid::reorder {
 
 struct ReassemblerOptions {
-  // Memory for partial messages (buffers plus coverage ranges). A new
-  // message that would exceed it is refused with kNoMemory (transient).
+  // Memory this reassembler may commit to partial messages (chunks,
+  // coverage ranges, bookkeeping). A fragment that would exceed it is
+  // refused with kNoMemory (transient).
   uint64_t max_bytes = uint64_t{256} << 20;  // 256 MiB
   // Messages longer than this are refused as kMalformed (permanent).
   // 0 = same as max_bytes.
@@ -38,6 +48,12 @@ struct ReassemblerOptions {
   // Reassembler). nullptr = an internal pool. The constructor's `pool`
   // argument, if non-null, takes precedence.
   BufferPool* pool = nullptr;
+  // Unit of commitment, a power of two: a fragment commits the chunks of
+  // the message it touches that no earlier fragment touched.
+  uint32_t chunk_bytes = 64u << 10;
+  // The endpoint-wide account this reassembler also commits to (not owned;
+  // must outlive it). nullptr = no endpoint-wide limit.
+  ReassemblyBudget* budget = nullptr;
 };
 
 // Dropped fragments by reason, plus throughput counters.
@@ -52,6 +68,8 @@ struct ReassemblerStats {
   uint64_t malformed_overlap = 0;     // overlaps bytes already placed
   uint64_t malformed_too_large = 0;   // msg_len > max_message_bytes
   uint64_t no_memory = 0;             // refused: memory/partial limit
+  uint64_t no_memory_endpoint = 0;    // of which: the endpoint-wide budget
+  uint64_t side_chunks = 0;           // chunks committed ahead of the buffer
   uint64_t cleared_messages = 0;      // partials dropped by Clear()
   uint64_t malformed_placement = 0;   // head longer than allowed
   uint64_t messages_placed = 0;       // completed, placed directly
@@ -103,6 +121,10 @@ class Reassembler {
   // internal pool is used. An external pool must outlive this object.
   explicit Reassembler(const ReassemblerOptions& options = ReassemblerOptions(),
                        BufferPool* pool = nullptr);
+  // Gives the partial messages' memory back (pool, budget).
+  ~Reassembler();
+  Reassembler(const Reassembler&) = delete;
+  Reassembler& operator=(const Reassembler&) = delete;
 
   // Places `f`. On kComplete, *out is overwritten with the message (its
   // previous data buffer is returned to the pool first). A placed fragment
@@ -115,9 +137,18 @@ class Reassembler {
   // As above, for callers without placement: placed messages are refused.
   FragResult OnFragment(const Fragment& f, CompletedMessage* out);
 
-  // Bytes held by partial message buffers (placed messages: heads only).
+  // Whether the peer has proven itself (ReassemblyBudget::TryCommit): set
+  // before each fragment by the caller.
+  void set_proven(bool proven) { proven_ = proven; }
+  // The last kNoMemory came from the endpoint-wide budget (not this
+  // reassembler's own limits).
+  bool last_refusal_endpoint() const { return last_refusal_endpoint_; }
+
+  // Bytes the partial messages will occupy once complete (placed messages:
+  // heads only): what credit must allow for.
   uint64_t bytes_buffered() const { return bytes_buffered_; }
-  // Bytes charged against max_bytes (buffers plus coverage ranges).
+  // Bytes committed (charged against max_bytes and the budget): chunks,
+  // coverage ranges, bookkeeping.
   uint64_t memory_used() const { return memory_used_; }
   size_t partial_messages() const { return partials_.size(); }
 
@@ -130,14 +161,25 @@ class Reassembler {
   const ReassemblerStats& stats() const { return stats_; }
 
  private:
+  // A chunk committed ahead of the buffer's chunks.
+  struct SideChunk {
+    uint32_t index = 0;
+    std::vector<uint8_t> bytes;  // from the chunk's first byte
+  };
   struct Partial {
     uint16_t stream_id = 0;
     uint32_t stream_seq = 0;
     uint32_t msg_len = 0;
-    uint64_t charged = 0;       // bytes charged to memory_used_
-    uint32_t buffered = 0;      // data.size(), in bytes_buffered_
-    Coverage seen;              // byte ranges arrived
-    std::vector<uint8_t> data;  // the message, or (placed) only its head
+    uint64_t charged = 0;   // committed: memory_used_ and the budget
+    uint64_t reserved = 0;  // data's capacity, as counted in the budget
+    uint32_t buffered = 0;  // buffer length (msg_len or head), in
+                            // bytes_buffered_
+    uint32_t chunks = 0;    // chunks [0, chunks) of `data` are committed
+    Coverage seen;          // byte ranges arrived
+    // The message, or (placed) only its head, from byte 0: its committed
+    // chunks.
+    std::vector<uint8_t> data;
+    absl::InlinedVector<SideChunk, 1> side;  // by index, all >= chunks + 1
     bool placed = false;
     bool refused = false;  // placement refused: nothing more is written
     wire::PlacementExt ext;
@@ -154,9 +196,20 @@ class Reassembler {
   // f carries a whole message: delivers it into *out at once.
   FragResult CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
                            CompletedMessage* out);
-  // Creates the partial message f begins, charging buf_len bytes.
+  // Creates the partial message f begins (its bookkeeping charged; no
+  // buffer yet), or returns end() if there is no memory for it.
   PartialMap::iterator StartPartial(uint32_t key, const Fragment& f,
                                     uint32_t buf_len);
+  // Charges `n` committed bytes to p; false (nothing charged) if a limit
+  // refuses them.
+  bool Charge(Partial& p, uint64_t n);
+  // Commits every chunk of buffer bytes [begin, end) not yet committed.
+  bool CommitRange(Partial& p, uint64_t begin, uint64_t end);
+  // Makes p.data's capacity reach `need` bytes.
+  void GrowBuffer(Partial& p, uint64_t need);
+  // Writes buffer bytes [off, off + n) of p: into the buffer, or into the
+  // side chunks holding them.
+  void WriteBuffer(Partial& p, uint64_t off, const uint8_t* src, uint64_t n);
   // True if f belongs to the message p as its earlier fragments described it.
   static bool Matches(const Partial& p, const Fragment& f);
   // Records f in the partial message at `it` (which f `created`: undone if f
@@ -174,8 +227,13 @@ class Reassembler {
   std::unique_ptr<BufferPool> own_pool_;
   BufferPool* pool_;
   PartialMap partials_;
+  ReassemblyBudget own_budget_;
+  ReassemblyBudget* budget_;
+  uint32_t chunk_shift_;
   uint64_t bytes_buffered_ = 0;
   uint64_t memory_used_ = 0;
+  bool proven_ = false;
+  bool last_refusal_endpoint_ = false;
   ReassemblerStats stats_;
 };
 

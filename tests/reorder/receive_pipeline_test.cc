@@ -63,7 +63,9 @@ void RunScenario(uint64_t seed, bool tight_memory) {
   ReceiveWindow window(1024);
   window.Reset(base);
   ReassemblerOptions ro;
-  if (tight_memory) ro.max_bytes = 12 * kMss;
+  // Room for two whole messages and their bookkeeping: the one at cum and
+  // one that straddles the window's edge (whose rest waits for cum to move).
+  if (tight_memory) ro.max_bytes = 12 * kMss + 1024;
   ro.max_message_bytes = 6 * kMss;
   Reassembler reasm(ro, &pool);
   OrderedRelease release(OrderedReleaseOptions(), &pool);

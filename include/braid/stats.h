@@ -106,6 +106,10 @@ struct DropStats {
   // A control reply (STALE, challenge, challenge reply) not sent: more
   // were queued than one transmit burst may carry.
   uint64_t ctrl_reply_overflow = 0;
+  // A first contact while the peer table or reassembly memory was under
+  // pressure: not given state, answered with a challenge; the sender's
+  // answer creates its peer (protocol.md §13).
+  uint64_t first_contact_challenged = 0;
   // Packet protection (SecurityOptions): a datagram that is not sealed, or
   // whose tag does not match; one whose key would need a derivation beyond
   // the rate unauthenticated input may cause; a frame naming incarnations

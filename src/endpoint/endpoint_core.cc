@@ -279,25 +279,32 @@ void EndpointCore::QueueCtrlReply(const NetAddr& to, uint8_t local,
 void EndpointCore::Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed,
                              uint8_t local) {
   ++drops_.unproven_claim;
-  QueueChallenge(now, peer, claimed, local);
+  QueueChallenge(now, peer->peer.addr(), peer->peer.our_incarnation(), claimed,
+                 wire::ChallengeKind::kIncarnation, local);
 }
 
-bool EndpointCore::QueueChallenge(TimeNs now, PeerEntry* peer, uint64_t inc,
-                                  uint8_t local) {
-  const uint64_t our_inc = peer->peer.our_incarnation();
+bool EndpointCore::QueueChallenge(TimeNs now, const NetAddr& to,
+                                  uint64_t our_inc, uint64_t inc,
+                                  wire::ChallengeKind kind, uint8_t local) {
   wire::CtrlFrame c;
   c.type = wire::CtrlType::kChallenge;
-  c.kind = wire::ChallengeKind::kIncarnation;
+  c.kind = kind;
   c.src_incarnation = our_inc;
   c.dst_incarnation = inc;
   c.nonce = secret_.ChallengeNonce(
-      static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift, our_inc,
-      peer->peer.addr(), inc);
+      static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift, our_inc, to, inc,
+      static_cast<uint8_t>(kind));
   const size_t before = ctrl_replies_.size();
-  QueueCtrlReply(peer->peer.addr(), local, c);
+  QueueCtrlReply(to, local, c);
   if (ctrl_replies_.size() == before) return false;
   ++challenges_sent_;
   return true;
+}
+
+bool EndpointCore::FirstContactPressure() const {
+  const uint64_t max_peers = std::max<uint32_t>(1, cfg_.proto.max_peers);
+  return peers_.size() * 4 >= max_peers * 3 ||
+         budget_.committed() * 4 >= budget_.max_bytes();
 }
 
 void EndpointCore::ChallengeIfUnproven(TimeNs now, PeerEntry* peer,
@@ -312,13 +319,16 @@ void EndpointCore::ChallengeIfUnproven(TimeNs now, PeerEntry* peer,
        now - peer->challenged_at < kReprove)) {
     return;
   }
-  if (QueueChallenge(now, peer, inc, local)) peer->challenged_at = now;
+  if (QueueChallenge(now, peer->peer.addr(), peer->peer.our_incarnation(), inc,
+                     wire::ChallengeKind::kIncarnation, local)) {
+    peer->challenged_at = now;
+  }
 }
 
 void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
                                     const wire::CtrlFrame& c,
                                     const NetAddr& from, uint8_t local,
-                                    uint64_t our_inc) {
+                                    uint64_t our_inc, PeerEntry** created) {
   if (c.type == wire::CtrlType::kChallenge) {
     // Someone asks whether we are `our_inc` at this address: we are (the
     // frame named it). Answering needs no state of ours: a challenge after
@@ -339,14 +349,32 @@ void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
   const uint64_t epoch =
       static_cast<uint64_t>(now.ns()) >> kChallengeEpochShift;
   const uint64_t claimed = c.src_incarnation;
+  const uint8_t kind = static_cast<uint8_t>(c.kind);
   const bool genuine =
-      peer != nullptr &&
-      (c.nonce == secret_.ChallengeNonce(epoch, our_inc, from, claimed) ||
-       (epoch > 0 &&
-        c.nonce == secret_.ChallengeNonce(epoch - 1, our_inc, from, claimed)));
+      c.nonce == secret_.ChallengeNonce(epoch, our_inc, from, claimed, kind) ||
+      (epoch > 0 && c.nonce == secret_.ChallengeNonce(epoch - 1, our_inc, from,
+                                                      claimed, kind));
   if (!genuine) {
     ++drops_.bad_challenge_reply;
     return;
+  }
+  if (peer == nullptr) {
+    // The answer to a first contact we challenged instead of taking it in
+    // (FirstContactPressure): the peer is proven before it gets state.
+    if (c.kind != wire::ChallengeKind::kFirstContact) {
+      ++drops_.stale_incarnation;  // a peer we have forgotten since
+      return;
+    }
+    if (peers_.Silenced(from, claimed, now)) {
+      ++drops_.evicted_peer;
+      return;
+    }
+    peer = FindOrCreatePeer(now, from, Claimant::kInbound, our_inc);
+    if (peer == nullptr) {
+      ++drops_.no_peer_slot;
+      return;
+    }
+    *created = peer;
   }
   // It received what we sent to its address.
   peer->peer.set_proven();
@@ -424,7 +452,7 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     }
     if (f.type == wire::FrameType::kCtrl &&
         wire::IsChallengeType(f.ctrl.type)) {
-      OnChallengeFrame(now, peer, f.ctrl, from, local, our_inc);
+      OnChallengeFrame(now, peer, f.ctrl, from, local, our_inc, &peer);
       continue;
     }
     if (peer == nullptr) {
@@ -434,6 +462,17 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       }
       if (peers_.Silenced(from, a.src, now)) {
         ++drops_.evicted_peer;
+        return;
+      }
+      if (a.dst == 0 && FirstContactPressure()) {
+        // No state for a stranger while strangers crowd us: ask it to prove
+        // its address first. Its answer creates the peer, and its loss
+        // recovery sends again what this datagram carried. (A frame naming
+        // the incarnation we show this address is proof already.)
+        if (our_inc == 0) our_inc = OurIncarnationFor(from);
+        QueueChallenge(now, from, our_inc, a.src,
+                       wire::ChallengeKind::kFirstContact, local);
+        ++drops_.first_contact_challenged;
         return;
       }
       peer = FindOrCreatePeer(now, from, Claimant::kInbound, our_inc);
@@ -453,6 +492,9 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         continue;
     }
     peer->peer.set_local(local);  // a frame of the peer's current life
+    // Naming the incarnation we show only this address proves the sender
+    // receives what we send there.
+    if (a.dst != 0 && !peer->peer.proven()) peer->peer.set_proven();
     switch (f.type) {
       case wire::FrameType::kData:
         peer->peer.OnData(now, f.data, f.payload, ce, &drops_, at);

@@ -255,9 +255,15 @@ class EndpointCore final : public PeerHost {
                       const wire::CtrlFrame& c);
   // A claim that `peer` restarted as `claimed`: challenge its address.
   void Challenge(TimeNs now, PeerEntry* peer, uint64_t claimed, uint8_t local);
-  // Queues a challenge asking the peer's address to prove it is `inc`.
-  // True if queued.
-  bool QueueChallenge(TimeNs now, PeerEntry* peer, uint64_t inc, uint8_t local);
+  // Queues a challenge of `kind` asking `to` (where we are `our_inc`) to
+  // prove it is `inc`. True if queued.
+  bool QueueChallenge(TimeNs now, const NetAddr& to, uint64_t our_inc,
+                      uint64_t inc, wire::ChallengeKind kind, uint8_t local);
+  // The table is three quarters full, or the reassembly memory open to
+  // unproven peers half committed: a first contact is challenged instead
+  // of given state (kFirstContact), as a flood of forged sources would
+  // otherwise churn the table.
+  bool FirstContactPressure() const;
   // A peer that sent us data but has proven nothing (it never acked our
   // data: a pure sender), while the peer table is half full or reassembly
   // memory a quarter committed: asks it to prove its address, at most once
@@ -279,9 +285,12 @@ class EndpointCore final : public PeerHost {
   // control reply, sealed for the incarnations its frame names). One that
   // cannot be sealed is cut to a bare preamble (a receiver drops it).
   void Seal(TimeNs now, TxBatch* batch, size_t from, PeerEntry* p);
-  // A kChallenge or kChallengeReply already addressed to us (`our_inc`).
+  // A kChallenge or kChallengeReply already addressed to us (`our_inc`)
+  // from `from` (`peer`, null if we hold none). A genuine answer to a first
+  // contact we challenged creates the peer: then *created is set to it.
   void OnChallengeFrame(TimeNs now, PeerEntry* peer, const wire::CtrlFrame& c,
-                        const NetAddr& from, uint8_t local, uint64_t our_inc);
+                        const NetAddr& from, uint8_t local, uint64_t our_inc,
+                        PeerEntry** created);
   // An ack frame of `peer`: processed now, or held (ack deferral).
   void OnAckFrame(PeerEntry* peer, TimeNs now, const wire::Frame& f, TimeNs at,
                   uint16_t return_port);

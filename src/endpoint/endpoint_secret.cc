@@ -110,11 +110,12 @@ uint64_t EndpointSecret::PairIncarnation(uint64_t incarnation,
 }
 
 uint64_t EndpointSecret::ChallengeNonce(uint64_t epoch, uint64_t our_inc,
-                                        const NetAddr& peer,
-                                        uint64_t claimed) const {
-  uint8_t in[1 + 8 + 8 + 8 + kAddrBytes];
+                                        const NetAddr& peer, uint64_t claimed,
+                                        uint8_t kind) const {
+  uint8_t in[2 + 8 + 8 + 8 + kAddrBytes];
   size_t n = 0;
   in[n++] = 'C';
+  in[n++] = kind;
   n += Put64(epoch, in + n);
   n += Put64(our_inc, in + n);
   n += Put64(claimed, in + n);

@@ -41,8 +41,9 @@ class EndpointSecret {
   // The nonce of a challenge sent to `peer` (as we, `our_inc`, know it)
   // asking it to prove it is `claimed`, valid during `epoch`. A reply is
   // genuine iff it echoes the nonce computed for its own fields.
+  // `kind`: what the challenge asks (wire::ChallengeKind).
   uint64_t ChallengeNonce(uint64_t epoch, uint64_t our_inc, const NetAddr& peer,
-                          uint64_t claimed) const;
+                          uint64_t claimed, uint8_t kind) const;
 
  private:
   uint64_t Prf(absl::Span<const uint8_t> in) const;

@@ -82,6 +82,7 @@ void AddDrops(const DropStats& d, Fields* f) {
       {"drop_unproven_claim", d.unproven_claim},
       {"drop_bad_challenge_reply", d.bad_challenge_reply},
       {"drop_ctrl_reply_overflow", d.ctrl_reply_overflow},
+      {"drop_first_contact_challenged", d.first_contact_challenged},
       {"drop_auth_failed", d.auth_failed},
       {"drop_auth_no_key", d.auth_no_key},
       {"drop_auth_mismatch", d.auth_mismatch},

@@ -193,11 +193,12 @@ inline ParseError ParseCtrl(const uint8_t* p, size_t left, Frame* out,
   }
   c.type = static_cast<CtrlType>(t);
   if (IsChallengeType(c.type)) {
-    if (p[3] != static_cast<uint8_t>(ChallengeKind::kIncarnation)) {
+    if (p[3] != static_cast<uint8_t>(ChallengeKind::kIncarnation) &&
+        p[3] != static_cast<uint8_t>(ChallengeKind::kFirstContact)) {
       return ParseError::kBadCtrlType;
     }
     if (Get32(p + 4) != 0) return ParseError::kReservedNonZero;
-    c.kind = ChallengeKind::kIncarnation;
+    c.kind = static_cast<ChallengeKind>(p[3]);
     c.nonce = Get64(p + 24);
     c.value = 0;
   } else {

@@ -51,6 +51,10 @@ enum class CtrlType : uint8_t {
 // What a kChallenge asks (ctrl byte 3). Unknown kinds are malformed.
 enum class ChallengeKind : uint8_t {
   kIncarnation = 1,  // dst_incarnation is the receiver's current one
+  // The same question, asked instead of accepting a first contact while
+  // the asker is under pressure: it holds nothing of the receiver's yet,
+  // and will once the answer comes.
+  kFirstContact = 2,
 };
 
 // Every datagram starts with a 4-byte preamble: magic, version, and the UDP

@@ -884,7 +884,7 @@ TEST(FrameParseErrorTest, ChallengeWithUnknownKindOrSessionIsRejected) {
   c.src_incarnation = 7;
   c.dst_incarnation = 9;
   c.nonce = 42;
-  for (int kind : {0, 2, 0xff}) {
+  for (int kind : {0, 3, 0xff}) {
     Bytes b = EncodeCtrl(c);
     b[3] = static_cast<uint8_t>(kind);
     EXPECT_EQ(ErrorOf(b), ParseError::kBadCtrlType) << kind;

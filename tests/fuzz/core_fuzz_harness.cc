@@ -28,6 +28,7 @@ constexpr uint32_t kMagic = 0xb4a1df22;
 constexpr size_t kMsgHeader = 12;  // magic, side, 3 zero bytes, id
 constexpr size_t kTraceLines = 40;
 constexpr uint32_t kMaxInFlight = 8;  // per side
+constexpr uint32_t kMaxPeers = 16;    // ProtocolOptions::max_peers
 // The drain's bounds: simulated time and loop turns.
 constexpr DurationNs kDrainTime = DurationNs::Seconds(30);
 constexpr int kDrainTurns = 200000;
@@ -60,7 +61,7 @@ CoreConfig Config(uint64_t inc, uint64_t seed) {
   c.seed = seed;
   c.local_port = 7000;
   // Small limits: a flood reaches them in a short run.
-  c.proto.max_peers = 16;
+  c.proto.max_peers = kMaxPeers;
   c.proto.max_message_bytes = 1u << 20;
   c.proto.receive_budget_bytes = 1u << 20;
   c.proto.receive_queue_bytes = 4u << 20;
@@ -134,7 +135,7 @@ CoreFuzzHarness::~CoreFuzzHarness() = default;
 std::vector<std::string> CoreFuzzHarness::Run() {
   for (uint32_t i = 0; i < opt_.steps && !choices_->Exhausted(); ++i) {
     Step();
-    CheckHeap();
+    CheckBounds();
   }
   Drain();
   CheckEnd();
@@ -341,7 +342,14 @@ void CoreFuzzHarness::CheckEnd() {
   }
 }
 
-void CoreFuzzHarness::CheckHeap() {
+void CoreFuzzHarness::CheckBounds() {
+  for (int side = 0; side < 2; ++side) {
+    const uint64_t peers = core_[side]->stats().peers;
+    if (peers > kMaxPeers) {
+      Fail(absl::StrCat("core ", side, " holds ", peers, " peers (max ",
+                        kMaxPeers, ")"));
+    }
+  }
   const uint64_t now_bytes = HeapBytes();
   if (now_bytes > heap_start_ + opt_.heap_bound) {
     Fail(absl::StrCat("heap grew by ", (now_bytes - heap_start_) >> 10,

@@ -10,7 +10,8 @@
 //   - a send reported done was delivered;
 //   - messages sent after the attack stops complete done (the attack left
 //     no lasting damage);
-//   - heap growth stays under a bound (reassembly of forged fragments).
+//   - each core's peers stay within max_peers, and heap growth under a
+//     bound (reassembly of forged fragments).
 //
 // Its choices come from a ChoiceSource: a seeded Rng (the GoogleTest
 // driver, endpoint_core_fuzz_test.cc) or libFuzzer's input
@@ -178,7 +179,8 @@ class CoreFuzzHarness {
   void CheckReceived(int side, const Completion& c);
   void Drain();
   void CheckEnd();
-  void CheckHeap();
+  // Peers and heap growth stay under their bounds.
+  void CheckBounds();
   void Fail(std::string what);
   void Note(std::string event);
   uint64_t Pick(uint64_t bound) { return choices_->Next(bound); }

@@ -87,8 +87,10 @@ run_libfuzzers() {
 # endpoint_datapath_cost_test is left out: it counts datagrams per
 # ping-pong, and whether an ack rides on the reply depends on speed (the ack
 # waits ack_delay, 10 us, for it); under ASan the reply comes later.
+# tests/lsan.supp: leaks inside third-party libraries (DPDK's af_xdp).
 run_sanitizer_tests() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
     PERFTEST_SUBSET="$san_perftest_subset" \
     ctest --test-dir "$san" --output-on-failure -j "$jobs" -L "$san_labels" \
     -E '^endpoint_datapath_cost_test$'

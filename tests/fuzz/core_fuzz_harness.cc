@@ -16,7 +16,8 @@
 #endif
 #endif
 #ifdef BRAID_FUZZ_ASAN
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's (GCC's and clang's; GCC ships no header for it).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif

@@ -202,8 +202,12 @@ void CoreFuzzHarness::ForgeAck() {
 
 void CoreFuzzHarness::ForgeFromCapture(uint32_t attack) {
   if (attack == kGarbage || capture_.empty()) {
+    // From a stranger: random bytes can parse as a frame naming a random
+    // incarnation, which from a genuine peer's address is
+    // kWrongIncarnation's attack.
     const int to = static_cast<int>(Pick(2));
-    Datagram d{to, Pick(2) ? addr_[1 - to] : StrangerAddr(), {}};
+    const bool as_peer = (opt_.attacks & kWrongIncarnation) && Pick(2);
+    Datagram d{to, as_peer ? addr_[1 - to] : StrangerAddr(), {}};
     if (Pick(2)) d.bytes = Preamble(d.from.port);
     const size_t n = Pick(200);
     for (size_t i = 0; i < n; ++i) {

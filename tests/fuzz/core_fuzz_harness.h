@@ -113,10 +113,11 @@ const char* AttackName(uint32_t one_attack);
 //   kForgedNeedSync, kForgedStale: see the report of the fuzzer's first run.
 //   kStrangers: peer table and reassembly memory are not bounded
 //     endpoint-wide.
-//   kWrongIncarnation: a by-sender frame (PROBE, data) from a peer's
-//     address before first contact creates the peer with the forged
-//     incarnation; the genuine peer's first SYNC then counts as a restart
-//     and fails the sends in flight to it (kPeerRestarted).
+//   kWrongIncarnation: a by-sender frame (PROBE, data, or garbage that
+//     parses as one) from a peer's address before first contact creates
+//     the peer with the forged incarnation; the genuine peer's first SYNC
+//     then counts as a restart and fails the sends in flight to it
+//     (kPeerRestarted).
 inline constexpr uint32_t kFailingToday =
     kForgedData | kForgedSync | kForgedSyncData | kNewIncarnation |
     kForgedNeedSync | kStrangers | kWrongIncarnation;

@@ -2,8 +2,9 @@
 # The test command: installs missing Debian packages (as root), builds, and
 # runs every test with ctest. Fabric tests need root and run when root.
 # With --sanitize it also builds a separate ASan+UBSan tree and runs the
-# unit and simulator tests there, and a ThreadSanitizer tree for the verbs
-# tests.
+# unit, simulator, integration, verbs, fabric and (a subset of the)
+# perftest tests there, a ThreadSanitizer tree for the verbs tests, and runs
+# the libFuzzer targets for a bounded time when clang is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
@@ -26,24 +27,35 @@ BRAID_BUILD_DIR=build scripts/build.sh -DBRAID_WERROR=ON \
 # them when they want it.
 san=build-sanitize
 san_pid=""
+# The labels the sanitizer pass runs: all but install (fabric tests skip
+# without root, as in the main pass).
+san_labels='unit|sim|integration|verbs|fabric|perftest'
+# sanitizer_targets DIR LABELS: the ninja targets the tests with LABELS in
+# tree DIR need: test binaries (a test is named as its target) and the
+# programs script tests run (paths into DIR in their command or
+# environment: braid-perf, libbraid-verbs.so, the fabric tools).
+sanitizer_targets() {
+  local dir=$1 labels=$2 abs wanted known
+  abs=$(cd "$dir" && pwd)
+  wanted=$({
+    ctest --test-dir "$dir" -N -L "$labels" | sed -n 's/^ *Test *#[0-9]*: //p'
+    ctest --test-dir "$dir" --show-only=json-v1 -L "$labels" |
+      grep -oE "$abs/[^\" ]+" | sed "s|^$abs/||"
+  } | sort -u)
+  known=$(ninja -C "$dir" -t targets all | sed 's/:.*//' | sort -u)
+  comm -12 <(echo "$wanted") <(echo "$known")
+}
 build_sanitizer() {
   # -O1 with assertions on (Debug, not RelWithDebInfo's -O2 -DNDEBUG): the
   # usual level for ASan (test sources at -O0 as in every tree: they are
   # GoogleTest macros; the code under test keeps -O1); -g1 as above. Only
-  # what this pass runs is built (the unit and simulator test binaries and
-  # what they link), not the tools, the integration and fabric tests or
-  # their helpers.
+  # what this pass runs is built (the test binaries of $san_labels, what
+  # they link and the programs their scripts run), not the benchmarks.
   cmake -S . -B "$san" -G Ninja -DBRAID_WERROR=ON \
     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
-    -DBRAID_SANITIZE=ON -DBRAID_BUILD_BENCH=OFF -DBRAID_BUILD_VERBS=OFF \
-    >/dev/null
-  # Test names are their binaries' target names (braid_test); tests that
-  # run a script have no target and need none built.
-  local wanted known targets
-  wanted=$(ctest --test-dir "$san" -N -L 'unit|sim' |
-    sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
-  known=$(ninja -C "$san" -t targets all | sed 's/:.*//' | sort -u)
-  mapfile -t targets < <(comm -12 <(echo "$wanted") <(echo "$known"))
+    -DBRAID_SANITIZE=ON -DBRAID_BUILD_BENCH=OFF >/dev/null
+  local targets
+  mapfile -t targets < <(sanitizer_targets "$san" "$san_labels")
   [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no sanitizer test targets" >&2; return 1; }
   ninja -C "$san" "${targets[@]}"
 }
@@ -68,12 +80,53 @@ run_tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -L '^verbs$'
 }
+# The libFuzzer targets CI runs (tests/fuzz, label "libfuzzer"), each for
+# BRAID_LIBFUZZER_SECONDS, from a clang tree with ASan+UBSan; skipped
+# without clang. The parsers' targets only: the state-machine fuzzer
+# (endpoint_core_libfuzzer) needs the whole core built again with clang, so
+# CI runs it as the GoogleTest endpoint_core_fuzz_test in both trees.
+fuzz=build-fuzz
+libfuzzer_targets=(frame_reader_libfuzzer dpdk_frame_libfuzzer)
+build_libfuzzers() {
+  command -v clang++ >/dev/null || { echo "test.sh: no clang++, libFuzzer targets skipped"; return 0; }
+  cmake -S . -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DBRAID_LIBFUZZER=ON -DBRAID_BUILD_BENCH=OFF \
+    -DBRAID_BUILD_VERBS=OFF -DBRAID_LIBFUZZER_SECONDS=20 >/dev/null
+  ninja -C "$fuzz" "${libfuzzer_targets[@]}"
+}
+run_libfuzzers() {
+  command -v clang++ >/dev/null || return 0
+  local re
+  re="^($(IFS='|'; echo "${libfuzzer_targets[*]}"))\$"
+  ctest --test-dir "$fuzz" --output-on-failure -j "$jobs" -R "$re"
+}
+# The sanitizer pass's tests. perftest runs the uninstrumented perftest
+# binaries with the ASan runtime preloaded (tests/perftest/preload.sh); it
+# leaves out the latency sweeps over every size (ib_{send,write,read}_lat_a;
+# 135 s instead of 210 s for the three perftest runs under ASan on 2 busy
+# cores): the bandwidth sweeps cover every size, and the main pass runs
+# them all.
+# endpoint_datapath_cost_test is left out: it counts datagrams per
+# ping-pong, and whether an ack rides on the reply depends on speed (the ack
+# waits ack_delay, 10 us, for it); under ASan the reply comes later.
+# tests/lsan.supp: leaks inside third-party libraries (DPDK's af_xdp).
+run_sanitizer_tests() {
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+    PERFTEST_SUBSET="$san_perftest_subset" \
+    ctest --test-dir "$san" --output-on-failure -j "$jobs" -L "$san_labels" \
+    -E '^endpoint_datapath_cost_test$'
+}
+san_perftest_subset='^(ibv_|bad_|ib_atomic|ib_[a-z]+_bw|ib_[a-z]+_lat_[^a])'
 if [ "$sanitize" = 1 ]; then
   mkdir -p "$san"
   # Its own process group (setsid), so a failing main pass stops all of it.
   setsid nice -n 19 bash -c \
-    "$(declare -f build_sanitizer build_tsan); san=$san tsan=$tsan
-     set -euo pipefail; build_sanitizer; build_tsan" \
+    "$(declare -f sanitizer_targets build_sanitizer build_tsan build_libfuzzers)
+     $(declare -p libfuzzer_targets); san=$san tsan=$tsan fuzz=$fuzz
+     san_labels='$san_labels'; set -euo pipefail
+     build_sanitizer; build_tsan; build_libfuzzers" \
     >"$san/build.log" 2>&1 &
   san_pid=$!
   trap '[ -n "$san_pid" ] && kill -- -"$san_pid" 2>/dev/null; true' EXIT
@@ -89,7 +142,7 @@ if [ "$sanitize" = 1 ]; then
     exit 1
   fi
   san_pid=""
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|sim'
+  run_sanitizer_tests
   run_tsan_tests
+  run_libfuzzers
 fi

@@ -2,6 +2,7 @@
 // completion, receive completion and scatter/gather shared by RC and UD.
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include "verbs_compat/ah.h"
 #include "verbs_compat/context.h"
@@ -51,6 +52,29 @@ bool IsAtomic(ibv_wr_opcode op) {
   return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+// Reads the opcode of `wr` into *op; false for a value braid does not
+// implement. Read as an integer: the application may have put anything
+// there, and loading a value outside the enum's range as an ibv_wr_opcode
+// is undefined behaviour (UBSan reports it).
+bool ReadOpcode(const ibv_send_wr& wr, ibv_wr_opcode* op) {
+  std::underlying_type_t<ibv_wr_opcode> raw;
+  static_assert(sizeof(raw) == sizeof(wr.opcode));
+  std::memcpy(&raw, &wr.opcode, sizeof(raw));
+  switch (raw) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      *op = static_cast<ibv_wr_opcode>(raw);
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
@@ -58,20 +82,21 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
   int first_err = 0;
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
+    ibv_wr_opcode op = IBV_WR_SEND;
+    const bool known_op = ReadOpcode(*wr, &op);
     uint64_t total = 0;
     for (int i = 0; i < wr->num_sge && wr->num_sge > 0; ++i) {
       total += wr->sg_list[i].length;
     }
     const bool inline_ok = (wr->send_flags & IBV_SEND_INLINE) &&
-                           wr->opcode != IBV_WR_RDMA_READ &&
-                           !IsAtomic(wr->opcode);
+                           op != IBV_WR_RDMA_READ && !IsAtomic(op);
     if (state_ == IBV_QPS_RESET || state_ == IBV_QPS_INIT ||
         state_ == IBV_QPS_RTR) {
       err = EINVAL;
     } else if (wr->num_sge < 0 ||
                static_cast<uint32_t>(wr->num_sge) > cap_.max_send_sge) {
       err = EINVAL;
-    } else if (!OpcodeAllowed(type_, wr->opcode)) {
+    } else if (!known_op || !OpcodeAllowed(type_, op)) {
       err = EINVAL;
     } else if (inline_ok && total > cap_.max_inline_data) {
       err = EINVAL;
@@ -80,7 +105,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     } else if (!rc && (wr->wr.ud.ah == nullptr ||
                        wr->wr.ud.ah->context != ctx_->ibv())) {
       err = EINVAL;
-    } else if (IsAtomic(wr->opcode) && (wr->num_sge < 1 || total < 8)) {
+    } else if (IsAtomic(op) && (wr->num_sge < 1 || total < 8)) {
       err = EINVAL;
     }
     if (err != 0) {
@@ -92,12 +117,12 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     }
     SendWqe& w = Wqe(sq_tail_);
     w.wr_id = wr->wr_id;
-    w.opcode = wr->opcode;
+    w.opcode = op;
     w.send_flags = wr->send_flags;
     w.imm = wr->imm_data;
     w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
     w.is_inline = inline_ok;
-    w.length = IsAtomic(wr->opcode) ? 8 : total;
+    w.length = IsAtomic(op) ? 8 : total;
     w.sent = false;
     w.done = false;
     w.zero_copy_pending = 0;
@@ -113,8 +138,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
       }
     }
     if (rc) {
-      if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-          wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+      if (IsAtomic(op)) {
         w.remote_addr = wr->wr.atomic.remote_addr;
         w.rkey = wr->wr.atomic.rkey;
         w.compare_add = wr->wr.atomic.compare_add;

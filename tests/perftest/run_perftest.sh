@@ -11,10 +11,15 @@
 #        PERFTEST_ITERS   iterations per size (default 20 for -a, 200 else)
 #        PERFTEST_TIMEOUT seconds per process (default 240)
 #        PERFTEST_PORT    first TCP port for perftest's own exchange
+#        PERFTEST_SUBSET  a second filter regex: a case runs when its name
+#                         matches both (the sanitizer pass runs a subset)
 set -u
 LIB=${1:?usage: run_perftest.sh <libbraid-verbs.so> [filter]}
 FILTER=${2:-.}
+SUBSET=${PERFTEST_SUBSET:-.}
 LIB=$(readlink -f "$LIB")
+source "$(dirname "$0")/preload.sh"
+verbs_preload "$LIB"
 ITERS_A=${PERFTEST_ITERS:-20}
 ITERS=${PERFTEST_ITERS_PLAIN:-200}
 TMO=${PERFTEST_TIMEOUT:-240}
@@ -43,6 +48,11 @@ for bin in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
     exit 1
   fi
 done
+
+# Whether case $1 is selected by both filters.
+wanted() {
+  [[ "$1" =~ $FILTER && "$1" =~ $SUBSET ]]
+}
 
 # Waits until a TCP listener is on $1 (perftest's server), up to 10 s.
 wait_listen() {
@@ -94,17 +104,17 @@ record_failure() {
 run_pair_once() {
   local name=$1 bin=$2
   shift 2
-  if ! [[ "$name" =~ $FILTER ]]; then
+  if ! wanted "$name"; then
     return 0
   fi
   PORT=$((PORT + 1))
   local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
   local start=$SECONDS
-  LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" >"$slog" 2>&1 &
+  LD_PRELOAD="$PRELOAD" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" >"$slog" 2>&1 &
   server_pid=$!
   local crc=0 src=0
   if wait_listen "$PORT"; then
-    LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" 127.0.0.1 \
+    LD_PRELOAD="$PRELOAD" timeout -k 5 "$TMO" "$bin" -p "$PORT" "$@" 127.0.0.1 \
       >"$clog" 2>&1
     crc=$?
   else
@@ -141,11 +151,11 @@ run_pair_once() {
 run_single() {
   local name=$1
   shift
-  if ! [[ "$name" =~ $FILTER ]]; then
+  if ! wanted "$name"; then
     return
   fi
   local log="$LOGDIR/$name.log"
-  if LD_PRELOAD="$LIB" timeout -k 5 "$TMO" "$@" >"$log" 2>&1 &&
+  if LD_PRELOAD="$PRELOAD" timeout -k 5 "$TMO" "$@" >"$log" 2>&1 &&
       grep -q braid0 "$log"; then
     pass=$((pass + 1))
     printf 'PASS %-34s\n' "$name"
@@ -164,11 +174,11 @@ run_single() {
 run_config_error() {
   local name=$1 assign=$2 rule=$3 want=$4 unwanted=$5
   shift 5
-  if ! [[ "$name" =~ $FILTER ]]; then
+  if ! wanted "$name"; then
     return
   fi
   local log="$LOGDIR/$name.log" rc=0
-  env "$assign" LD_PRELOAD="$LIB" timeout -k 5 30 "$@" >"$log" 2>&1 || rc=$?
+  env "$assign" LD_PRELOAD="$PRELOAD" timeout -k 5 30 "$@" >"$log" 2>&1 || rc=$?
   local rc_ok=0
   if [[ $rule == any ]]; then
     [[ $rc -lt 128 ]] && rc_ok=1
@@ -192,7 +202,7 @@ if [[ -n "${BRAID_VERBS_SECURITY:-}" && -z "${BRAID_VERBS_KEY_FILE:-}" ]]; then
   (umask 077 && head -c 32 /dev/urandom >"$LOGDIR/domain.key")
   export BRAID_VERBS_KEY_FILE="$LOGDIR/domain.key"
 fi
-echo "run_perftest: lib=$LIB loss=${BRAID_VERBS_LOSS:-0}" \
+echo "run_perftest: preload=$PRELOAD loss=${BRAID_VERBS_LOSS:-0}" \
   "security=${BRAID_VERBS_SECURITY:-none} logs=$LOGDIR"
 
 run_single ibv_devinfo_v ibv_devinfo -v

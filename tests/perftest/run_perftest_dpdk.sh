@@ -9,6 +9,8 @@
 # usage: run_perftest_dpdk.sh <path/to/libbraid-verbs.so>
 set -u
 LIB=$(readlink -f "${1:?usage: run_perftest_dpdk.sh <libbraid-verbs.so>}")
+source "$(dirname "$0")/preload.sh"
+verbs_preload "$LIB"
 TMO=${PERFTEST_TIMEOUT:-90}
 WORK=$(mktemp -d /tmp/braid-perftest-dpdk.XXXXXX)
 EAL="--no-huge -m 512 --no-pci --no-telemetry --log-level=*:error"
@@ -29,12 +31,12 @@ run_case() {
   local name=$1
   shift
   local sock="$WORK/$name.sock" port=$((19000 + RANDOM % 2000))
-  env LD_PRELOAD="$LIB" BRAID_VERBS_BACKEND=dpdk BRAID_VERBS_BIND=10.78.0.1 \
+  env LD_PRELOAD="$PRELOAD" BRAID_VERBS_BACKEND=dpdk BRAID_VERBS_BIND=10.78.0.1 \
     BRAID_VERBS_DPDK_EAL="$EAL --file-prefix=bpd_s_$$_$name --vdev=net_memif0,role=server,socket=$sock" \
     timeout "$TMO" "$@" -p "$port" >"$WORK/$name.server" 2>&1 &
   server_pid=$!
   sleep 1
-  env LD_PRELOAD="$LIB" BRAID_VERBS_BACKEND=dpdk BRAID_VERBS_BIND=10.78.0.2 \
+  env LD_PRELOAD="$PRELOAD" BRAID_VERBS_BACKEND=dpdk BRAID_VERBS_BIND=10.78.0.2 \
     BRAID_VERBS_DPDK_EAL="$EAL --file-prefix=bpd_c_$$_$name --vdev=net_memif0,role=client,socket=$sock" \
     timeout "$TMO" "$@" -p "$port" 127.0.0.1 >"$WORK/$name.client" 2>&1
   local crc=$?

@@ -1,0 +1,379 @@
+// The driver and the checks of CoreFuzzHarness (the attacker's frames are
+// in core_fuzz_forge.cc).
+#include "tests/fuzz/core_fuzz_harness.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BRAID_FUZZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BRAID_FUZZ_ASAN 1
+#endif
+#endif
+#ifdef BRAID_FUZZ_ASAN
+// The sanitizer runtime's (GCC's and clang's; GCC ships no header for it).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
+#else
+#include <malloc.h>
+#endif
+
+namespace braid::endpoint::fuzz {
+namespace {
+
+constexpr uint32_t kMagic = 0xb4a1df22;
+constexpr size_t kMsgHeader = 12;  // magic, side, 3 zero bytes, id
+constexpr size_t kTraceLines = 40;
+constexpr uint32_t kMaxInFlight = 8;  // per side
+constexpr uint32_t kMaxPeers = 16;    // ProtocolOptions::max_peers
+// The drain's bounds: simulated time and loop turns.
+constexpr DurationNs kDrainTime = DurationNs::Seconds(30);
+constexpr int kDrainTurns = 200000;
+
+uint8_t PatternByte(int side, uint32_t id, size_t i) {
+  uint64_t x = (uint64_t{id} << 32) ^ (uint64_t(side) << 60) ^ i;
+  x *= 0x9e3779b97f4a7c15ULL;
+  return static_cast<uint8_t>(x >> 56);
+}
+
+void PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (24 - 8 * i));
+}
+uint32_t GetU32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
+         (uint32_t{p[2]} << 8) | p[3];
+}
+
+uint64_t HeapBytes() {
+#ifdef BRAID_FUZZ_ASAN
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  return mallinfo2().uordblks;
+#endif
+}
+
+CoreConfig Config(uint64_t inc, uint64_t seed) {
+  CoreConfig c;
+  c.incarnation = inc;
+  c.seed = seed;
+  c.local_port = 7000;
+  // Small limits: a flood reaches them in a short run.
+  c.proto.max_peers = kMaxPeers;
+  c.proto.max_message_bytes = 1u << 20;
+  c.proto.receive_budget_bytes = 1u << 20;
+  c.proto.receive_queue_bytes = 4u << 20;
+  return c;
+}
+
+}  // namespace
+
+uint64_t ByteChoices::Next(uint64_t bound) {
+  if (bound <= 1) return 0;
+  uint64_t v = 0;
+  for (uint64_t reach = 1; reach < bound && pos_ < size_; reach <<= 8) {
+    v = (v << 8) | data_[pos_++];
+    if (reach > (~uint64_t{0} >> 8)) break;
+  }
+  return v % bound;
+}
+
+const char* AttackName(uint32_t a) {
+  switch (a) {
+    case kDropDup:
+      return "drop_dup";
+    case kReplay:
+      return "replay";
+    case kGarbage:
+      return "garbage";
+    case kForgedData:
+      return "forged_data";
+    case kForgedAck:
+      return "forged_ack";
+    case kForgedProbe:
+      return "forged_probe";
+    case kForgedStale:
+      return "forged_stale";
+    case kForgedNeedSync:
+      return "forged_need_sync";
+    case kForgedSync:
+      return "forged_sync";
+    case kForgedSyncData:
+      return "forged_sync_data";
+    case kNewIncarnation:
+      return "new_incarnation";
+    case kStrangers:
+      return "strangers";
+    case kHeaderFlip:
+      return "header_flip";
+    case kPayloadFlip:
+      return "payload_flip";
+    case kWrongIncarnation:
+      return "wrong_incarnation";
+  }
+  return "?";
+}
+
+CoreFuzzHarness::CoreFuzzHarness(ChoiceSource* choices,
+                                 const FuzzOptions& options)
+    : choices_(choices), opt_(options) {
+  addr_[0] = NetAddr::Ipv4(0x0a000001, 7000);
+  addr_[1] = NetAddr::Ipv4(0x0a000002, 7000);
+  inc_[0] = 0x1111'0000'0000'0001ULL + Pick(1u << 16);
+  inc_[1] = 0x2222'0000'0000'0002ULL + Pick(1u << 16);
+  batch_ = std::make_unique<TxBatch>(64, 2048);
+  completions_.reserve(256);
+  heap_start_ = HeapBytes();
+  core_[0] = std::make_unique<EndpointCore>(Config(inc_[0], 1));
+  core_[1] = std::make_unique<EndpointCore>(Config(inc_[1], 2));
+}
+
+CoreFuzzHarness::~CoreFuzzHarness() = default;
+
+std::vector<std::string> CoreFuzzHarness::Run() {
+  for (uint32_t i = 0; i < opt_.steps && !choices_->Exhausted(); ++i) {
+    Step();
+    CheckBounds();
+  }
+  Drain();
+  CheckEnd();
+  return violations_;
+}
+
+void CoreFuzzHarness::Step() {
+  switch (Pick(8)) {
+    case 0:
+    case 1:
+      SendMessage(static_cast<int>(Pick(2)), false);
+      break;
+    case 2:
+      Pump(0);
+      Pump(1);
+      break;
+    case 3:
+      if (!wire_.empty()) DeliverOne(Pick(wire_.size()));
+      break;
+    case 4:
+      while (!wire_.empty()) DeliverOne(0);
+      break;
+    case 5: {
+      now_ += DurationNs::Micros(1 + static_cast<int64_t>(Pick(5000)));
+      for (auto& c : core_) c->OnTimer(now_);
+      break;
+    }
+    default:
+      Forge();
+      break;
+  }
+  PollCompletions(0);
+  PollCompletions(1);
+}
+
+void CoreFuzzHarness::SendMessage(int side, bool clean) {
+  uint32_t in_flight = 0;
+  for (const Sent& s : sent_[side]) in_flight += s.completed ? 0 : 1;
+  if (!clean && in_flight >= kMaxInFlight) return;
+  // Mostly small (one datagram), sometimes several fragments.
+  const uint32_t len = static_cast<uint32_t>(
+      kMsgHeader + (Pick(4) == 0 ? Pick(12000) : Pick(600)));
+  const uint32_t id = static_cast<uint32_t>(sent_[side].size());
+  std::vector<uint8_t> b(len);
+  PutU32(b.data(), kMagic);
+  b[4] = static_cast<uint8_t>(side);
+  PutU32(b.data() + 8, id);
+  for (size_t i = kMsgHeader; i < len; ++i) b[i] = PatternByte(side, id, i);
+  OutMessage m = OutMessage::Copy(b.data(), len);
+  m.cookie = id;
+  m.stream = static_cast<uint16_t>(Pick(3) == 0 ? 1 + Pick(2) : 0);
+  const absl::Status st =
+      core_[side]->Send(now_, addr_[1 - side], std::move(m));
+  if (!st.ok()) {
+    if (clean) Fail(absl::StrCat("clean send refused: ", st.ToString()));
+    return;  // a full queue or peer table: nothing was accepted
+  }
+  Sent s;
+  s.len = len;
+  s.clean = clean;
+  sent_[side].push_back(s);
+  ++counts_.sent;
+  Note(absl::StrCat("send ", side, "#", id, " len ", len));
+}
+
+void CoreFuzzHarness::Pump(int side) {
+  for (;;) {
+    batch_->clear();
+    if (core_[side]->PollTx(now_, batch_.get()) == 0) return;
+    for (const auto& p : batch_->packets()) {
+      Datagram d{1 - side, addr_[side],
+                 std::vector<uint8_t>(p.data, p.data + p.len)};
+      ++counts_.datagrams;
+      if (attacking_ && (opt_.attacks & kDropDup) && Pick(16) == 0) {
+        Note(absl::StrCat("drop ", side, "->", 1 - side));
+        continue;
+      }
+      if (attacking_ && (opt_.attacks & kDropDup) && Pick(16) == 0) {
+        wire_.push_back(d);
+      }
+      capture_.push_back(d);
+      if (capture_.size() > 32) capture_.pop_front();
+      wire_.push_back(std::move(d));
+    }
+  }
+}
+
+void CoreFuzzHarness::DeliverOne(size_t i) {
+  Datagram d = std::move(wire_[i]);
+  wire_.erase(wire_.begin() + static_cast<ptrdiff_t>(i));
+  core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
+}
+
+void CoreFuzzHarness::Inject(const Datagram& d, const char* what) {
+  ++counts_.forged;
+  Note(absl::StrCat("inject ", what, " -> ", d.to, " from ", d.from.ToString(),
+                    " (", d.bytes.size(), " B)"));
+  core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
+}
+
+void CoreFuzzHarness::PollCompletions(int side) {
+  completions_.clear();
+  core_[side]->PollCompletions(&completions_, SIZE_MAX);
+  for (const Completion& c : completions_) OnCompletion(side, c);
+}
+
+void CoreFuzzHarness::OnCompletion(int side, const Completion& c) {
+  if (c.type == CompletionType::kRecv) {
+    CheckReceived(side, c);
+    return;
+  }
+  const bool done = c.type == CompletionType::kSendDone;
+  if (c.cookie >= sent_[side].size()) {
+    Fail(absl::StrCat("send completion for an unknown cookie ", c.cookie));
+    return;
+  }
+  Sent& s = sent_[side][c.cookie];
+  Note(absl::StrCat(done ? "done " : "failed ", side, "#", c.cookie, " ",
+                    FailureCauseName(c.cause)));
+  if (s.completed) {
+    Fail(absl::StrCat("send ", side, "#", c.cookie, " completed twice"));
+    return;
+  }
+  s.completed = true;
+  s.done = done;
+  ++(done ? counts_.done : counts_.failed);
+}
+
+void CoreFuzzHarness::CheckReceived(int side, const Completion& c) {
+  const int from = 1 - side;
+  ++counts_.delivered;
+  const std::vector<uint8_t>& b = c.data;
+  if (c.peer != addr_[from]) {
+    Fail(absl::StrCat("core ", side, " delivered a message from ",
+                      c.peer.ToString(), ", which sent none"));
+    return;
+  }
+  if (b.size() < kMsgHeader || GetU32(b.data()) != kMagic || b[4] != from ||
+      GetU32(b.data() + 8) >= sent_[from].size()) {
+    Fail(absl::StrCat("core ", side, " delivered a message (", b.size(),
+                      " B) its peer never sent (forged)"));
+    return;
+  }
+  const uint32_t id = GetU32(b.data() + 8);
+  Sent& s = sent_[from][id];
+  Note(absl::StrCat("recv ", from, "#", id, " at ", side));
+  if (s.delivered) {
+    Fail(absl::StrCat("message ", from, "#", id, " delivered twice"));
+    return;
+  }
+  s.delivered = true;
+  bool same = b.size() == s.len;
+  for (size_t i = kMsgHeader; same && i < b.size(); ++i) {
+    same = b[i] == PatternByte(from, id, i);
+  }
+  if (!same) {
+    Fail(absl::StrCat("message ", from, "#", id,
+                      " delivered with wrong bytes (", b.size(), " of ", s.len,
+                      ")"));
+  }
+}
+
+void CoreFuzzHarness::Drain() {
+  attacking_ = false;
+  // Messages sent once the attack is over must get through.
+  SendMessage(0, true);
+  SendMessage(1, true);
+  const TimeNs end = now_ + kDrainTime;
+  for (int turn = 0; turn < kDrainTurns && now_ < end; ++turn) {
+    Pump(0);
+    Pump(1);
+    const bool moved = !wire_.empty();
+    while (!wire_.empty()) DeliverOne(0);
+    PollCompletions(0);
+    PollCompletions(1);
+    bool pending = false;
+    for (const auto& side : sent_) {
+      for (const Sent& s : side) pending |= !s.completed;
+    }
+    if (!pending && !moved) return;
+    if (moved || core_[0]->WantsToSend(now_) || core_[1]->WantsToSend(now_)) {
+      now_ += DurationNs::Micros(5);
+    } else {
+      const TimeNs wake = std::min(core_[0]->NextWake(), core_[1]->NextWake());
+      now_ = wake.IsInfinite() ? end : std::max(wake, now_ + DurationNs(1));
+    }
+    for (auto& c : core_) c->OnTimer(now_);
+  }
+}
+
+void CoreFuzzHarness::CheckEnd() {
+  for (int side = 0; side < 2; ++side) {
+    for (size_t id = 0; id < sent_[side].size(); ++id) {
+      const Sent& s = sent_[side][id];
+      const std::string name = absl::StrCat(side, "#", id);
+      if (!s.completed) {
+        Fail(absl::StrCat("send ", name, " never completed (hang)"));
+      } else if (s.done && !s.delivered) {
+        Fail(absl::StrCat("send ", name, " completed done, never delivered"));
+      } else if (s.clean && !s.done) {
+        Fail(absl::StrCat("send ", name, " after the attack failed"));
+      }
+    }
+  }
+}
+
+void CoreFuzzHarness::CheckBounds() {
+  for (int side = 0; side < 2; ++side) {
+    const uint64_t peers = core_[side]->stats().peers;
+    if (peers > kMaxPeers) {
+      Fail(absl::StrCat("core ", side, " holds ", peers, " peers (max ",
+                        kMaxPeers, ")"));
+    }
+  }
+  const uint64_t now_bytes = HeapBytes();
+  if (now_bytes > heap_start_ + opt_.heap_bound) {
+    Fail(absl::StrCat("heap grew by ", (now_bytes - heap_start_) >> 10,
+                      " KiB (bound ", opt_.heap_bound >> 10, " KiB)"));
+    heap_start_ = now_bytes;  // report once per bound crossed
+  }
+}
+
+void CoreFuzzHarness::Fail(std::string what) {
+  Note(absl::StrCat("VIOLATION: ", what));
+  violations_.push_back(std::move(what));
+}
+
+void CoreFuzzHarness::Note(std::string event) {
+  trace_.push_back(
+      absl::StrCat("t=", (now_ - TimeNs(1000000)).ns() / 1000, "us ", event));
+  if (trace_.size() > kTraceLines) trace_.pop_front();
+}
+
+std::string CoreFuzzHarness::Trace() const {
+  std::string out;
+  for (const std::string& l : trace_) absl::StrAppend(&out, "  ", l, "\n");
+  return out;
+}
+
+}  // namespace braid::endpoint::fuzz

@@ -482,7 +482,8 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
       }
       our_inc = peer->peer.our_incarnation();
     }
-    switch (peer->peer.CheckIncarnation(a.src, MayAnnounce(f), &drops_)) {
+    switch (peer->peer.CheckIncarnation(a.src, MayAnnounce(f), a.dst != 0,
+                                        &drops_)) {
       case Peer::Claim::kKnown:
         break;
       case Peer::Claim::kStale:

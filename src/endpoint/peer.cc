@@ -6,19 +6,41 @@ namespace braid::endpoint {
 
 Peer::Peer(const PeerConfig& cfg, const NetAddr& addr, uint64_t seed,
            uint64_t our_inc, PeerHost* host, TimeNs now)
-    : link_{cfg, addr, host, /*local=*/0, our_inc, /*peer_inc=*/0, now},
+    : link_{cfg,
+            addr,
+            host,
+            /*local=*/0,
+            our_inc,
+            /*peer_inc=*/0,
+            /*peer_inc_confirmed=*/false,
+            now},
       sender_(&link_, seed, now),
       receiver_(&link_) {}
 
 Peer::~Peer() = default;
 
 Peer::Claim Peer::CheckIncarnation(uint64_t src_inc, bool may_announce,
-                                   DropStats* drops) {
-  if (src_inc == link_.peer_inc) return Claim::kKnown;
+                                   bool names_us, DropStats* drops) {
+  if (src_inc == link_.peer_inc) {
+    if (names_us) link_.peer_inc_confirmed = true;
+    return Claim::kKnown;
+  }
   if (link_.peer_inc == 0) {
     // First contact costs no round trip: the first life we hear of is
     // taken on trust (only a later change of life must be proven).
     link_.peer_inc = src_inc;
+    link_.peer_inc_confirmed = names_us;
+    return Claim::kKnown;
+  }
+  if (names_us && !link_.peer_inc_confirmed && !IsRetired(src_inc)) {
+    // The peer answers what we sent to its address, from another
+    // incarnation than the one a dst-0 frame made us assume: that one was
+    // a stranger's (or an earlier life's). Our session stands (it was sent
+    // before or is re-sent as lost); what we received does not.
+    retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
+    link_.peer_inc = src_inc;
+    link_.peer_inc_confirmed = true;
+    receiver_.OnPeerRestarted();
     return Claim::kKnown;
   }
   // Only a frame that announces a new life (a SYNC, which a restarted peer
@@ -43,6 +65,7 @@ bool Peer::IsRetired(uint64_t inc) const {
 bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   if (inc == 0 || inc == link_.peer_inc || IsRetired(inc)) return false;
   link_.proven = true;
+  link_.peer_inc_confirmed = true;
   if (link_.peer_inc == 0) {
     link_.peer_inc = inc;
     return true;

@@ -72,9 +72,14 @@ class Peer {
                // (kChallenge); only a proof (AdoptIncarnation) acts on it.
   };
   // Checks a frame's incarnation against what we know of the peer. Counts
-  // stale frames.
+  // stale frames. `names_us`: the frame named the incarnation we show the
+  // peer (dst != 0), which only the peer's address has been sent: that
+  // confirms the incarnation it comes from. One learnt from a dst-0 frame
+  // (anyone's, from a spoofed address) is provisional: a frame that names
+  // us from another incarnation replaces it (the receive side restarts; our
+  // send session stands, what we sent since is recovered as lost).
   Claim CheckIncarnation(uint64_t src_incarnation, bool may_announce,
-                         DropStats* drops);
+                         bool names_us, DropStats* drops);
   // The peer proved at its address that it is now `inc` (it answered our
   // challenge): its old life is retired and both directions reset (sends in
   // flight fail with kPeerRestarted). Returns false, changing nothing, if

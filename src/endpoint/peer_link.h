@@ -86,7 +86,10 @@ struct PeerLink {
   // nothing of what another must name).
   uint64_t our_inc = 0;
   uint64_t peer_inc = 0;  // the peer's incarnation; 0 until it has spoken
-  TimeNs last_activity;   // last frame from or datagram to the peer
+  // peer_inc came from a frame that named our_inc (or a proof), not only
+  // from dst-0 frames anyone could have sent (Peer::CheckIncarnation).
+  bool peer_inc_confirmed = false;
+  TimeNs last_activity;  // last frame from or datagram to the peer
   // The peer has shown it receives what we send to its address: a valid
   // ack of our current send session arrived (or it answered a challenge).
   // Peers that have not are evicted first under pressure.

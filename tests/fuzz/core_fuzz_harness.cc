@@ -56,8 +56,13 @@ uint64_t HeapBytes() {
 #endif
 }
 
-CoreConfig Config(uint64_t inc, uint64_t seed) {
+CoreConfig Config(uint64_t inc, uint64_t seed, SecurityMode security) {
   CoreConfig c;
+  if (security != SecurityMode::kNone) {
+    c.guard = std::move(
+        PacketGuard::Create(security, "core fuzz harness domain key..")
+            .value());
+  }
   c.incarnation = inc;
   c.seed = seed;
   c.local_port = 7000;
@@ -127,8 +132,8 @@ CoreFuzzHarness::CoreFuzzHarness(ChoiceSource* choices,
   batch_ = std::make_unique<TxBatch>(64, 2048);
   completions_.reserve(256);
   heap_start_ = HeapBytes();
-  core_[0] = std::make_unique<EndpointCore>(Config(inc_[0], 1));
-  core_[1] = std::make_unique<EndpointCore>(Config(inc_[1], 2));
+  core_[0] = std::make_unique<EndpointCore>(Config(inc_[0], 1, opt_.security));
+  core_[1] = std::make_unique<EndpointCore>(Config(inc_[1], 2, opt_.security));
 }
 
 CoreFuzzHarness::~CoreFuzzHarness() = default;

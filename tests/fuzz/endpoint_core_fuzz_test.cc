@@ -49,7 +49,8 @@ std::string KindOf(const std::string& v) {
 // Runs the harness `runs` times with `attacks`; fails with the first
 // violating run's seed, run index and trace, and prints how often each
 // kind of violation occurred.
-void RunAttacks(uint32_t attacks, const std::string& name) {
+void RunAttacks(uint32_t attacks, const std::string& name,
+                SecurityMode security = SecurityMode::kNone) {
   const uint64_t seed = EnvOr("BRAID_FUZZ_SEED", kDefaultSeed);
   const uint64_t runs = EnvOr("BRAID_FUZZ_RUNS", kDefaultRuns);
   const uint64_t only = EnvOr("BRAID_FUZZ_RUN", ~uint64_t{0});
@@ -61,6 +62,7 @@ void RunAttacks(uint32_t attacks, const std::string& name) {
     RngChoices choices(seed ^ (i * 0x9e3779b97f4a7c15ULL) ^ attacks);
     FuzzOptions opt;
     opt.attacks = attacks;
+    opt.security = security;
     CoreFuzzHarness h(&choices, opt);
     const std::vector<std::string> v = h.Run();
     forged += h.counts().forged;
@@ -119,6 +121,25 @@ INSTANTIATE_TEST_SUITE_P(EachAttack, EndpointCoreFuzzTest,
 TEST(EndpointCoreFuzzAllTest, EveryAttackTheCoreWithstandsAtOnce) {
   RunAttacks(FuzzOptions().attacks, "all_withstood");
 }
+
+// An on-path attacker's bit flips, and everything else at once, against
+// cores that authenticate (or encrypt) every datagram: withstood.
+class EndpointCoreFuzzSecureTest
+    : public ::testing::TestWithParam<SecurityMode> {};
+
+TEST_P(EndpointCoreFuzzSecureTest, OnPathFlipsAreWithstoodWithProtection) {
+  const std::string mode = SecurityModeName(GetParam());
+  RunAttacks(kHeaderFlip | kDropDup, "header_flip_" + mode, GetParam());
+  RunAttacks(kPayloadFlip | kDropDup, "payload_flip_" + mode, GetParam());
+  RunAttacks(kAllAttacks, "everything_" + mode, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, EndpointCoreFuzzSecureTest,
+                         ::testing::Values(SecurityMode::kAuth,
+                                           SecurityMode::kEncrypt),
+                         [](const auto& info) {
+                           return std::string(SecurityModeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace braid::endpoint::fuzz

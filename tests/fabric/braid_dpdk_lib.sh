@@ -248,7 +248,9 @@ perf_check_server_line() {
   local verdict
   verdict=$(python3 -c '
 import json, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
+# (not the {"server_stats":...} line --stats adds at exit)
+lines = [l for l in open(sys.argv[1])
+         if l.startswith("{") and not l.startswith("{\"server_stats\"")]
 if not lines:
     print("no server line"); sys.exit()
 r = json.loads(lines[-1])

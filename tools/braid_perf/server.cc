@@ -84,19 +84,18 @@ class Server {
   Server(const PerfFlags& f, std::unique_ptr<PerfEndpoint> ep)
       : f_(f), ep_(std::move(ep)), deadline_(f.persistent ? 0 : f.time_limit) {}
 
-  // Prints the endpoint's counters (--stats) to stderr; with --json, as one
-  // line {"server_stats":{...}} on stdout instead (the endpoint's counters
-  // only: a flooded server may hold a thousand peers).
+  // Prints the endpoint's counters (--stats) and each peer's to stderr;
+  // with --json, the endpoint's also as one line {"server_stats":{...}} on
+  // stdout (scripts read it there; a flooded server's peers are many).
   void PrintStats() {
+    std::fprintf(stderr, "%s", FormatStatsTable(ep_->ep().stats()).c_str());
+    for (const PeerStats& p : ep_->ep().peer_stats(/*with_paths=*/true)) {
+      std::fprintf(stderr, "%s", FormatPeerStatsTable(p).c_str());
+    }
     if (f_.json) {
       std::printf("{\"server_stats\":%s}\n",
                   FormatStatsJson(ep_->ep().stats()).c_str());
       std::fflush(stdout);
-      return;
-    }
-    std::fprintf(stderr, "%s", FormatStatsTable(ep_->ep().stats()).c_str());
-    for (const PeerStats& p : ep_->ep().peer_stats(/*with_paths=*/true)) {
-      std::fprintf(stderr, "%s", FormatPeerStatsTable(p).c_str());
     }
   }
 

@@ -16,6 +16,22 @@ struct Wire {
   std::vector<uint8_t> bytes;
 };
 
+// `n` bytes that differ with `seed` and along the message.
+inline std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(seed * 131 + i * 7 + (i >> 8));
+  return v;
+}
+
+// A copying send of `bytes` with `cookie`.
+inline OutMessage Msg(const std::vector<uint8_t>& bytes, uint64_t cookie) {
+  OutMessage m =
+      OutMessage::Copy(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  m.cookie = cookie;
+  return m;
+}
+
 class CorePair {
  public:
   // `security`: both cores protect their packets so, with kDomainKey.

@@ -14,22 +14,10 @@ namespace braid::endpoint {
 namespace {
 
 using testing::CorePair;
+using testing::Msg;
+using testing::Pattern;
 using testing::Wire;
 using Bytes = std::vector<uint8_t>;
-
-Bytes Pattern(size_t n, uint32_t seed) {
-  Bytes v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<uint8_t>(seed * 131 + i * 7 + (i >> 8));
-  return v;
-}
-
-OutMessage Msg(const Bytes& bytes, uint64_t cookie) {
-  OutMessage m =
-      OutMessage::Copy(bytes.data(), static_cast<uint32_t>(bytes.size()));
-  m.cookie = cookie;
-  return m;
-}
 
 // Sends `to_a` B->A and `to_b` A->B; runs until both sides have their
 // completions, then a while longer. Returns A's and B's completions.

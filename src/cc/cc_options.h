@@ -63,11 +63,21 @@ struct CcOptions {
   double loss_threshold = 0.05;
   uint32_t loss_min_sample_packets = 100;
   double loss_beta = 1.0;
+  // Loss is congestion only when the queue says so: a loss (by gap, time or
+  // RTO) may shrink the window only while there is a queueing signal, i.e.
+  // the newest RTT sample is at least
+  //   min_rtt + loss_queueing_fraction * (target - min_rtt)
+  // or CE marks arrived within the last two srtt. Loss with the RTT at its
+  // base (a flaky link, a corrupting optic, a blackholed path) leaves the
+  // window alone: it is repaired by retransmission and routed around by the
+  // path set, never answered by sending less. 0 makes every loss count.
+  double loss_queueing_fraction = 0.5;
 
   // --- retransmit timeout ---
-  // Each RTO sets cwnd = min(cwnd * (1 - max_mdf), initial); the
-  // `rto_collapse_after`-th consecutive RTO (no ack in between) sets the
-  // window to min_cwnd.
+  // With a queueing signal (above), each RTO sets
+  // cwnd = min(cwnd * (1 - max_mdf), initial), and the
+  // `rto_collapse_after`-th consecutive such RTO (no ack in between) sets the
+  // window to min_cwnd. Without one, an RTO leaves the window alone.
   uint32_t rto_collapse_after = 2;
 
   // Used for the once-per-RTT gates before any RTT is known.

@@ -37,6 +37,9 @@ CcOptions SanitizeCcOptions(const CcOptions& in) {
     o.loss_threshold = 0.05;
   }
   if (!(o.loss_beta >= 0)) o.loss_beta = 1.0;
+  if (!(o.loss_queueing_fraction >= 0 && o.loss_queueing_fraction <= 1.0)) {
+    o.loss_queueing_fraction = 0.5;
+  }
   o.rto_collapse_after = std::max<uint32_t>(o.rto_collapse_after, 1);
   if (o.default_rtt <= DurationNs::Zero())
     o.default_rtt = DurationNs::Micros(20);

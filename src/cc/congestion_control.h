@@ -47,6 +47,9 @@ struct CcStats {
   uint64_t ecn_decreases = 0;       // decreases caused by CE marks
   uint64_t loss_decreases = 0;      // decreases caused by the loss-rate rule
   uint64_t losses_tolerated = 0;  // loss events that did not shrink the window
+  // Of those (and of the RTOs), how many came without a queueing signal.
+  uint64_t losses_without_queueing = 0;
+  uint64_t rtos_without_queueing = 0;
   uint64_t rto_events = 0;
   uint64_t rto_collapses = 0;  // RTOs that set the window to its minimum
   uint64_t rto_undos = 0;      // spurious RTOs whose reaction was undone

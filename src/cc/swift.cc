@@ -28,6 +28,9 @@ void Swift::Reset() {
   ClearLossWindow(TimeNs::Zero());
   consecutive_rtos_ = 0;
   cwnd_before_rto_ = -1;
+  queueing_sample_ = false;
+  ce_seen_ = false;
+  last_ce_ = TimeNs::Zero();
 }
 
 uint64_t Swift::cwnd_bytes() const { return static_cast<uint64_t>(cwnd_); }
@@ -44,6 +47,12 @@ DurationNs Swift::target_delay() const {
                     static_cast<double>(opts_.fs_range.ns()));
   }
   return min_rtt_ + opts_.base_target + DurationNs(static_cast<int64_t>(fs));
+}
+
+bool Swift::QueueingSignal(TimeNs now) const {
+  if (opts_.loss_queueing_fraction <= 0) return true;  // every loss counts
+  if (ce_seen_ && now - last_ce_ <= RttRef() * 2) return true;
+  return queueing_sample_;
 }
 
 bool Swift::CanDecrease(TimeNs now) const {
@@ -120,10 +129,18 @@ void Swift::OnAck(const AckEvent& e) {
     if (ce > 0) ecn_cut = alpha_ / 2;
   }
 
+  if (ce > 0) {
+    ce_seen_ = true;
+    last_ce_ = e.now;
+  }
+
   // Delay.
   double delay_cut = 0;
   if (e.rtt > DurationNs::Zero()) {
     const DurationNs target = target_delay();
+    const double allowance = static_cast<double>((target - min_rtt_).ns());
+    queueing_sample_ = static_cast<double>((e.rtt - min_rtt_).ns()) >=
+                       opts_.loss_queueing_fraction * allowance;
     if (e.rtt < target) {
       if (ce == 0 && e.bytes_acked > 0) {
         cwnd_ += opts_.additive_increase_packets * opts_.mss *
@@ -148,27 +165,43 @@ void Swift::OnAck(const AckEvent& e) {
   }
 }
 
+void Swift::OnRto(const LossEvent& e) {
+  ++stats_.rto_events;
+  if (!QueueingSignal(e.now)) {
+    // The path went silent with the RTT at its base: a loss burst or a dead
+    // path, not a queue. Retransmission repairs it; the window stays.
+    ++stats_.rtos_without_queueing;
+    return;
+  }
+  if (consecutive_rtos_ == 0) cwnd_before_rto_ = cwnd_;
+  ++consecutive_rtos_;
+  if (consecutive_rtos_ >= opts_.rto_collapse_after) {
+    cwnd_ = static_cast<double>(opts_.min_cwnd_bytes);
+    ++stats_.rto_collapses;
+  } else {
+    cwnd_ = std::min(cwnd_ * (1.0 - opts_.max_mdf),
+                     static_cast<double>(opts_.initial_cwnd_bytes));
+  }
+  Clamp();
+  decreased_once_ = true;
+  last_decrease_ = e.now;
+  ClearLossWindow(e.now);
+}
+
 void Swift::OnLoss(const LossEvent& e) {
   ++stats_.loss_events;
   if (e.rto) {
-    ++stats_.rto_events;
-    if (consecutive_rtos_ == 0) cwnd_before_rto_ = cwnd_;
-    ++consecutive_rtos_;
-    if (consecutive_rtos_ >= opts_.rto_collapse_after) {
-      cwnd_ = static_cast<double>(opts_.min_cwnd_bytes);
-      ++stats_.rto_collapses;
-    } else {
-      cwnd_ = std::min(cwnd_ * (1.0 - opts_.max_mdf),
-                       static_cast<double>(opts_.initial_cwnd_bytes));
-    }
-    Clamp();
-    decreased_once_ = true;
-    last_decrease_ = e.now;
-    ClearLossWindow(e.now);
+    OnRto(e);
     return;
   }
-
   AdvanceLossWindow(e.now);
+  if (!QueueingSignal(e.now)) {
+    // Not counted towards the loss fraction either: a later queue must not
+    // be blamed for losses that happened without one.
+    ++stats_.losses_without_queueing;
+    ++stats_.losses_tolerated;
+    return;
+  }
   cur_lost_ += e.packets_lost;
   const uint64_t total = cur_acked_ + cur_lost_ + prev_acked_ + prev_lost_;
   const uint64_t lost = cur_lost_ + prev_lost_;

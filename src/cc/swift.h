@@ -10,10 +10,13 @@
 // ECN: alpha = EWMA (gain g) of the CE fraction per srtt window; a batch with
 //   CE asks for cut_ecn = alpha / 2.
 // The larger requested cut is applied, at most once per srtt.
-// Loss: tolerated unless the fraction lost over the last ~two srtt windows
+// Loss is congestion only with a queueing signal (the newest RTT sample
+//   well above min_rtt, or CE within two srtt; see loss_queueing_fraction).
+//   Without one, a loss or RTO leaves the window alone. With one: the loss
+//   is tolerated unless the fraction lost over the last ~two srtt windows
 //   exceeds loss_threshold (then cut = min(max_mdf, loss_beta * fraction),
 //   once per srtt); RTO: cwnd = min(cwnd*(1-max_mdf), initial), and the
-//   rto_collapse_after-th consecutive RTO sets cwnd = min_cwnd.
+//   rto_collapse_after-th consecutive such RTO sets cwnd = min_cwnd.
 #ifndef BRAID_CC_SWIFT_H_
 #define BRAID_CC_SWIFT_H_
 
@@ -39,6 +42,11 @@ class Swift final : public CongestionControl {
   double alpha() const { return alpha_; }
   // The delay target for the current window and min RTT.
   DurationNs target_delay() const;
+  // True if the queue shows in the newest evidence at `now`: the newest RTT
+  // sample reached min_rtt + loss_queueing_fraction * (target - min_rtt),
+  // or CE marks arrived within the last two srtt. Losses count as
+  // congestion only then.
+  bool QueueingSignal(TimeNs now) const;
   // The options in use (after sanitising).
   const CcOptions& options() const { return opts_; }
 
@@ -51,6 +59,7 @@ class Swift final : public CongestionControl {
   // Rolls the loss observation window when it spans an RTT and enough samples.
   void AdvanceLossWindow(TimeNs now);
   void ClearLossWindow(TimeNs now);
+  void OnRto(const LossEvent& e);
 
   CcOptions opts_;
   double fs_alpha_ = 0;  // flow-scaling coefficients (ns * sqrt(packets))
@@ -73,6 +82,11 @@ class Swift final : public CongestionControl {
   TimeNs loss_window_start_;
   uint64_t cur_acked_ = 0, cur_lost_ = 0;
   uint64_t prev_acked_ = 0, prev_lost_ = 0;
+
+  // The newest RTT sample showed queueing (see QueueingSignal).
+  bool queueing_sample_ = false;
+  bool ce_seen_ = false;
+  TimeNs last_ce_;
 
   uint32_t consecutive_rtos_ = 0;
   CcStats stats_;

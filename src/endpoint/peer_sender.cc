@@ -281,7 +281,13 @@ wire::PathId PeerSender::DataPath(TimeNs now) {
   if (resend) avoid = last;
   // A re-send goes on a healthy path if there is one: a packet already
   // lost once must not become the probe of a suspect path.
-  return NextSprayPath(now, avoid, /*healthy_only=*/resend);
+  const wire::PathId p = NextSprayPath(now, avoid, /*healthy_only=*/resend);
+  if (!resend || p != avoid || paths_.size() == 1) return p;
+  // The only healthy path is the one this packet was just lost on. Keeping
+  // to it could lose every re-send there (a route dead for this flow alone
+  // is never proven bad by an RTO with nothing behind it): take any other
+  // usable path instead.
+  return NextSprayPath(now, avoid, /*healthy_only=*/false);
 }
 
 size_t PeerSender::FinishPayload(const uint8_t* end,

@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint32_t kMss = 4096;
 const DurationNs kMinRtt = DurationNs::Micros(10);
+// TestOptions' delay target: an RTT sample here shows queueing.
+const DurationNs kTarget = kMinRtt + DurationNs::Micros(25);
 
 CcOptions TestOptions() {
   CcOptions o;
@@ -252,6 +254,7 @@ TEST(SwiftTest, SustainedHeavyLossShrinksWindowAtMostOncePerRtt) {
 TEST(SwiftTest, SingleRtoCutsByMaxMdfAndRepeatedRtoCollapses) {
   Swift cc(TestOptions());
   Driver d(&cc);
+  d.Ack(kTarget);  // the queue shows: a timeout is congestion
   const uint64_t before = cc.cwnd_bytes();
   d.Loss(1, /*rto=*/true);
   EXPECT_EQ(cc.cwnd_bytes(), before / 2);
@@ -261,11 +264,90 @@ TEST(SwiftTest, SingleRtoCutsByMaxMdfAndRepeatedRtoCollapses) {
   EXPECT_EQ(cc.stats().rto_collapses, 1u);
 }
 
+// Loss is not congestion: with the RTT at its base and no CE, neither heavy
+// random loss nor a run of timeouts shrinks the window.
+TEST(SwiftTest, HeavyLossWithRttAtBaseNeverShrinksTheWindow) {
+  Swift cc(TestOptions());
+  Driver d(&cc);
+  const DurationNs rtt = kMinRtt + DurationNs::Micros(2);  // no queue
+  const uint64_t before = cc.cwnd_bytes();
+  // 20 % loss for about 20 RTTs, one packet outcome every 250 ns.
+  for (int i = 0; i < 1000; ++i) {
+    if (i % 5 == 0) {
+      d.Loss(1, false, DurationNs::Nanos(250));
+    } else {
+      d.Ack(rtt, 1, 0, DurationNs::Nanos(250));
+    }
+  }
+  EXPECT_GE(cc.cwnd_bytes(), before);
+  EXPECT_EQ(cc.stats().loss_decreases, 0u);
+  EXPECT_EQ(cc.stats().losses_without_queueing, 200u);
+}
+
+TEST(SwiftTest, SameLossWithQueueingDelayShrinksTheWindow) {
+  Swift cc(TestOptions());
+  Driver d(&cc);
+  const uint64_t before = cc.cwnd_bytes();
+  for (int i = 0; i < 1000; ++i) {
+    if (i % 5 == 4) {  // an RTT sample comes first
+      d.Loss(1, false, DurationNs::Nanos(250));
+    } else {
+      d.Ack(kTarget, 1, 0, DurationNs::Nanos(250));
+    }
+  }
+  EXPECT_LT(cc.cwnd_bytes(), before / 2);
+  EXPECT_GT(cc.stats().loss_decreases, 0u);
+  EXPECT_EQ(cc.stats().losses_without_queueing, 0u);
+}
+
+TEST(SwiftTest, SameLossWithCeMarksAtBaseRttShrinksTheWindow) {
+  CcOptions o = TestOptions();
+  o.dctcp_initial_alpha = 0;  // the marks alone would cut almost nothing
+  Swift cc(o);
+  Driver d(&cc);
+  const DurationNs rtt = kMinRtt + DurationNs::Micros(2);
+  const uint64_t before = cc.cwnd_bytes();
+  for (int i = 0; i < 1000; ++i) {
+    if (i % 5 == 0) {
+      d.Loss(1, false, DurationNs::Nanos(250));
+    } else {
+      d.Ack(rtt, 1, /*ce=*/i % 5 == 1 ? 1 : 0, DurationNs::Nanos(250));
+    }
+  }
+  EXPECT_LT(cc.cwnd_bytes(), before / 2);
+  EXPECT_GT(cc.stats().loss_decreases, 0u);
+}
+
+TEST(SwiftTest, RepeatedRtosWithRttAtBaseKeepTheWindow) {
+  Swift cc(TestOptions());
+  Driver d(&cc);
+  d.Ack(kTarget);  // queueing once ...
+  d.Ack(kMinRtt);  // ... but the newest sample says the queue is gone
+  const uint64_t before = cc.cwnd_bytes();
+  for (int i = 0; i < 10; ++i) d.Loss(1, /*rto=*/true, DurationNs::Millis(1));
+  EXPECT_EQ(cc.cwnd_bytes(), before);
+  EXPECT_EQ(cc.stats().rto_events, 10u);
+  EXPECT_EQ(cc.stats().rtos_without_queueing, 10u);
+  EXPECT_EQ(cc.stats().rto_collapses, 0u);
+}
+
+TEST(SwiftTest, ZeroQueueingFractionCountsEveryLossAsCongestion) {
+  CcOptions o = TestOptions();
+  o.loss_queueing_fraction = 0;
+  Swift cc(o);
+  Driver d(&cc);
+  const uint64_t before = cc.cwnd_bytes();
+  d.Loss(1, /*rto=*/true);  // no RTT sample at all
+  EXPECT_EQ(cc.cwnd_bytes(), before / 2);
+  EXPECT_EQ(cc.stats().rtos_without_queueing, 0u);
+}
+
 TEST(SwiftTest, AckBetweenRtosResetsCollapseCount) {
   Swift cc(TestOptions());
   Driver d(&cc);
+  d.Ack(kTarget);
   d.Loss(1, true);
-  d.Ack(kMinRtt);
+  d.Ack(kTarget);
   const uint64_t mid = cc.cwnd_bytes();
   d.Loss(1, true);
   EXPECT_GT(cc.cwnd_bytes(), kMss);
@@ -279,6 +361,7 @@ TEST(SwiftTest, RtoWindowNeverExceedsInitial) {
   Driver d(&cc);
   for (int i = 0; i < 400; ++i) d.Round(kMinRtt);  // grow well past 2x init
   ASSERT_GT(cc.cwnd_bytes(), 2 * o.initial_cwnd_bytes);
+  d.Ack(kTarget);
   d.Loss(1, true);
   EXPECT_EQ(cc.cwnd_bytes(), o.initial_cwnd_bytes);
 }
@@ -288,6 +371,7 @@ TEST(SwiftTest, SpuriousRtoRestoresTheWindowFromBeforeTheTimeouts) {
   Swift cc(o);
   Driver d(&cc);
   for (int i = 0; i < 400; ++i) d.Round(kMinRtt);
+  d.Ack(kTarget);
   const uint64_t before = cc.cwnd_bytes();
   ASSERT_GT(before, 2 * o.initial_cwnd_bytes);
   d.Loss(1, true);

@@ -20,19 +20,19 @@ uint32_t LeafPrefix(int leaf) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LeafSpine>> LeafSpine::Create(
-    Simulator* sim, const LeafSpineOptions& options) {
-  if (options.num_leaves < 1 || options.num_leaves > 256) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_leaves ", options.num_leaves, " not in 1..256"));
-  }
-  if (options.hosts_per_leaf < 1 || options.hosts_per_leaf > 254) {
+absl::Status ValidateLeafSpineOptions(const LeafSpineOptions& options) {
+  if (options.num_leaves < 1 || options.num_leaves > kMaxLeaves) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "hosts_per_leaf ", options.hosts_per_leaf, " not in 1..254"));
+        "num_leaves ", options.num_leaves, " not in 1..", kMaxLeaves));
   }
-  if (options.num_spines < 1 || options.num_spines > 4096) {
+  if (options.hosts_per_leaf < 1 || options.hosts_per_leaf > kMaxHostsPerLeaf) {
     return absl::InvalidArgumentError(
-        absl::StrCat("num_spines ", options.num_spines, " not in 1..4096"));
+        absl::StrCat("hosts_per_leaf ", options.hosts_per_leaf, " not in 1..",
+                     kMaxHostsPerLeaf));
+  }
+  if (options.num_spines < 1 || options.num_spines > kMaxSpines) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_spines ", options.num_spines, " not in 1..", kMaxSpines));
   }
   if (!options.per_spine_fabric_link.empty() &&
       static_cast<int>(options.per_spine_fabric_link.size()) !=
@@ -41,6 +41,13 @@ absl::StatusOr<std::unique_ptr<LeafSpine>> LeafSpine::Create(
         "per_spine_fabric_link has ", options.per_spine_fabric_link.size(),
         " entries, need num_spines = ", options.num_spines));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<LeafSpine>> LeafSpine::Create(
+    Simulator* sim, const LeafSpineOptions& options) {
+  absl::Status valid = ValidateLeafSpineOptions(options);
+  if (!valid.ok()) return valid;
   std::unique_ptr<LeafSpine> net(new LeafSpine(sim, options));
   absl::Status s = net->Build();
   if (!s.ok()) return s;

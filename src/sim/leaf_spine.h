@@ -19,10 +19,15 @@ namespace braid::sim {
 
 class Simulator;
 
+// Size limits of the fabric (host addresses are 10.<leaf>.0.<index+1>).
+inline constexpr int kMaxLeaves = 256;
+inline constexpr int kMaxHostsPerLeaf = 254;
+inline constexpr int kMaxSpines = 4096;
+
 struct LeafSpineOptions {
-  int num_leaves = 2;      // 1..256
-  int hosts_per_leaf = 4;  // 1..254
-  int num_spines = 4;      // 1..(many)
+  int num_leaves = 2;      // 1..kMaxLeaves
+  int hosts_per_leaf = 4;  // 1..kMaxHostsPerLeaf
+  int num_spines = 4;      // 1..kMaxSpines
   // Both directions of every host<->leaf link.
   LinkOptions host_link{};
   // Both directions of every leaf<->spine link, unless overridden per spine.
@@ -34,6 +39,11 @@ struct LeafSpineOptions {
   // The braid UDP port every host listens on.
   uint16_t host_port = 7000;
 };
+
+// OK if LeafSpine::Create accepts `options`; otherwise InvalidArgument
+// naming the field and its range. Lets a caller refuse a configuration
+// before building anything.
+absl::Status ValidateLeafSpineOptions(const LeafSpineOptions& options);
 
 class LeafSpine {
  public:

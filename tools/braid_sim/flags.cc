@@ -33,7 +33,7 @@ const char* SimUsage() {
 Runs one simulated scenario (deterministic for a given --seed) and prints a table.
 A flag's value may follow it (--hosts 8) or be joined to it (--hosts=8).
 Topology
-  --hosts N            hosts, split evenly over 2 leaves (default 8; even, 2..512)
+  --hosts N            hosts, split evenly over 2 leaves (default 8; even, 2..508)
   --spines N           spine switches (default 4)
   --link-gbps R        fabric link rate (default 100)
   --host-gbps R        host link rate (default 100)
@@ -72,7 +72,9 @@ Run
   --wall               also print wall-clock time (not deterministic)
   --ab-demo            spray vs gbn under: clean, 1% loss on one spine, one spine
                        blackholed mid-run, one spine congested (one table)
-Exit status: 0 if every invariant held, 1 if not, 2 on bad flags.
+Exit status: 0 if every invariant held, 1 if not, 2 on bad flags, 3 if a run
+could not start or hit --time-limit-ms with sends pending (the reason goes to
+stderr).
 )";
 }
 
@@ -164,7 +166,8 @@ void AddTopologyFlags(tools::FlagParser& p, ScenarioConfig& c,
                       TopologyFlags& t) {
   p.Value({"--hosts"}, [&c](absl::string_view flag, absl::string_view v) {
     int h = 0;
-    absl::Status s = tools::ParseIntFlag<int>(flag, v, 2, 512, &h);
+    absl::Status s =
+        tools::ParseIntFlag<int>(flag, v, 2, 2 * sim::kMaxHostsPerLeaf, &h);
     if (s.ok() && h % 2) s = Bad(flag, "must be even (two leaves)");
     c.topology.hosts_per_leaf = h / 2;
     return s;
@@ -315,6 +318,10 @@ absl::Status Finish(const TopologyFlags& t, ScenarioConfig& c) {
     lo.delay = DurationNs::Micros(d);
     c.topology.per_spine_fabric_link.push_back(lo);
   }
+  // The flag ranges above should already guarantee this; refusing here too
+  // keeps a range that drifts from the topology's an error, not a dead run.
+  absl::Status topo = sim::ValidateLeafSpineOptions(c.topology);
+  if (!topo.ok()) return Bad("topology", topo.message());
   return absl::OkStatus();
 }
 

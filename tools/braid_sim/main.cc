@@ -16,6 +16,42 @@
 #include "tools/braid_sim/report.h"
 #include "tools/common/flag_parser.h"
 
+namespace {
+
+using braid::simtool::ScenarioConfig;
+using braid::simtool::ScenarioResult;
+using Runs = std::vector<std::pair<std::string, ScenarioResult>>;
+
+// Exit status 3 (a run could not start, or ran out of simulated time with
+// sends pending), with the reason on stderr; 1 if an invariant broke; else 0.
+int ExitStatus(const Runs& runs, const ScenarioConfig& cfg) {
+  int rc = 0;
+  for (const auto& [name, r] : runs) {
+    if (!r.setup_error.empty()) {
+      std::fprintf(stderr, "braid-sim: %s: could not start: %s\n", name.c_str(),
+                   r.setup_error.c_str());
+      rc = 3;
+    } else if (r.timed_out) {
+      std::fprintf(stderr,
+                   "braid-sim: %s: timed out: %llu of %llu sends still "
+                   "pending after %lld ms of simulated time "
+                   "(--time-limit-ms)\n",
+                   name.c_str(),
+                   static_cast<unsigned long long>(
+                       r.messages_sent - r.messages_done - r.messages_failed -
+                       r.messages_gone_with_restart),
+                   static_cast<unsigned long long>(r.messages_sent),
+                   static_cast<long long>(cfg.time_limit.ns() / 1'000'000));
+      rc = 3;
+    } else if (!r.Clean() && rc == 0) {
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace braid::simtool;
   absl::StatusOr<SimFlags> flags = ParseSimFlags(argc, argv);
@@ -25,7 +61,7 @@ int main(int argc, char** argv) {
     std::fputs(SimUsage(), stdout);
     return 0;
   }
-  std::vector<std::pair<std::string, ScenarioResult>> runs;
+  Runs runs;
   if (flags->ab_demo) {
     // The A/B demo: spray vs gbn under each condition, one table.
     for (const DemoCondition& dc : DemoConditions(flags->config)) {
@@ -39,9 +75,7 @@ int main(int argc, char** argv) {
     const std::string out =
         flags->json ? FormatJson(*flags, runs) : FormatDemoTable(runs);
     std::fputs(out.c_str(), stdout);
-    bool clean = true;
-    for (const auto& [name, r] : runs) clean = clean && r.Clean();
-    return clean ? 0 : 1;
+    return ExitStatus(runs, flags->config);
   }
   for (braid::Mode m : flags->modes) {
     ScenarioConfig cfg = flags->config;
@@ -51,7 +85,5 @@ int main(int argc, char** argv) {
   const std::string out =
       flags->json ? FormatJson(*flags, runs) : FormatTable(*flags, runs);
   std::fputs(out.c_str(), stdout);
-  bool clean = true;
-  for (const auto& [name, r] : runs) clean = clean && r.Clean();
-  return clean ? 0 : 1;
+  return ExitStatus(runs, flags->config);
 }

@@ -29,11 +29,12 @@ std::string FormatTable(const SimFlags& flags, const Runs& runs) {
         &o,
         "%s: sim_time %.3f ms, %u sim packets, link drops %u, path penalties "
         "%u, "
-        "recycles %u, retx gap/time %u/%u%s%s%s\n",
+        "recycles %u, retx gap/time %u/%u%s%s%s%s\n",
         name, r.sim_time.ms(), r.sim_packets, r.link_drops, r.path_penalties,
         r.path_recycles, r.retransmits_path_gap, r.retransmits_time,
         r.failure_causes.empty() ? "" : ", failures: ",
-        absl::StrJoin(r.failure_causes, ","), r.timed_out ? ", TIMED OUT" : "");
+        absl::StrJoin(r.failure_causes, ","), r.timed_out ? ", TIMED OUT" : "",
+        r.setup_error.empty() ? "" : ", COULD NOT START: " + r.setup_error);
     if (flags.wall)
       absl::StrAppendFormat(&o, "%s: wall %.3f s\n", name, r.wall_seconds);
     if (!r.Clean()) absl::StrAppendFormat(&o, "%s: INVARIANT VIOLATED\n", name);
@@ -85,6 +86,7 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["sim_packets"] = r.sim_packets;
     j["timed_out"] = r.timed_out;
     j["clean"] = r.Clean();
+    if (!r.setup_error.empty()) j["setup_error"] = r.setup_error;
     if (flags.wall) j["wall_s"] = Fixed(r.wall_seconds, 4);
     list.push_back(std::move(j));
   }

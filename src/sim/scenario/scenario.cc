@@ -287,8 +287,7 @@ bool Run::BuildHosts() {
   topo.host.lazy_checksum = true;
   auto fabric = sim::LeafSpine::Create(&sim_, topo);
   if (!fabric.ok()) {
-    res_.failure_causes.push_back(std::string(fabric.status().message()));
-    res_.timed_out = true;
+    res_.setup_error = std::string(fabric.status().message());
     return false;
   }
   fabric_ = std::move(*fabric);

@@ -93,6 +93,9 @@ struct ScenarioResult {
   double wall_seconds = 0;
   uint64_t sim_packets = 0;  // packets handed to hosts' uplinks
   bool timed_out = false;    // time_limit hit with sends pending
+  // Non-empty if the scenario could not start (e.g. the topology refused
+  // its options): nothing ran.
+  std::string setup_error;
   // Bytes delivered per goodput_bin since time 0.
   std::vector<uint64_t> timeline;
   std::vector<std::string> failure_causes;  // one entry per distinct cause

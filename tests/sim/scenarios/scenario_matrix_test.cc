@@ -57,6 +57,7 @@ void ExpectClean(const ScenarioConfig& c, const ScenarioResult& r,
   EXPECT_EQ(r.order_violations, 0u);
   EXPECT_EQ(r.lost_without_error, 0u);
   EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.setup_error, "");
   EXPECT_EQ(r.messages_done + r.messages_failed + r.messages_gone_with_restart,
             r.messages_sent);
   if (all_succeed) {

@@ -183,7 +183,9 @@ TEST(SimFlagsTest, BadFlagsAreErrorsNamingTheFlag) {
       {{"-hosts=8"}, "-hosts=8: needs a value (or unknown flag)"},
       // A missing value; an empty joined value is a (bad) value.
       {{"--hosts"}, "--hosts: needs a value (or unknown flag)"},
-      {{"--hosts="}, "--hosts: expected an integer in 2..512, got ''"},
+      {{"--hosts="}, "--hosts: expected an integer in 2..508, got ''"},
+      // Ranges are the topology's: two leaves of at most 254 hosts.
+      {{"--hosts", "512"}, "--hosts: expected an integer in 2..508, got '512'"},
       // Value checks are the same in both forms.
       {{"--hosts", "7"}, "--hosts: must be even (two leaves)"},
       {{"--hosts=7"}, "--hosts: must be even (two leaves)"},

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""braid-sim's exit status tells a script what happened: 0 every invariant
+held, 2 bad flags (a range the topology would refuse is a bad flag), 3 a run
+that could not start or ran out of simulated time, each with the reason on
+stderr. Usage: braid_sim_exit_test.py PATH/TO/braid-sim"""
+import subprocess
+import sys
+
+SIM = sys.argv[1]
+
+# (arguments, expected exit status, text the reason must contain)
+CASES = [
+    (["--hosts", "2", "--messages", "5"], 0, ""),
+    (["--hosts", "512"], 2, "--hosts: expected an integer in 2..508"),
+    (["--hosts", "7"], 2, "--hosts: must be even"),
+    (["--traffic", "incast", "--incast", "8"], 2, "--incast: needs fewer"),
+    (["--impair", "spine=4,loss=0.1"], 2, "spine 4 does not exist"),
+    (["--messages", "2000", "--time-limit-ms", "1"], 3, "timed out"),
+    (["--ab-demo", "--messages", "2000", "--time-limit-ms", "1"], 3,
+     "timed out"),
+]
+
+failed = 0
+for args, want_rc, want_text in CASES:
+    p = subprocess.run([SIM] + args, capture_output=True, text=True,
+                       timeout=120)
+    ok = p.returncode == want_rc and want_text in p.stderr
+    if not ok:
+        failed += 1
+        print(f"FAIL braid-sim {' '.join(args)}: exit {p.returncode} "
+              f"(want {want_rc}), stderr {p.stderr!r} (want {want_text!r})")
+    else:
+        print(f"ok   braid-sim {' '.join(args)}: exit {p.returncode}")
+sys.exit(1 if failed else 0)

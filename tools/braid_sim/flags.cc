@@ -70,8 +70,9 @@ Run
   --time-limit-ms T    simulated time limit (default 2000)
   --json               one JSON object instead of the table
   --wall               also print wall-clock time (not deterministic)
-  --ab-demo            spray vs gbn under: clean, 1% loss on one spine, one spine
-                       blackholed mid-run, one spine congested (one table)
+  --ab-demo            spray vs gbn under: clean, 1% loss on one spine, that
+                       spine blackholed mid-run, that spine congested (one
+                       table); the spine is the one gbn uses most when clean
 Exit status: 0 if every invariant held, 1 if not, 2 on bad flags, 3 if a run
 could not start or hit --time-limit-ms with sends pending (the reason goes to
 stderr).
@@ -349,24 +350,25 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   return f;
 }
 
-std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base) {
+std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base,
+                                          int impaired) {
+  const int s = impaired % base.topology.num_spines;
   std::vector<DemoCondition> v;
   v.push_back({"clean", base});
   DemoCondition loss{"loss1%", base};
   TimedImpairment l;
-  l.spine = 0;
+  l.spine = s;
   l.impairment.loss = 0.01;
   loss.config.impairments.push_back(l);
   v.push_back(loss);
   DemoCondition bh{"blackhole", base};
   TimedImpairment b;
-  b.spine = 1 % base.topology.num_spines;
+  b.spine = s;
   b.impairment.blackhole = true;
   b.start = TimeNs::Zero() + DurationNs::Micros(200);
   bh.config.impairments.push_back(b);
   v.push_back(bh);
   DemoCondition cg{"congested", base};
-  const int s = 2 % base.topology.num_spines;
   cg.config.topology.per_spine_fabric_link.assign(base.topology.num_spines,
                                                   base.topology.fabric_link);
   cg.config.topology.per_spine_fabric_link[s].rate_bps =
@@ -377,6 +379,16 @@ std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base) {
   cg.config.impairments.push_back(e);
   v.push_back(cg);
   return v;
+}
+
+int DemoImpairedSpine(const std::vector<uint64_t>& gbn_spine_packets) {
+  int best = 0;
+  for (size_t i = 1; i < gbn_spine_packets.size(); ++i) {
+    if (gbn_spine_packets[i] > gbn_spine_packets[best]) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
 }
 
 }  // namespace braid::simtool

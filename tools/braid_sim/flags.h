@@ -35,13 +35,18 @@ struct SimFlags {
 absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv);
 
 // The A/B demo's conditions, derived from the flags' base scenario: clean;
-// 1 % loss on spine 0; spine 1 blackholed a third of the way in; spine 2 a
-// 4x slower bottleneck with ECN marking.
+// 1 % loss on spine `impaired`; spine `impaired` blackholed from 200 us;
+// spine `impaired` a 4x slower bottleneck with ECN marking.
 struct DemoCondition {
   std::string name;
   ScenarioConfig config;
 };
-std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base);
+std::vector<DemoCondition> DemoConditions(const ScenarioConfig& base,
+                                          int impaired);
+// The spine the demo impairs: the one that carried the most packets of the
+// clean go-back-N run (`spine_packets` of that run), so that every impaired
+// row impairs a path both modes use. 0 if nothing was counted.
+int DemoImpairedSpine(const std::vector<uint64_t>& gbn_spine_packets);
 const char* SimUsage();
 
 // Parses one --impair spec, e.g.

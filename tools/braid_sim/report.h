@@ -15,9 +15,12 @@ using Runs = std::vector<std::pair<std::string, ScenarioResult>>;
 
 std::string FormatTable(const SimFlags& flags, const Runs& runs);
 std::string FormatJson(const SimFlags& flags, const Runs& runs);
-// One row per (condition/mode) run: goodput, latency, retransmissions and
-// the per-spine spread (max/min packets over spines).
-std::string FormatDemoTable(const Runs& runs);
+// One row per (condition/mode) run (spray then gbn per condition): goodput,
+// latency, retransmissions, failures and packets per spine; the spray row
+// carries spray/gbn ratios. A p99 ratio is printed only when neither mode
+// failed a message (completion times cover completed sends only). The first
+// line names the impaired spine.
+std::string FormatDemoTable(const Runs& runs, int impaired_spine);
 
 }  // namespace braid::simtool
 

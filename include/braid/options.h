@@ -104,6 +104,12 @@ struct ProtocolOptions {
   // Congestion window bounds (bytes).
   uint64_t initial_cwnd_bytes = 512 * 1024;
   uint64_t max_cwnd_bytes = 64ull << 20;
+  // Non-zero: a session starts at this window and doubles it every RTT up
+  // to initial_cwnd_bytes until the first queueing signal (delay above
+  // target, CE), so N senders starting at once put N x this, not
+  // N x initial_cwnd_bytes, into their first RTT (incast). 0: start at
+  // initial_cwnd_bytes.
+  uint64_t start_cwnd_bytes = 0;
   // Swift delay target above the path's minimum RTT. Zero = the backend's
   // default: 50 us in the simulator; 1 ms over kernel UDP, where (without NIC
   // timestamps) the measured RTT includes host scheduling and socket queueing

@@ -17,9 +17,18 @@ struct CcOptions {
 
   // Bytes per full packet; the unit of additive increase.
   uint32_t mss = 4096;
-  // Window at start and after Reset(): 256 KiB, about one BDP of 100 Gb/s at
-  // 20 us RTT.
+  // Window a new session reaches without waiting for a queueing signal:
+  // 256 KiB, about one BDP of 100 Gb/s at 20 us RTT.
   uint64_t initial_cwnd_bytes = 256 * 1024;
+  // A session starts at min(start_cwnd_bytes, initial_cwnd_bytes) and
+  // doubles its window every RTT (it grows by the bytes acked) up to
+  // initial_cwnd_bytes while the RTT stays below target without CE; the
+  // first queueing signal ends the doubling. Many senders starting at once
+  // (incast) then put start_cwnd_bytes each into the network in their first
+  // RTT, not initial_cwnd_bytes; a lone sender reaches initial_cwnd_bytes
+  // within log2(initial / start) RTTs. 0 (default) starts at
+  // initial_cwnd_bytes.
+  uint64_t start_cwnd_bytes = 0;
   // Lower bound of the window; 0 means "one mss".
   uint64_t min_cwnd_bytes = 0;
   // Upper bound of the window: 64 MiB.
@@ -67,11 +76,17 @@ struct CcOptions {
   // RTO) may shrink the window only while there is a queueing signal, i.e.
   // the newest RTT sample is at least
   //   min_rtt + loss_queueing_fraction * (target - min_rtt)
-  // or CE marks arrived within the last two srtt. Loss with the RTT at its
-  // base (a flaky link, a corrupting optic, a blackholed path) leaves the
-  // window alone: it is repaired by retransmission and routed around by the
-  // path set, never answered by sending less. 0 makes every loss count.
-  double loss_queueing_fraction = 0.5;
+  // or CE marks arrived within the last two srtt. Loss without one (a flaky
+  // link, a corrupting optic, a blackholed path) leaves the window alone: it
+  // is repaired by retransmission and routed around by the path set, never
+  // answered by sending less. 1 (the default) asks for the RTT the delay
+  // rule itself answers: below its target the queue the window keeps is
+  // the sender's own (without NIC timestamps the RTT cannot tell a host
+  // queue from a fabric one), and it drops nothing. A tail-drop buffer
+  // shallower than the target drops before the delay rule sees it; Swift's
+  // own rule applies: keep the target below the buffer, or mark ECN.
+  // 0 makes every loss count.
+  double loss_queueing_fraction = 1.0;
 
   // --- retransmit timeout ---
   // With a queueing signal (above), each RTO sets

@@ -24,6 +24,10 @@ CcOptions SanitizeCcOptions(const CcOptions& in) {
   o.max_cwnd_bytes = std::max(o.max_cwnd_bytes, o.min_cwnd_bytes);
   o.initial_cwnd_bytes =
       std::clamp(o.initial_cwnd_bytes, o.min_cwnd_bytes, o.max_cwnd_bytes);
+  if (o.start_cwnd_bytes > 0) {
+    o.start_cwnd_bytes =
+        std::clamp(o.start_cwnd_bytes, o.min_cwnd_bytes, o.initial_cwnd_bytes);
+  }
   o.base_target = std::max(o.base_target, DurationNs::Zero());
   o.fs_range = std::max(o.fs_range, DurationNs::Zero());
   if (!(o.additive_increase_packets >= 0)) o.additive_increase_packets = 1.0;

@@ -18,6 +18,10 @@ Swift::Swift(const CcOptions& opts) : opts_(SanitizeCcOptions(opts)) {
 
 void Swift::Reset() {
   cwnd_ = static_cast<double>(opts_.initial_cwnd_bytes);
+  starting_ = opts_.start_cwnd_bytes > 0 &&
+              opts_.start_cwnd_bytes < opts_.initial_cwnd_bytes;
+  if (starting_) cwnd_ = static_cast<double>(opts_.start_cwnd_bytes);
+  Clamp();
   srtt_ = DurationNs::Zero();
   min_rtt_ = DurationNs::Zero();
   decreased_once_ = false;
@@ -60,6 +64,7 @@ bool Swift::CanDecrease(TimeNs now) const {
 }
 
 void Swift::Decrease(TimeNs now, double cut) {
+  starting_ = false;
   cut = std::clamp(cut, 0.0, opts_.max_mdf);
   cwnd_ *= 1.0 - cut;
   Clamp();
@@ -132,6 +137,7 @@ void Swift::OnAck(const AckEvent& e) {
   if (ce > 0) {
     ce_seen_ = true;
     last_ce_ = e.now;
+    starting_ = false;
   }
 
   // Delay.
@@ -142,13 +148,19 @@ void Swift::OnAck(const AckEvent& e) {
     queueing_sample_ = static_cast<double>((e.rtt - min_rtt_).ns()) >=
                        opts_.loss_queueing_fraction * allowance;
     if (e.rtt < target) {
-      if (ce == 0 && e.bytes_acked > 0) {
+      if (ce == 0 && e.bytes_acked > 0 && starting_) {
+        const double cap = static_cast<double>(opts_.initial_cwnd_bytes);
+        cwnd_ = std::min(cwnd_ + static_cast<double>(e.bytes_acked), cap);
+        starting_ = cwnd_ < cap;
+        ++stats_.additive_increases;
+      } else if (ce == 0 && e.bytes_acked > 0) {
         cwnd_ += opts_.additive_increase_packets * opts_.mss *
                  static_cast<double>(e.bytes_acked) / cwnd_;
         Clamp();
         ++stats_.additive_increases;
       }
     } else {
+      starting_ = false;
       delay_cut = opts_.beta * static_cast<double>((e.rtt - target).ns()) /
                   static_cast<double>(e.rtt.ns());
     }

@@ -2,6 +2,8 @@
 // extended with DCTCP-style ECN and a loss-rate rule suited to sprayed
 // multipath traffic.
 //
+// Start: from min(start_cwnd, initial_cwnd), cwnd += bytes_acked (doubling
+//   per RTT) up to initial_cwnd while rtt < target and no CE.
 // Per ACK batch with an RTT sample:
 //   target = min_rtt + base_target + flow_scaling(cwnd)
 //   rtt <  target and no CE: cwnd += ai * mss * bytes_acked / cwnd
@@ -65,7 +67,8 @@ class Swift final : public CongestionControl {
   double fs_alpha_ = 0;  // flow-scaling coefficients (ns * sqrt(packets))
   double fs_beta_ = 0;   // (ns)
 
-  double cwnd_ = 0;  // bytes, fractional to keep small increases
+  double cwnd_ = 0;        // bytes, fractional to keep small increases
+  bool starting_ = false;  // doubling towards initial_cwnd (see options)
   DurationNs srtt_;
   DurationNs min_rtt_;
   bool decreased_once_ = false;

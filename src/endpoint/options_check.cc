@@ -101,6 +101,10 @@ absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
     return Bad("initial_cwnd_bytes/max_cwnd_bytes",
                "need 0 < initial_cwnd_bytes <= max_cwnd_bytes");
   }
+  if (p.start_cwnd_bytes > p.initial_cwnd_bytes) {
+    return Bad("start_cwnd_bytes",
+               "need start_cwnd_bytes <= initial_cwnd_bytes");
+  }
   return absl::OkStatus();
 }
 

@@ -108,6 +108,38 @@ TEST(SwiftTest, AdditiveIncreaseRateFollowsOption) {
   EXPECT_LT(grown_pkts, 41.0);
 }
 
+TEST(SwiftTest, StartWindowDoublesEveryRttUpToInitial) {
+  CcOptions o = TestOptions();
+  o.start_cwnd_bytes = 4 * kMss;
+  Swift cc(o);
+  Driver d(&cc);
+  EXPECT_EQ(cc.cwnd_bytes(), 4 * kMss);
+  d.Round(kMinRtt);
+  EXPECT_EQ(cc.cwnd_bytes(), 8 * kMss);
+  d.Round(kMinRtt);
+  EXPECT_EQ(cc.cwnd_bytes(), 16 * kMss);
+  d.Round(kMinRtt);
+  d.Round(kMinRtt);
+  EXPECT_EQ(cc.cwnd_bytes(), o.initial_cwnd_bytes);  // 64 mss: capped there
+  d.Round(kMinRtt);                                  // then one packet per RTT
+  EXPECT_LE(cc.cwnd_bytes(), o.initial_cwnd_bytes + 2 * kMss);
+}
+
+TEST(SwiftTest, QueueingEndsTheStartDoubling) {
+  CcOptions o = TestOptions();
+  o.start_cwnd_bytes = 4 * kMss;
+  Swift cc(o);
+  Driver d(&cc);
+  d.Round(kMinRtt);
+  d.Round(kTarget + DurationNs::Micros(5));  // the queue shows: stop
+  const uint64_t after = cc.cwnd_bytes();
+  EXPECT_LE(after, 8 * kMss);
+  d.Round(kMinRtt);
+  EXPECT_LE(cc.cwnd_bytes(), after + 2 * kMss);  // additive from here on
+  cc.Reset();  // a new session doubles again from the start window
+  EXPECT_EQ(cc.cwnd_bytes(), 4 * kMss);
+}
+
 TEST(SwiftTest, DelayAboveTargetCutsInProportionToExcess) {
   Swift cc(TestOptions());
   Driver d(&cc);

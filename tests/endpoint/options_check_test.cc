@@ -60,6 +60,10 @@ TEST(OptionsCheckTest, EachBadProtocolSettingNamesItsField) {
        [](ProtocolOptions& p) { p.ack_every_packets = 0; }},
       {"initial_cwnd_bytes",
        [](ProtocolOptions& p) { p.initial_cwnd_bytes = 0; }},
+      {"start_cwnd_bytes",
+       [](ProtocolOptions& p) {
+         p.start_cwnd_bytes = p.initial_cwnd_bytes + 1;
+       }},
   };
   for (const Case& c : cases) {
     ProtocolOptions p;

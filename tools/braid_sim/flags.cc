@@ -57,6 +57,9 @@ Protocol
   --dup-urgent-acks B  on | off: send acks answering a repair on two paths
                        (default on)
   --peer-timeout-ms T  sends fail after T ms of peer silence (default 50)
+  --start-cwnd-kb K    a session's window starts at K KiB and doubles per RTT
+                       up to the initial 512 KiB until the first queueing
+                       signal (default 0: start at 512 KiB)
 Impairments (repeatable)
   --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
                        keys: spine=K|all dir=up|down|both loss=P ge=PGB:PBG dup=P
@@ -232,6 +235,13 @@ void AddSimProtocolFlags(tools::FlagParser& p, SimFlags& f) {
   p.Choice<bool>({"--dup-urgent-acks"}, {{"on", true}, {"off", false}},
                  &c.protocol.duplicate_urgent_acks);
   Millis(p, "--peer-timeout-ms", &c.protocol.peer_timeout);
+  p.Value({"--start-cwnd-kb"}, [&c](absl::string_view flag,
+                                    absl::string_view v) {
+    uint64_t kb = 0;
+    absl::Status s = tools::ParseIntFlag<uint64_t>(flag, v, 0, 1u << 20, &kb);
+    c.protocol.start_cwnd_bytes = kb * 1024;
+    return s;
+  });
 }
 
 void AddImpairmentFlags(tools::FlagParser& p, ScenarioConfig& c) {

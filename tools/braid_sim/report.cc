@@ -27,11 +27,12 @@ std::string FormatTable(const SimFlags& flags, const Runs& runs) {
   for (const auto& [name, r] : runs) {
     absl::StrAppendFormat(
         &o,
-        "%s: sim_time %.3f ms, %u sim packets, link drops %u, path penalties "
-        "%u, "
+        "%s: sim_time %.3f ms, %u sim packets, link drops %u (queue full %u, "
+        "max queue %u KiB), path penalties %u, "
         "recycles %u, retx gap/time %u/%u%s%s%s%s\n",
-        name, r.sim_time.ms(), r.sim_packets, r.link_drops, r.path_penalties,
-        r.path_recycles, r.retransmits_path_gap, r.retransmits_time,
+        name, r.sim_time.ms(), r.sim_packets, r.link_drops, r.queue_drops,
+        r.max_queue_bytes / 1024, r.path_penalties, r.path_recycles,
+        r.retransmits_path_gap, r.retransmits_time,
         r.failure_causes.empty() ? "" : ", failures: ",
         absl::StrJoin(r.failure_causes, ","), r.timed_out ? ", TIMED OUT" : "",
         r.setup_error.empty() ? "" : ", COULD NOT START: " + r.setup_error);
@@ -81,6 +82,8 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["path_penalties"] = r.path_penalties;
     j["path_recycles"] = r.path_recycles;
     j["link_drops"] = r.link_drops;
+    j["queue_drops"] = r.queue_drops;
+    j["max_queue_kib"] = r.max_queue_bytes / 1024;
     j["spine_packets"] = r.spine_packets;
     j["sim_time_ms"] = Fixed(r.sim_time.ms(), 6);
     j["sim_packets"] = r.sim_packets;

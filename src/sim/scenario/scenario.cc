@@ -416,6 +416,21 @@ void Run::FoldHosts() {
     res_.spine_packets.push_back(fabric_->spine_packets(s));
   }
   res_.link_drops = fabric_->TotalLinkDrops();
+  // The network's queues: every link but the hosts' own transmit queues.
+  auto fold_queue = [this](const sim::Link& l) {
+    res_.queue_drops += l.counters().drops_queue_full;
+    res_.max_queue_bytes =
+        std::max(res_.max_queue_bytes, l.counters().max_queue_bytes);
+  };
+  for (int i = 0; i < fabric_->num_hosts(); ++i) {
+    fold_queue(fabric_->host_downlink(i));
+  }
+  for (int l = 0; l < fabric_->num_leaves(); ++l) {
+    for (int s = 0; s < fabric_->num_spines(); ++s) {
+      fold_queue(fabric_->up_link(l, s));
+      fold_queue(fabric_->down_link(l, s));
+    }
+  }
   for (int i = 0; i < fabric_->num_hosts(); ++i)
     res_.sim_packets += fabric_->host(i).counters().tx_packets;
 }

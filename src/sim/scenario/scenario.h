@@ -87,6 +87,10 @@ struct ScenarioResult {
   uint64_t path_recycles = 0;
   uint64_t malformed_dropped = 0;
   uint64_t link_drops = 0;
+  // Congestion in the network (host downlinks and fabric links; not the
+  // hosts' own transmit queues): tail drops, and the largest queue reached.
+  uint64_t queue_drops = 0;
+  uint64_t max_queue_bytes = 0;
   std::vector<uint64_t> spine_packets;
   TimeNs first_send, last_delivery;
   DurationNs sim_time;

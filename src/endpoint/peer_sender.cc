@@ -284,15 +284,14 @@ wire::PathId PeerSender::DataPath(TimeNs now) {
   wire::PathId last;
   const bool resend = sent_.PeekRetransmit(&psn, &tag, &bytes, &last);
   if (resend) avoid = last;
-  // A re-send goes on a healthy path if there is one: a packet already
-  // lost once must not become the probe of a suspect path.
-  const wire::PathId p = NextSprayPath(now, avoid, /*healthy_only=*/resend);
-  if (!resend || p != avoid || paths_.size() == 1) return p;
-  // The only healthy path is the one this packet was just lost on. Keeping
-  // to it could lose every re-send there (a route dead for this flow alone
-  // is never proven bad by an RTO with nothing behind it) until the peer is
-  // declared unreachable: take any other usable path instead.
-  return NextSprayPath(now, avoid, /*healthy_only=*/false);
+  // A re-send goes on a healthy path while there are several: a packet
+  // already lost once must not become the probe of a suspect path. With one
+  // healthy path left, that path would carry every re-send, and if it is
+  // the one that died (an RTO with nothing behind it never proves that)
+  // every re-send would die with it until the peer is declared
+  // unreachable: then re-sends spread over every usable path.
+  const bool healthy_only = resend && paths_.healthy_paths() >= 2;
+  return NextSprayPath(now, avoid, healthy_only);
 }
 
 size_t PeerSender::FinishPayload(const uint8_t* end,

@@ -77,6 +77,21 @@ class Driver {
     cc_->OnLoss(e);
   }
 
+  // 20 % loss: `outcomes` packet outcomes 250 ns apart, the ones with
+  // i % 5 == lost_at lost, the others acked with `rtt`; with `ce`, the ack
+  // right after each loss carries a CE mark.
+  void FifthLost(DurationNs rtt, int outcomes, int lost_at = 0,
+                 bool ce = false) {
+    for (int i = 0; i < outcomes; ++i) {
+      if (i % 5 == lost_at) {
+        Loss(1, false, DurationNs::Nanos(250));
+      } else {
+        const bool mark = ce && i % 5 == (lost_at + 1) % 5;
+        Ack(rtt, 1, mark ? 1 : 0, DurationNs::Nanos(250));
+      }
+    }
+  }
+
   void Advance(DurationNs d) { now_ += d; }
   TimeNs now() const { return now_; }
 
@@ -271,13 +286,7 @@ TEST(SwiftTest, SustainedHeavyLossShrinksWindowAtMostOncePerRtt) {
   const DurationNs rtt = kMinRtt + DurationNs::Micros(25);  // == target: hold
   const uint64_t before = cc.cwnd_bytes();
   // 20 % loss for 20 RTTs of 35 us, one packet outcome every 250 ns.
-  for (int i = 0; i < 2800; ++i) {
-    if (i % 5 == 0) {
-      d.Loss(1, false, DurationNs::Nanos(250));
-    } else {
-      d.Ack(rtt, 1, 0, DurationNs::Nanos(250));
-    }
-  }
+  d.FifthLost(rtt, 2800);
   EXPECT_LT(cc.cwnd_bytes(), before / 4);
   EXPECT_GE(cc.stats().loss_decreases, 10u);
   EXPECT_LE(cc.stats().loss_decreases, 21u);
@@ -304,13 +313,7 @@ TEST(SwiftTest, HeavyLossWithRttAtBaseNeverShrinksTheWindow) {
   const DurationNs rtt = kMinRtt + DurationNs::Micros(2);  // no queue
   const uint64_t before = cc.cwnd_bytes();
   // 20 % loss for about 20 RTTs, one packet outcome every 250 ns.
-  for (int i = 0; i < 1000; ++i) {
-    if (i % 5 == 0) {
-      d.Loss(1, false, DurationNs::Nanos(250));
-    } else {
-      d.Ack(rtt, 1, 0, DurationNs::Nanos(250));
-    }
-  }
+  d.FifthLost(rtt, 1000);
   EXPECT_GE(cc.cwnd_bytes(), before);
   EXPECT_EQ(cc.stats().loss_decreases, 0u);
   EXPECT_EQ(cc.stats().losses_without_queueing, 200u);
@@ -320,13 +323,7 @@ TEST(SwiftTest, SameLossWithQueueingDelayShrinksTheWindow) {
   Swift cc(TestOptions());
   Driver d(&cc);
   const uint64_t before = cc.cwnd_bytes();
-  for (int i = 0; i < 1000; ++i) {
-    if (i % 5 == 4) {  // an RTT sample comes first
-      d.Loss(1, false, DurationNs::Nanos(250));
-    } else {
-      d.Ack(kTarget, 1, 0, DurationNs::Nanos(250));
-    }
-  }
+  d.FifthLost(kTarget, 1000, /*lost_at=*/4);  // an RTT sample comes first
   EXPECT_LT(cc.cwnd_bytes(), before / 2);
   EXPECT_GT(cc.stats().loss_decreases, 0u);
   EXPECT_EQ(cc.stats().losses_without_queueing, 0u);
@@ -339,13 +336,7 @@ TEST(SwiftTest, SameLossWithCeMarksAtBaseRttShrinksTheWindow) {
   Driver d(&cc);
   const DurationNs rtt = kMinRtt + DurationNs::Micros(2);
   const uint64_t before = cc.cwnd_bytes();
-  for (int i = 0; i < 1000; ++i) {
-    if (i % 5 == 0) {
-      d.Loss(1, false, DurationNs::Nanos(250));
-    } else {
-      d.Ack(rtt, 1, /*ce=*/i % 5 == 1 ? 1 : 0, DurationNs::Nanos(250));
-    }
-  }
+  d.FifthLost(rtt, 1000, /*lost_at=*/0, /*ce=*/true);
   EXPECT_LT(cc.cwnd_bytes(), before / 2);
   EXPECT_GT(cc.stats().loss_decreases, 0u);
 }

@@ -179,6 +179,18 @@ class Endpoint {
   // completions->clear() before the next Poll(completions).
   void Recycle(std::vector<Completion>* completions);
 
+  // Registers [region.data(), region.data() + region.size()) with the
+  // backend so that SendZeroCopy payloads inside it leave without a copy on
+  // a backend whose NIC reads only registered memory (verbs_ud; stats().ud
+  // counts zero-copy and copied sends). Other backends need nothing and
+  // return OK. The region must stay mapped until DeregisterMemory. Errors:
+  // InvalidArgument (empty), AlreadyExists (overlaps a registered region),
+  // ResourceExhausted (the NIC cannot pin it).
+  absl::Status RegisterMemory(absl::Span<const uint8_t> region);
+  // Forgets the region that starts at `start`, waiting for the NIC to finish
+  // sends from it. NotFound if none starts there.
+  absl::Status DeregisterMemory(const void* start);
+
   // A file descriptor (epoll) that becomes readable when Poll has work:
   // inbound packets, or a protocol timer due. Never read from it. Watch it
   // level-triggered (poll, select, epoll without EPOLLET): it stays

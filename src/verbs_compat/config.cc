@@ -45,9 +45,15 @@ absl::Status LoadBackend(
     const std::function<const char*(const char*)>& getenv_fn, VerbsConfig* c) {
   if (const char* v = getenv_fn("BRAID_VERBS_BACKEND"); v && *v) {
     absl::StatusOr<BackendKind> b = ParseBackend(v);
-    if (!b.ok() || *b == BackendKind::kVerbsUd) {
-      return Bad("BRAID_VERBS_BACKEND", v, "udp or dpdk");
+    if (b.ok() && *b == BackendKind::kVerbsUd) {
+      // braid0's GIDs name its endpoints by IPv4 address and port; a UD
+      // endpoint is a GID and a QP number (docs/verbs-ud.md).
+      return absl::InvalidArgumentError(
+          "BRAID_VERBS_BACKEND=verbs_ud: braid0 cannot run over the verbs UD "
+          "backend (its GIDs name endpoints by IPv4 address and UDP port); "
+          "use udp or dpdk, or link braid's verbs_ud backend directly");
     }
+    if (!b.ok()) return Bad("BRAID_VERBS_BACKEND", v, "udp or dpdk");
     c->backend = *b;
   }
   const std::pair<const char*, std::string*> text[] = {

@@ -46,12 +46,12 @@ void RunFlows(Endpoint& a, Endpoint& b, uint32_t count) {
     return static_cast<uint32_t>(testing::kHeaderBytes) +
            testing::SkewedSize(r);
   };
-  FlowConfig un{.flow = 1, .stream = 0, .count = count, .seed = kSeed,
-                .size = sized};
-  FlowConfig ord{.flow = 2, .stream = 1, .count = count, .seed = kSeed,
-                 .size = sized};
-  FlowConfig back{.flow = 3, .stream = 1, .count = count / 2, .seed = kSeed,
-                  .size = sized};
+  FlowConfig un{
+      .flow = 1, .stream = 0, .count = count, .seed = kSeed, .size = sized};
+  FlowConfig ord{
+      .flow = 2, .stream = 1, .count = count, .seed = kSeed, .size = sized};
+  FlowConfig back{
+      .flow = 3, .stream = 1, .count = count / 2, .seed = kSeed, .size = sized};
   FlowSender f1(un, &a, b.local_address());
   FlowSender f2(ord, &a, b.local_address());
   FlowSender f3(back, &b, a.local_address());
@@ -81,8 +81,8 @@ TEST(VerbsUdEndpointTest, EndpointsNameEachOtherByGidAndQpn) {
   EXPECT_EQ(*parsed, l);
   // An IP peer is not of this endpoint's kind.
   std::vector<uint8_t> m(10);
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      a->Send(NetAddr::Ipv4(0x7f000001, 9000), m)));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(a->Send(NetAddr::Ipv4(0x7f000001, 9000), m)));
 }
 
 TEST(VerbsUdEndpointTest, FlowsArriveExactlyOnceAndByteExact) {
@@ -119,10 +119,10 @@ TEST(VerbsUdEndpointTest, ZeroCopySendsFromRegisteredMemoryAreNotCopied) {
   }
   ASSERT_TRUE(a->RegisterMemory(region).ok());
   for (size_t i = 0; i < kCount; ++i) {
-    ASSERT_TRUE(a->SendZeroCopy(b->local_address(),
-                                absl::MakeConstSpan(region).subspan(
-                                    i * kMsg, kMsg))
-                    .ok());
+    ASSERT_TRUE(
+        a->SendZeroCopy(b->local_address(),
+                        absl::MakeConstSpan(region).subspan(i * kMsg, kMsg))
+            .ok());
   }
   std::vector<Completion> ca, cb;
   size_t done = 0, got = 0;

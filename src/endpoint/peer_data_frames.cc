@@ -268,8 +268,13 @@ size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     const bool hinted = m.flow != 0;
     const wire::PathId path = hinted ? FlowPath(now, m.flow)
                                      : NextSprayPath(now, /*avoid=*/-1, false);
-    const size_t run = hinted ? std::max<size_t>(cfg().proto.spray_run, 1)
-                              : size_t{1} + SprayRunFollowers();
+    size_t run = size_t{1} + SprayRunFollowers();
+    if (hinted) {
+      // A probing path takes its probe alone, as in a spray run.
+      run = paths_.stats(path).health == multipath::PathHealth::kHealthy
+                ? std::max<size_t>(cfg().proto.spray_run, 1)
+                : 1;
+    }
     const uint32_t cap = static_cast<uint32_t>(
         std::min<size_t>({size_t{whole}, max - n, batch->room(), run}));
     const uint32_t count = NewDatagramBudget(hdr + plen, cap);

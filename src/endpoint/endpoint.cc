@@ -395,6 +395,7 @@ absl::StatusOr<endpoint::OutMessage> MakeMessage(
   }
   m.stream = opts.stream;
   m.cookie = opts.cookie;
+  m.flow = opts.flow;
   if (opts.placement.has_value()) {
     m.placed = true;
     m.placement.key = opts.placement->key;

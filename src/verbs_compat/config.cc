@@ -127,6 +127,7 @@ EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
   o.mtu = mtu;
   o.protocol.mode = mode;
   o.protocol.paths = paths;
+  o.udp.entropy_sockets = entropy_sockets;
   o.protocol.cc = cc;
   o.backend = backend;
   o.dpdk = dpdk;
@@ -190,6 +191,14 @@ absl::StatusOr<VerbsConfig> LoadConfig(
       return s;
     }
     c.paths = static_cast<uint16_t>(x);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_ENTROPY_SOCKETS"); v && *v) {
+    if (absl::Status s =
+            ParseUint("BRAID_VERBS_ENTROPY_SOCKETS", v, 1, 256, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.entropy_sockets = static_cast<uint16_t>(x);
   }
   if (const char* v = getenv_fn("BRAID_VERBS_MODE"); v && *v) {
     absl::StatusOr<Mode> m = ParseMode(v);

@@ -45,6 +45,9 @@ struct VerbsConfig {
   uint16_t port_base = 20000;
   uint16_t port_count = 2000;
   uint16_t paths = 16;
+  // BRAID_VERBS_ENTROPY_SOCKETS: UDP source ports (sockets) of each
+  // endpoint; 0 = twice the paths (spares for recycling failed paths).
+  uint16_t entropy_sockets = 0;
   Mode mode = Mode::kSpray;
   CcAlgorithm cc = CcAlgorithm::kSwift;
   uint32_t mtu = 1500;

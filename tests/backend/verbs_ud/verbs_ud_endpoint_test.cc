@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/endpoint/pair_driver.h"
 #include "tests/endpoint/traffic.h"
+#include "tests/verbs_compat/verbs_test_util.h"
 
 namespace braid {
 namespace {
@@ -162,14 +163,7 @@ struct RawUd {
   std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
 
   bool Open() {
-    int n = 0;
-    ibv_device** list = ibv_get_device_list(&n);
-    for (int i = 0; list != nullptr && i < n && ctx == nullptr; ++i) {
-      if (std::string(ibv_get_device_name(list[i])) == "braid0") {
-        ctx = ibv_open_device(list[i]);
-      }
-    }
-    if (list != nullptr) ibv_free_device_list(list);
+    ctx = verbs_compat::testing::OpenBraid0();
     if (ctx == nullptr) return false;
     pd = ibv_alloc_pd(ctx);
     cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);

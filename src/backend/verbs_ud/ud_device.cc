@@ -128,8 +128,18 @@ absl::Status UdDevice::MakeObjects() {
   send_cq_ = ops_.create_cq(ctx_, static_cast<int>(cfg_.send_queue), nullptr,
                             nullptr, 0);
   if (send_cq_ == nullptr) return Refused("ibv_create_cq (send)", errno, name_);
-  recv_cq_ = ops_.create_cq(ctx_, static_cast<int>(cfg_.recv_queue), nullptr,
-                            nullptr, 0);
+  // Receive completions with the time the device wrote them, where it can.
+  ibv_cq_init_attr_ex ca{};
+  ca.cqe = cfg_.recv_queue;
+  ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
+                IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+  recv_cq_ex_ = ops_.create_cq_ex(ctx_, &ca);
+  if (recv_cq_ex_ != nullptr) {
+    recv_cq_ = ibv_cq_ex_to_cq(recv_cq_ex_);
+  } else {
+    recv_cq_ = ops_.create_cq(ctx_, static_cast<int>(cfg_.recv_queue), nullptr,
+                              nullptr, 0);
+  }
   if (recv_cq_ == nullptr) return Refused("ibv_create_cq (recv)", errno, name_);
   ibv_qp_init_attr a{};
   a.send_cq = send_cq_;

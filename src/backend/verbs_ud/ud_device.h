@@ -53,6 +53,10 @@ class UdDevice {
   ibv_pd* pd() const { return pd_; }
   ibv_cq* send_cq() const { return send_cq_; }
   ibv_cq* recv_cq() const { return recv_cq_; }
+  // The receive CQ as an extended CQ that reports each completion's
+  // CLOCK_REALTIME time (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK), or
+  // nullptr where the device cannot (recv_cq() is then a plain CQ).
+  ibv_cq_ex* recv_cq_stamped() const { return recv_cq_ex_; }
   ibv_qp* qp() const { return qp_; }
   const ibv_gid& gid() const { return gid_; }
   const UdDeviceConfig& config() const { return cfg_; }
@@ -85,6 +89,7 @@ class UdDevice {
   ibv_pd* pd_ = nullptr;
   ibv_cq* send_cq_ = nullptr;
   ibv_cq* recv_cq_ = nullptr;
+  ibv_cq_ex* recv_cq_ex_ = nullptr;
   ibv_qp* qp_ = nullptr;
   ibv_gid gid_{};
   uint32_t max_datagram_ = 0;

@@ -14,6 +14,9 @@ int PollCq(ibv_cq* cq, int n, ibv_wc* wc) { return ibv_poll_cq(cq, n, wc); }
 ibv_mr* RegMr(ibv_pd* pd, void* addr, size_t len, int access) {
   return ibv_reg_mr(pd, addr, len, access);
 }
+ibv_cq_ex* CreateCqEx(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
+  return ibv_create_cq_ex(ctx, attr);
+}
 int QueryPort(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
   return ibv_query_port(ctx, port, attr);
 }
@@ -35,6 +38,7 @@ const UdVerbsOps& DefaultUdVerbsOps() {
       .dereg_mr = ibv_dereg_mr,
       .create_cq = ibv_create_cq,
       .destroy_cq = ibv_destroy_cq,
+      .create_cq_ex = CreateCqEx,
       .create_qp = ibv_create_qp,
       .modify_qp = ibv_modify_qp,
       .destroy_qp = ibv_destroy_qp,

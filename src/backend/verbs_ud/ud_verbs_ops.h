@@ -25,6 +25,7 @@ struct UdVerbsOps {
   ibv_cq* (*create_cq)(ibv_context* ctx, int cqe, void* cq_context,
                        ibv_comp_channel* channel, int comp_vector);
   int (*destroy_cq)(ibv_cq* cq);
+  ibv_cq_ex* (*create_cq_ex)(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
   ibv_qp* (*create_qp)(ibv_pd* pd, ibv_qp_init_attr* attr);
   int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask);
   int (*destroy_qp)(ibv_qp* qp);

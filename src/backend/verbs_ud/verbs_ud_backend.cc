@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "absl/strings/str_cat.h"
 #include "backend/verbs_ud/ud_grh.h"
@@ -244,6 +245,46 @@ size_t VerbsUdBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   return i;
 }
 
+int VerbsUdBackend::PollRecv(RecvDone* out, int max) {
+  ibv_cq_ex* cq = dev_->recv_cq_stamped();
+  if (cq == nullptr) {
+    ibv_wc wc[kMaxBurst];
+    const int n = ops_.poll_cq(dev_->recv_cq(), max, wc);
+    for (int j = 0; j < n; ++j) {
+      out[j] = {wc[j].wr_id,  wc[j].status,   wc[j].byte_len,
+                wc[j].src_qp, wc[j].wc_flags, TimeNs::Infinite()};
+    }
+    return n;
+  }
+  ibv_poll_cq_attr attr{};
+  int rc = ibv_start_poll(cq, &attr);
+  if (rc == ENOENT) return 0;
+  if (rc != 0) return -1;
+  // The device's CLOCK_REALTIME stamps, on CLOCK_MONOTONIC's scale.
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  const TimeNs mono = MonotonicNow();
+  const int64_t real_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000 +
+                          static_cast<int64_t>(rt.tv_nsec);
+  int n = 0;
+  while (rc == 0) {
+    RecvDone& d = out[n++];
+    d.wr_id = cq->wr_id;
+    d.status = cq->status;
+    d.byte_len = ibv_wc_read_byte_len(cq);
+    d.src_qp = ibv_wc_read_src_qp(cq);
+    d.wc_flags = ibv_wc_read_wc_flags(cq);
+    const int64_t age =
+        real_ns - static_cast<int64_t>(ibv_wc_read_completion_wallclock_ns(cq));
+    d.arrival = age > 0 ? mono - DurationNs::Nanos(age) : mono;
+    if (n == max) break;
+    rc = ibv_next_poll(cq);
+  }
+  ibv_end_poll(cq);
+  c_.rx_timestamps += static_cast<uint64_t>(n);
+  return n;
+}
+
 size_t VerbsUdBackend::RxBurst(absl::Span<RxPacket> out) {
   if (!rx_lent_.empty()) {
     PostRecvs(rx_lent_.data(), rx_lent_.size());
@@ -252,9 +293,9 @@ size_t VerbsUdBackend::RxBurst(absl::Span<RxPacket> out) {
   if (++rx_calls_ % kAsyncCheckEvery == 0) CheckAsyncEvents();
   if (need_recovery_) Recover();
   if (failed_) return 0;
-  ibv_wc wc[kMaxBurst];
-  const int n = ops_.poll_cq(
-      dev_->recv_cq(), static_cast<int>(std::min(out.size(), kMaxBurst)), wc);
+  RecvDone done[kMaxBurst];
+  const int n =
+      PollRecv(done, static_cast<int>(std::min(out.size(), kMaxBurst)));
   if (n <= 0) {
     if (n < 0) need_recovery_ = true;
     return 0;
@@ -263,17 +304,18 @@ size_t VerbsUdBackend::RxBurst(absl::Span<RxPacket> out) {
   ++c_.rx_syscalls;
   size_t k = 0;
   for (int j = 0; j < n; ++j) {
-    const uint32_t slot = static_cast<uint32_t>(wc[j].wr_id);
+    const RecvDone& d = done[j];
+    const uint32_t slot = static_cast<uint32_t>(d.wr_id);
     if (slot >= rq_depth_) continue;  // not a buffer of ours
     rx_lent_.push_back(slot);
-    if (wc[j].status != IBV_WC_SUCCESS) {
+    if (d.status != IBV_WC_SUCCESS) {
       ++c_.ud.rx_wc_errors;
-      if (wc[j].status == IBV_WC_WR_FLUSH_ERR) need_recovery_ = true;
+      if (d.status == IBV_WC_WR_FLUSH_ERR) need_recovery_ = true;
       continue;
     }
     uint8_t* buf = dev_->recv_buf(slot);
-    if (!(wc[j].wc_flags & IBV_WC_GRH) || wc[j].byte_len < kGrhBytes ||
-        wc[j].byte_len > dev_->recv_slot()) {
+    if (!(d.wc_flags & IBV_WC_GRH) || d.byte_len < kGrhBytes ||
+        d.byte_len > dev_->recv_slot()) {
       ++c_.ud.rx_bad_grh;
       ++c_.rx_dropped;
       continue;
@@ -285,11 +327,11 @@ size_t VerbsUdBackend::RxBurst(absl::Span<RxPacket> out) {
       continue;
     }
     RxPacket& r = out[k++];
-    r.src = NetAddr::IbUd(g->sgid.data(), wc[j].src_qp);
+    r.src = NetAddr::IbUd(g->sgid.data(), d.src_qp);
     r.ce = g->ce;
     r.data = buf + kGrhBytes;
-    r.len = wc[j].byte_len - kGrhBytes;
-    r.arrival = TimeNs::Infinite();
+    r.len = d.byte_len - kGrhBytes;
+    r.arrival = d.arrival;
     r.local = 0;
     ++c_.rx_packets;
     c_.rx_bytes += r.len;
@@ -304,8 +346,8 @@ void VerbsUdBackend::Recover() {
   // whatever the reset discards is freed with them.
   ReapSends();
   ReleaseThrough(next_ == 0 ? 0 : next_ - 1);
-  ibv_wc wc[kMaxBurst];
-  while (ops_.poll_cq(dev_->recv_cq(), kMaxBurst, wc) > 0) {
+  RecvDone flushed[kMaxBurst];
+  while (PollRecv(flushed, kMaxBurst) > 0) {
   }
   rx_lent_.clear();
   if (!dev_->Reactivate().ok()) {

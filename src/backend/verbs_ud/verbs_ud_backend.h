@@ -51,6 +51,8 @@ class VerbsUdBackend final : public Backend {
   size_t TxBurst(absl::Span<const TxPacket> pkts) override;
   size_t RxBurst(absl::Span<RxPacket> out) override;
   TimeNs LastRxTime() const override { return last_rx_; }
+  // Receive timestamps come from the device's completions when it has
+  // them (always on: they cost nothing).
   bool KeepsTails() const override { return true; }
   void ReleaseTails() override { ReapSends(); }
   // A NIC gathers a second entry at no cost to the CPU: payloads of 512
@@ -75,6 +77,18 @@ class VerbsUdBackend final : public Backend {
   // go (counted) and is dropped.
   bool BuildSend(const TxPacket& p, uint32_t slot, ibv_send_wr* wr,
                  ibv_sge* sge);
+  // One receive completion, from either kind of CQ.
+  struct RecvDone {
+    uint64_t wr_id;
+    ibv_wc_status status;
+    uint32_t byte_len;
+    uint32_t src_qp;
+    unsigned int wc_flags;
+    TimeNs arrival;  // Infinite without device timestamps
+  };
+  // Takes up to `max` receive completions (max <= kMaxBurst); negative on
+  // a CQ error.
+  int PollRecv(RecvDone* out, int max);
   // The queue pair went to the error state: reset it and re-post receives.
   void Recover();
   // Reads pending asynchronous events (QP fatal, device fatal).

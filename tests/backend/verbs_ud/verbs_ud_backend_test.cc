@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "base/monotonic_clock.h"
 #include "gtest/gtest.h"
 
 namespace braid::backend {
@@ -219,6 +220,26 @@ TEST_F(VerbsUdBackendTest, DatagramsArriveByteExactFromTheSendersQueuePair) {
   auto back = Receive(*a, 1);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].second, reply);
+}
+
+TEST_F(VerbsUdBackendTest, ReceivesCarryTheDevicesArrivalTime) {
+  auto a = OpenOrDie(Braid0());
+  auto b = OpenOrDie(Braid0());
+  ASSERT_TRUE(a && b);
+  std::vector<uint8_t> m = Pattern(200, 3);
+  TxPacket p = To(*b, m);
+  const TimeNs before = MonotonicNow();
+  ASSERT_EQ(a->TxBurst({&p, 1}), 1u);
+  RxPacket rx[4];
+  size_t n = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (n == 0 && Clock::now() < deadline) n = b->RxBurst(rx);
+  const TimeNs polled = MonotonicNow();
+  ASSERT_EQ(n, 1u);
+  ASSERT_FALSE(rx[0].arrival.IsInfinite());
+  EXPECT_GE(rx[0].arrival, before);
+  EXPECT_LE(rx[0].arrival, polled);
+  EXPECT_EQ(b->counters().rx_timestamps, 1u);
 }
 
 TEST_F(VerbsUdBackendTest, RegisteredPayloadsLeaveWithoutACopy) {

@@ -14,18 +14,27 @@
 
 namespace braid {
 
-// An IPv4 or IPv6 address plus UDP port. Plain value type, cheap to copy and
-// hash. IPv4 addresses are stored in the first four bytes of `ip`.
+// An IPv4 or IPv6 address plus UDP port, or an InfiniBand/RoCE unreliable-
+// datagram queue pair (the verbs UD backend's peers: its GID and QP number).
+// Plain value type, cheap to copy and hash. IPv4 addresses are stored in the
+// first four bytes of `ip`.
 struct NetAddr {
-  enum class Family : uint8_t { kNone = 0, kIpv4 = 4, kIpv6 = 6 };
+  enum class Family : uint8_t { kNone = 0, kIpv4 = 4, kIpv6 = 6, kIbUd = 27 };
 
   Family family = Family::kNone;
-  uint16_t port = 0;  // host byte order
-  std::array<uint8_t, 16> ip{};
+  // kIbUd only: bits 16..23 of the QP number (`port` holds bits 0..15).
+  uint8_t qpn_hi = 0;
+  uint16_t port = 0;             // host byte order
+  std::array<uint8_t, 16> ip{};  // kIbUd: the GID, in network byte order
 
   static NetAddr Ipv4(uint32_t host_order_ip, uint16_t port);
-  // Parses "1.2.3.4:5678" or "[::1]:5678". Returns InvalidArgument naming the
-  // problem for anything else (missing port, port out of range, bad address).
+  // A UD queue pair: `gid` (16 bytes) and `qpn` (24 bits; higher bits are
+  // dropped).
+  static NetAddr IbUd(const uint8_t* gid, uint32_t qpn);
+  // Parses "1.2.3.4:5678", "[::1]:5678", or a UD queue pair "[gid]/qpn"
+  // (the GID written as an IPv6 address, the QP number in decimal or 0x
+  // hex, 1..0xffffff). Returns InvalidArgument naming the problem for
+  // anything else (missing port, port out of range, bad address).
   // Port 0 ("any port", for binding) is accepted only with allow_port_zero.
   static absl::StatusOr<NetAddr> Parse(absl::string_view text,
                                        bool allow_port_zero = false);
@@ -42,12 +51,16 @@ struct NetAddr {
   // anything else unchanged.
   NetAddr Canonical() const;
   uint32_t ipv4() const;  // host byte order; only meaningful for kIpv4
+  // The QP number; only meaningful for kIbUd.
+  uint32_t qpn() const { return (uint32_t{qpn_hi} << 16) | port; }
   std::string ToString() const;
 
   // Compared once per datagram on the send path: two 8-byte words, not a
   // call to memcmp (std::array's == was one, ~1 % of a bulk sender).
   bool operator==(const NetAddr& o) const {
-    if (family != o.family || port != o.port) return false;
+    if (family != o.family || port != o.port || qpn_hi != o.qpn_hi) {
+      return false;
+    }
     uint64_t a[2], b[2];
     std::memcpy(a, ip.data(), sizeof(a));
     std::memcpy(b, o.ip.data(), sizeof(b));
@@ -62,7 +75,7 @@ struct NetAddrHash {
 
 template <typename H>
 H AbslHashValue(H h, const NetAddr& a) {
-  return H::combine(std::move(h), a.family, a.port, a.ip);
+  return H::combine(std::move(h), a.family, a.qpn_hi, a.port, a.ip);
 }
 
 }  // namespace braid

@@ -70,6 +70,16 @@ struct SendOptions {
   // receiver sees one message of prefix + message bytes (a placement
   // descriptor's head_bytes counts the prefix).
   absl::Span<const uint8_t> prefix = {};
+  // Path hint (0: none, the packets are sprayed over the peer's paths).
+  // Non-zero: every first transmission of the message leaves on one path,
+  // path flow % (the peer's path count), the same for every message with
+  // this hint (so a flow keeps one UDP source port, as a RoCE NIC derives
+  // the port from the GRH flow label). While that path is penalised or
+  // probing with its probe out, the message is sprayed; a recycled path
+  // keeps its index and gets a fresh source port. Re-sends of lost packets
+  // go on another healthy path, as every re-send does (the path that lost
+  // a packet is the likeliest to lose it again).
+  uint32_t flow = 0;
 };
 inline constexpr uint32_t kMaxPrefixBytes = 4096;
 
@@ -178,6 +188,18 @@ class Endpoint {
   // clears it, keeping its capacity: use it in place of
   // completions->clear() before the next Poll(completions).
   void Recycle(std::vector<Completion>* completions);
+
+  // Registers [region.data(), region.data() + region.size()) with the
+  // backend so that SendZeroCopy payloads inside it leave without a copy on
+  // a backend whose NIC reads only registered memory (verbs_ud; stats().ud
+  // counts zero-copy and copied sends). Other backends need nothing and
+  // return OK. The region must stay mapped until DeregisterMemory. Errors:
+  // InvalidArgument (empty), AlreadyExists (overlaps a registered region),
+  // ResourceExhausted (the NIC cannot pin it).
+  absl::Status RegisterMemory(absl::Span<const uint8_t> region);
+  // Forgets the region that starts at `start`, waiting for the NIC to finish
+  // sends from it. NotFound if none starts there.
+  absl::Status DeregisterMemory(const void* start);
 
   // A file descriptor (epoll) that becomes readable when Poll has work:
   // inbound packets, or a protocol timer due. Never read from it. Watch it

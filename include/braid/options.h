@@ -124,7 +124,8 @@ enum class BackendKind : uint8_t {
   kUdp,      // kernel UDP sockets (always built; settings in `udp`)
   kDpdk,     // raw Ethernet/IP/UDP over DPDK (BRAID_BACKEND_DPDK; settings
              // in `dpdk`)
-  kVerbsUd,  // rdma-core UD queue pairs (BRAID_BACKEND_VERBS_UD; reserved)
+  kVerbsUd,  // rdma-core UD queue pairs (BRAID_BACKEND_VERBS_UD; settings
+             // in `ud`)
 };
 
 // "udp" | "dpdk" | "verbs_ud".
@@ -224,6 +225,36 @@ struct DpdkBackendOptions {
   bool checksum_offload = true;
 };
 
+// Verbs UD backend settings (BackendKind::kVerbsUd; docs/verbs-ud.md). The
+// endpoint sends braid datagrams as the payload of an RDMA NIC's Unreliable
+// Datagram service (RoCE v2, InfiniBand), one UD queue pair per endpoint.
+// Its address is the queue pair's, "[gid]/qpn" (NetAddr::Family::kIbUd), and
+// so are its peers'; `bind` is not used. Busy-polled (fd() is -1).
+struct VerbsUdBackendOptions {
+  // The device, as ibv_devices lists it ("mlx5_0"); "" = the first one.
+  std::string device;
+  uint8_t port = 1;        // the device's port (1-based)
+  uint32_t gid_index = 0;  // the GID (show_gids; RoCE v2 + your IP)
+  // Q_Key of every queue pair in the job (both ends must agree); the high
+  // bit (privileged Q_Keys) is refused.
+  uint32_t qkey = 0x1ba1d000;
+  // Paths are address handles with their own GRH flow label, from which a
+  // RoCE v2 NIC derives the UDP source port. 0 = twice the paths (at most
+  // 256).
+  uint16_t entropies = 0;
+  // Send and receive queue depths (work requests), and every how many sends
+  // one is signalled (the last of each burst always is). 0 = 512, 1024, 16.
+  uint32_t send_queue = 0;
+  uint32_t recv_queue = 0;
+  uint32_t signal_every = 0;
+  // Largest datagram; 0 = the port's active MTU (256..4096 bytes).
+  uint32_t max_datagram = 0;
+  // Address handles are kept for at most this many peers (each has one per
+  // entropy); beyond it they are all released once no send uses them, and
+  // made again as needed. 0 = 4096.
+  uint32_t max_ah_peers = 0;
+};
+
 // Packet protection (docs/security.md). Both ends of a conversation must use
 // the same mode and the same domain key; a datagram that fails its check is
 // dropped and counted.
@@ -271,6 +302,7 @@ struct EndpointOptions {
   ProtocolOptions protocol;
   UdpBackendOptions udp;
   DpdkBackendOptions dpdk;
+  VerbsUdBackendOptions ud;
   // Packet authentication / encryption; off by default.
   SecurityOptions security;
   // Seed for incarnation and path choices; 0 = from the OS's randomness.

@@ -217,6 +217,32 @@ struct FrameStats {
   }
 };
 
+// The verbs UD backend's own counters (all 0 for other backends).
+struct UdStats {
+  // Sends whose payload left by reference from registered memory
+  // (Endpoint::RegisterMemory; zero copies) and sends copied into the
+  // backend's registered buffers, with the bytes copied.
+  uint64_t tx_zero_copy = 0;
+  uint64_t tx_copied = 0;
+  uint64_t tx_copied_bytes = 0;
+  uint64_t ah_created = 0;
+  // Datagrams dropped because no address handle could be made for them
+  // (ibv_create_ah failed: the peer's GID is unreachable, or the NIC is out
+  // of address handles); the protocol resends and, if it keeps failing,
+  // fails the send when the peer times out.
+  uint64_t ah_failures = 0;
+  uint64_t ah_flushes = 0;     // times every address handle was released
+  uint64_t sq_full = 0;        // bursts cut short by a full send queue
+  uint64_t post_errors = 0;    // ibv_post_send/recv refused for another reason
+  uint64_t tx_wc_errors = 0;   // send completions with an error status
+  uint64_t rx_wc_errors = 0;   // receive completions with an error status
+  uint64_t rx_bad_grh = 0;     // receives without a readable GRH/IP header
+  uint64_t qp_recoveries = 0;  // queue pair reset from the error state
+  // The device failed (IBV_EVENT_DEVICE_FATAL, or removed): nothing moves
+  // any more, sends fail when their peers time out.
+  uint64_t device_failed = 0;
+};
+
 struct EndpointStats {
   uint64_t incarnation = 0;
   uint64_t datagrams_sent = 0;
@@ -295,6 +321,7 @@ struct EndpointStats {
   uint64_t rx_backend_drops = 0;
   uint64_t rx_over_mtu = 0;
   FrameStats frames;
+  UdStats ud;
   // TEST impairments (EndpointOptions::impair) applied to this endpoint's
   // outbound datagrams; all 0 without them. A corrupted datagram is
   // discarded, as the receiver's UDP checksum would discard it.

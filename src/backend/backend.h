@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "braid/address.h"
 #include "braid/stats.h"
@@ -115,6 +116,7 @@ struct BackendCounters {
   uint64_t impair_reordered = 0;
   // Raw-Ethernet backends: drops by reason, ARP/ND, transmit copies.
   FrameStats frames;
+  UdStats ud;  // the verbs UD backend
 };
 
 class Backend {
@@ -176,6 +178,20 @@ class Backend {
   // core then leaves payloads of at least this size in the message's
   // buffer); 0 = the core's default (CoreConfig::min_uncopied_payload).
   virtual uint32_t MinUncopiedTail() const { return 0; }
+
+  // Registers [addr, addr + len) as memory whose bytes may leave without a
+  // copy (a backend whose NIC reads only registered memory, such as verbs
+  // UD); a backend that needs no registration returns OK and does nothing.
+  // Regions must not overlap. Errors name the cause (e.g. ResourceExhausted
+  // when the NIC cannot pin more memory).
+  virtual absl::Status RegisterMemory(const void* /*addr*/, size_t /*len*/) {
+    return absl::OkStatus();
+  }
+  // Forgets a region RegisterMemory took (by its start address); the caller
+  // must not have sends from it in flight. NotFound if there is none.
+  virtual absl::Status DeregisterMemory(const void* /*addr*/) {
+    return absl::OkStatus();
+  }
 
   virtual BackendCounters counters() const = 0;
 };

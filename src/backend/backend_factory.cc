@@ -11,6 +11,9 @@
 #include "backend/dpdk/dpdk_backend.h"
 #include "backend/dpdk/dpdk_options.h"
 #endif
+#ifdef BRAID_HAVE_VERBS_UD
+#include "backend/verbs_ud/verbs_ud_backend.h"
+#endif
 
 namespace braid {
 
@@ -68,7 +71,7 @@ absl::Status NotBuilt(BackendKind kind) {
                    BackendBuildOption(kind),
                    kind == BackendKind::kDpdk
                        ? "; it is built when pkg-config finds libdpdk)"
-                       : ", which this version does not implement yet)"));
+                       : "; it is built when pkg-config finds libibverbs)"));
 }
 
 }  // namespace
@@ -96,7 +99,11 @@ bool BackendBuilt(BackendKind kind) {
       return false;
 #endif
     case BackendKind::kVerbsUd:
+#ifdef BRAID_HAVE_VERBS_UD
+      return true;
+#else
       return false;
+#endif
   }
   return false;
 }
@@ -126,7 +133,19 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
       return NotBuilt(options.backend);
 #endif
     case BackendKind::kVerbsUd:
+#ifdef BRAID_HAVE_VERBS_UD
+    {
+      const uint16_t paths =
+          options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
+      absl::StatusOr<std::unique_ptr<VerbsUdBackend>> be = VerbsUdBackend::Open(
+          options.ud, static_cast<uint16_t>(std::min(256, 2 * paths)),
+          options.udp.ecn);
+      if (!be.ok()) return be.status();
+      return std::unique_ptr<Backend>(std::move(*be));
+    }
+#else
       return NotBuilt(options.backend);
+#endif
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "EndpointOptions.backend: ", static_cast<int>(options.backend),

@@ -184,6 +184,7 @@ class Endpoint::Impl {
   // The backend has no wait descriptor (it must be busy-polled).
   bool polled() const { return backend_->WaitFd() < 0; }
   NetAddr local() const { return backend_->LocalAddress(); }
+  backend::Backend& backend() { return *backend_; }
   std::vector<uint8_t> TakeBuffer(size_t n) { return core_.TakeBuffer(n); }
   // A copy TakeBuffer gave out that no message kept, back to its pool.
   void ReturnBuffer(std::vector<uint8_t>&& b) {
@@ -209,6 +210,7 @@ class Endpoint::Impl {
     s.rx_backend_drops = b.rx_dropped;
     s.rx_over_mtu = b.rx_over_mtu;
     s.frames = b.frames;
+    s.ud = b.ud;
     s.impair_dropped = b.impair_dropped;
     s.impair_corrupted = b.impair_corrupted;
     s.impair_duplicated = b.impair_duplicated;
@@ -393,6 +395,7 @@ absl::StatusOr<endpoint::OutMessage> MakeMessage(
   }
   m.stream = opts.stream;
   m.cookie = opts.cookie;
+  m.flow = opts.flow;
   if (opts.placement.has_value()) {
     m.placed = true;
     m.placement.key = opts.placement->key;
@@ -458,6 +461,17 @@ absl::Status Endpoint::SendOwned(const NetAddr& peer,
 
 std::vector<uint8_t> Endpoint::TakeBuffer(size_t capacity) {
   return impl_->core().TakePooled(capacity);
+}
+
+absl::Status Endpoint::RegisterMemory(absl::Span<const uint8_t> region) {
+  if (region.empty()) {
+    return absl::InvalidArgumentError("RegisterMemory: empty region");
+  }
+  return impl_->backend().RegisterMemory(region.data(), region.size());
+}
+
+absl::Status Endpoint::DeregisterMemory(const void* start) {
+  return impl_->backend().DeregisterMemory(start);
 }
 
 void Endpoint::Recycle(std::vector<uint8_t>&& buffer) {

@@ -12,14 +12,18 @@
 namespace braid::endpoint {
 namespace {
 
-constexpr size_t kAddrBytes = 1 + 2 + 16;  // family, port, ip
+// family, port, ip, and the QP number's high byte for a UD queue pair.
+constexpr size_t kAddrBytes = 1 + 2 + 16 + 1;
 
-// Writes the address's identity bytes at `p`; returns the bytes written.
+// Writes the address's identity bytes at `p` (at most kAddrBytes); returns
+// the bytes written.
 size_t PutAddr(const NetAddr& a, uint8_t* p) {
   p[0] = static_cast<uint8_t>(a.family);
   p[1] = static_cast<uint8_t>(a.port >> 8);
   p[2] = static_cast<uint8_t>(a.port);
   std::memcpy(p + 3, a.ip.data(), a.ip.size());
+  if (a.family != NetAddr::Family::kIbUd) return kAddrBytes - 1;
+  p[kAddrBytes - 1] = a.qpn_hi;
   return kAddrBytes;
 }
 

@@ -40,6 +40,9 @@ struct OutMessage {
   // transmission; the bytes are released only when it is 0 (TxHold).
   backend::TxHold* hold = nullptr;
   uint16_t stream = 0;  // 0 = unordered
+  // Path hint (SendOptions::flow): non-zero, the first transmissions of
+  // the message leave on path flow % path count while it is usable.
+  uint32_t flow = 0;
   // Direct placement at the receiver: every fragment carries `placement`
   // (a kPlacementExtSize-byte header extension).
   bool placed = false;

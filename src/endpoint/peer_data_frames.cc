@@ -159,11 +159,13 @@ uint32_t PeerSender::WriteNewFragmentsForTesting(
   // fragment, no reassembly at the receiver, one loss cannot cost it
   // twice). Splitting them made 1 KiB messages 2.4x slower than 1.4 KiB
   // ones (braid-perf --test rate on loopback).
+  // A hinted message's new data goes only on its flow's path.
   if (!inflight_.empty() && inflight_.back().HasUnsent()) {
-    return &inflight_.back();
+    return FlowFits(inflight_.back().flow) ? &inflight_.back() : nullptr;
   }
   if (queued_.empty()) return nullptr;
   const OutMessage& q = queued_.front();
+  if (!FlowFits(q.flow)) return nullptr;
   const size_t q_hdr = NewHeaderBytes(q);
   if (q_hdr + (q.len > 0 ? 1 : 0) > room) return nullptr;
   if (frames > 0 && q_hdr + q.len > room &&
@@ -260,15 +262,24 @@ size_t PeerSender::BuildFullDatagrams(TimeNs now, TxBatch* batch, size_t max,
     }
     // The path, chosen as BuildDatagram chooses it for new data. The
     // datagrams after the first continue its run for as long as
-    // NextSprayPath would keep to it and CanSendNew would allow them: they
-    // go out as one run, built by the same WriteNewFragments.
-    const wire::PathId path = NextSprayPath(now, /*avoid=*/-1, false);
+    // NextSprayPath would keep to it (a hinted message: up to a run's
+    // length on its flow's path) and CanSendNew would allow them: they go
+    // out as one run, built by the same WriteNewFragments.
+    const bool hinted = m.flow != 0;
+    const wire::PathId path = hinted ? FlowPath(now, m.flow)
+                                     : NextSprayPath(now, /*avoid=*/-1, false);
+    size_t run = size_t{1} + SprayRunFollowers();
+    if (hinted) {
+      // A probing path takes its probe alone, as in a spray run.
+      run = paths_.stats(path).health == multipath::PathHealth::kHealthy
+                ? std::max<size_t>(cfg().proto.spray_run, 1)
+                : 1;
+    }
     const uint32_t cap = static_cast<uint32_t>(
-        std::min<size_t>({size_t{whole}, max - n, batch->room(),
-                          size_t{1} + SprayRunFollowers()}));
+        std::min<size_t>({size_t{whole}, max - n, batch->room(), run}));
     const uint32_t count = NewDatagramBudget(hdr + plen, cap);
     if (count == 0) break;  // (not expected: CanSendNew held for the first)
-    run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
+    if (!hinted) run_left_ = static_cast<uint16_t>(run_left_ - (count - 1));
     const bool tail_uncopied = uncopied && LeavesTailUncopied(plen);
     const uint32_t len = lead + hdr + (tail_uncopied ? 0 : plen);
     const wire::Entropy entropy = paths_.entropy(path);

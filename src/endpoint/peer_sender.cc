@@ -277,21 +277,38 @@ size_t PeerSender::WriteProbe(absl::Span<uint8_t> out) {
 }
 
 wire::PathId PeerSender::DataPath(TimeNs now) {
-  int avoid = -1;
+  data_flow_ = 0;
   wire::Psn psn;
   uint64_t tag;
   uint32_t bytes;
   wire::PathId last;
-  const bool resend = sent_.PeekRetransmit(&psn, &tag, &bytes, &last);
-  if (resend) avoid = last;
-  // A re-send goes on a healthy path while there are several: a packet
-  // already lost once must not become the probe of a suspect path. With one
-  // healthy path left, that path would carry every re-send, and if it is
-  // the one that died (an RTO with nothing behind it never proves that)
-  // every re-send would die with it until the peer is declared
-  // unreachable: then re-sends spread over every usable path.
-  const bool healthy_only = resend && paths_.healthy_paths() >= 2;
-  return NextSprayPath(now, avoid, healthy_only);
+  while (sent_.PeekRetransmit(&psn, &tag, &bytes, &last)) {
+    const OutMessage* m = MessageForTag(tag);
+    if (m != nullptr && !m->done) {
+      // A re-send goes on a healthy path while there are several, not its
+      // last: a packet already lost once must not become the probe of a
+      // suspect path. With one healthy path left, that path would carry
+      // every re-send, and if it is the one that died (an RTO with nothing
+      // behind it never proves that) every re-send would die with it until
+      // the peer is declared unreachable: then re-sends spread over every
+      // usable path.
+      return NextSprayPath(now, last,
+                           /*healthy_only=*/paths_.healthy_paths() >= 2);
+    }
+    // Its message completed (WriteResend would skip it): dropped here, so
+    // the path is chosen for what the datagram will really carry.
+    sent_.PopRetransmit(&psn, &tag, &bytes, &last);
+  }
+  const OutMessage* next = NextNewCandidate();
+  if (next != nullptr && next->flow != 0) return FlowPath(now, next->flow);
+  return NextSprayPath(now, /*avoid=*/-1, /*healthy_only=*/false);
+}
+
+wire::PathId PeerSender::FlowPath(TimeNs now, uint32_t flow) {
+  data_flow_ = flow;
+  const int p = paths_.PickHinted(now, flow);
+  if (p >= 0) return static_cast<wire::PathId>(p);
+  return paths_.Pick(now, static_cast<int>(flow % paths_.size()));
 }
 
 size_t PeerSender::FinishPayload(const uint8_t* end,

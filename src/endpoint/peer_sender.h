@@ -82,7 +82,10 @@ class PeerSender {
   // A PROBE frame (credit-blocked, nothing in flight) is due.
   bool probe_due() const { return probe_due_; }
   // The path for a datagram with data: the path a re-send must take if one
-  // waits (a healthy one, not its last), else the spray run's.
+  // waits (a healthy one, not its last), else the path of the next new
+  // data's flow (OutMessage::flow, see FlowPath), else the spray run's.
+  // New data of a hinted message then goes only in a datagram whose path
+  // was chosen for its flow (WriteDataFrames ends the datagram before it).
   wire::PathId DataPath(TimeNs now);
   // A path for a datagram without data (not `avoid` unless it is the only
   // usable one).
@@ -229,6 +232,25 @@ class PeerSender {
   // (and its path is healthy and not `avoid`), else a fresh PathSet::Pick
   // that starts a new run.
   wire::PathId NextSprayPath(TimeNs now, int avoid, bool healthy_only);
+  // The path of new data hinted `flow` (non-zero): PathSet::PickHinted's,
+  // or while that path may not carry data, a sprayed one (avoiding it).
+  // Leaves the spray run as it was. Records `flow` as the datagram's.
+  wire::PathId FlowPath(TimeNs now, uint32_t flow);
+  // Whether new data hinted `flow` may go in the datagram being built:
+  // unhinted data goes on any path; hinted data only in a datagram whose
+  // path was chosen for its flow or one on the same path index.
+  bool FlowFits(uint32_t flow) const {
+    return flow == 0 || (data_flow_ != 0 &&
+                         flow % paths_.size() == data_flow_ % paths_.size());
+  }
+  // The message the next new fragment would come from (the one in
+  // progress, else the first queued), or null.
+  const OutMessage* NextNewCandidate() const {
+    if (!inflight_.empty() && inflight_.back().HasUnsent()) {
+      return &inflight_.back();
+    }
+    return queued_.empty() ? nullptr : &queued_.front();
+  }
   // Datagrams NextSprayPath would still send on the current run's path
   // without picking again (when that path is not avoided).
   uint32_t SprayRunFollowers() const {
@@ -269,7 +291,7 @@ class PeerSender {
   bool AskAckIfLastForNow(uint8_t* frame);
   void FlushCcEvents(TimeNs now);
   void TrackOldestUnacked(TimeNs now);
-  void RememberUnblamed(wire::Psn psn, wire::PathId path);
+  void RememberUnblamed(wire::Psn psn, wire::PathId path, wire::PathSeq seq);
   void BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
                               TimeNs now);
 
@@ -289,6 +311,7 @@ class PeerSender {
   struct Unblamed {
     wire::Psn psn;
     wire::PathId path = 0;
+    wire::PathSeq seq;  // its per-path sequence
     bool valid = false;
   };
   std::array<Unblamed, 8> unblamed_{};
@@ -296,6 +319,9 @@ class PeerSender {
 
   wire::PathId run_path_ = 0;  // path of the current spray run
   uint16_t run_left_ = 0;      // datagrams left in it
+  // The flow the current datagram's path was chosen for (FlowPath); 0 when
+  // it was sprayed or chosen for a re-send.
+  uint32_t data_flow_ = 0;
   DeferredPayload deferred_;
   // Congestion signals (RTT, CE, loss) withheld from congestion control
   // because their path was being steered away from (PathSet::SteeredAway).

@@ -149,7 +149,7 @@ void PeerSender::ApplyLost(const retransmit::LostPacket& l, TimeNs now) {
     // for the packet): release its slot now.
     if (path < paths_.size()) {
       paths_.OnDiscarded(path, l.seq);
-      RememberUnblamed(l.psn, path);
+      RememberUnblamed(l.psn, path, l.seq);
     }
     return;
   }
@@ -238,7 +238,7 @@ void PeerSender::AttributeRtoToPaths(TimeNs now) {
     for (uint32_t i = 0; i < count[p]; ++i) {
       if (!path_specific || !overtaken.test(p)) {
         paths_.OnDiscarded(id, seq[p]);
-        RememberUnblamed(psn[p], id);
+        RememberUnblamed(psn[p], id, seq[p]);
       } else if (paths_.OnTimeout(id, seq[p], now) ==
                  multipath::PathEvent::kRecycled) {
         sent_.OnPathRerouted(id);
@@ -287,8 +287,9 @@ void PeerSender::CompleteDelivered(TimeNs now) {
   }
 }
 
-void PeerSender::RememberUnblamed(wire::Psn psn, wire::PathId path) {
-  unblamed_[unblamed_next_] = Unblamed{psn, path, true};
+void PeerSender::RememberUnblamed(wire::Psn psn, wire::PathId path,
+                                  wire::PathSeq seq) {
+  unblamed_[unblamed_next_] = Unblamed{psn, path, seq, true};
   unblamed_next_ = (unblamed_next_ + 1) % unblamed_.size();
 }
 
@@ -301,7 +302,7 @@ void PeerSender::BlameIfResentElsewhere(wire::Psn psn, wire::PathId acked_path,
     // original: that would be a spurious re-send), on another path; the
     // original never arrived in all that time.
     if (u.path == acked_path || u.path >= paths_.size()) continue;
-    if (paths_.OnLossFoundLate(u.path, now) ==
+    if (paths_.OnLossFoundLate(u.path, u.seq, now) ==
         multipath::PathEvent::kRecycled) {
       sent_.OnPathRerouted(u.path);
     }

@@ -54,6 +54,25 @@ void AddFrames(const FrameStats& d, Fields* f) {
   for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
 }
 
+void AddUd(const UdStats& d, Fields* f) {
+  const std::pair<const char*, uint64_t> v[] = {
+      {"ud_tx_zero_copy", d.tx_zero_copy},
+      {"ud_tx_copied", d.tx_copied},
+      {"ud_tx_copied_bytes", d.tx_copied_bytes},
+      {"ud_ah_created", d.ah_created},
+      {"ud_ah_failures", d.ah_failures},
+      {"ud_ah_flushes", d.ah_flushes},
+      {"ud_sq_full", d.sq_full},
+      {"ud_post_errors", d.post_errors},
+      {"ud_tx_wc_errors", d.tx_wc_errors},
+      {"ud_rx_wc_errors", d.rx_wc_errors},
+      {"ud_rx_bad_grh", d.rx_bad_grh},
+      {"ud_qp_recoveries", d.qp_recoveries},
+      {"ud_device_failed", d.device_failed},
+  };
+  for (const auto& [k, n] : v) f->push_back({k, absl::StrCat(n)});
+}
+
 void AddDrops(const DropStats& d, Fields* f) {
   const std::pair<const char*, uint64_t> v[] = {
       {"drop_truncated", d.truncated},
@@ -151,6 +170,7 @@ Fields Flatten(const EndpointStats& s) {
   AddReliability(s.reliability, &f);
   AddDrops(s.drops, &f);
   AddFrames(s.frames, &f);
+  AddUd(s.ud, &f);
   return f;
 }
 

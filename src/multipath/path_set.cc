@@ -374,6 +374,17 @@ PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
   return AfterLossOutcome(p, now);
 }
 
+PathEvent PathSet::OnLossFoundLate(wire::PathId p, wire::PathSeq seq,
+                                   TimeNs now) {
+  if (p >= paths_.size()) return PathEvent::kNone;
+  Path& path = At(p);
+  if (path.stats.health == PathHealth::kProbing && !path.probe_in_flight &&
+      seq == path.probe_seq && !IsStale(path, seq)) {
+    path.probe_in_flight = true;  // judged as the probe it was
+  }
+  return OnLossFoundLate(p, now);
+}
+
 void PathSet::OnDiscarded(wire::PathId p) {
   if (p >= paths_.size()) return;
   OnDiscarded(p, NextFifoSeq(At(p)));

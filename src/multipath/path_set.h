@@ -57,6 +57,15 @@ class PathSet {
   // OnSent for the result before the next Pick.
   wire::PathId Pick(TimeNs now, int avoid = -1, bool healthy_only = false);
 
+  // The path of a flow hinted `hint` (non-zero; see SendOptions::flow):
+  // path hint % size(), the same one for as long as the set lives (a
+  // recycle changes its entropy, not its index). Returns it if it may carry
+  // new data now (healthy, or probing with no probe out: the packet sent
+  // then is the probe; penalties due by `now` expire first), else -1: the
+  // caller sprays meanwhile. No in-flight skip (a flow keeps to its path
+  // however loaded). Call OnSent for the result before the next Pick.
+  int PickHinted(TimeNs now, uint32_t hint);
+
   // The entropy value currently assigned to path `p` (0 if p >= size()).
   wire::Entropy entropy(wire::PathId p) const;
 
@@ -118,6 +127,13 @@ class PathSet {
   // not. Weighs like OnLoss (may penalise or recycle p); no in-flight slot
   // is touched (the packet has none any more).
   PathEvent OnLossFoundLate(wire::PathId p, TimeNs now);
+  // The same for the transmission `seq` on p. If it was the probe of a
+  // probing p (its slot released by OnDiscarded, e.g. a tail probe re-sent
+  // it), the probe failed: p is penalised again or recycled, as by the
+  // OnLoss of a probe still out. Without this a path whose every probe is
+  // rescued by a tail probe (one message at a time, the first packet of
+  // each the probe) would probe, and lose a packet, forever.
+  PathEvent OnLossFoundLate(wire::PathId p, wire::PathSeq seq, TimeNs now);
   // An ack-only datagram sent on `p` was evidently lost (the peer re-sent
   // data this side had acknowledged): for a side with nothing of its own in
   // flight, p's return route is dead or far too slow. No outcome ever comes
@@ -244,7 +260,13 @@ class PathSet {
   bool DelayHotSpot(const Path& path) const;
 };
 
-// Inline: both run once per datagram sent.
+// Inline: these run once per datagram sent.
+inline int PathSet::PickHinted(TimeNs now, uint32_t hint) {
+  if (now >= next_timer_) OnTimer(now);
+  const size_t p = hint % paths_.size();
+  return Usable(paths_[p]) || paths_.size() == 1 ? static_cast<int>(p) : -1;
+}
+
 inline wire::Entropy PathSet::entropy(wire::PathId p) const {
   return p < paths_.size() ? At(p).stats.entropy : wire::Entropy{0};
 }

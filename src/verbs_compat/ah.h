@@ -27,6 +27,13 @@ class Ah {
   static Ah* From(const ibv_ah* p) { return Shell<ibv_ah, Ah>::OwnerOf(p); }
   const NetAddr& dest() const { return dest_; }
   const ibv_ah_attr& attr() const { return attr_; }
+  // The path hint of every UD send through this AH (SendOptions::flow):
+  // the GRH's 20-bit flow label, 0 (none: sprayed) without a GRH. As a
+  // RoCE v2 NIC derives the UDP source port from the flow label, braid0's
+  // endpoint sends a flow label's datagrams from one source port.
+  uint32_t flow() const {
+    return attr_.is_global ? attr_.grh.flow_label & 0xFFFFFu : 0;
+  }
 
  private:
   Shell<ibv_ah, Ah> shell_;

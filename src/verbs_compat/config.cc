@@ -40,14 +40,55 @@ absl::Status ParseUint(const char* var, absl::string_view v, uint64_t lo,
   return absl::OkStatus();
 }
 
+// BRAID_VERBS_UD_* (the carrier NIC of BRAID_VERBS_BACKEND=verbs_ud).
+absl::Status LoadVerbsUd(
+    const std::function<const char*(const char*)>& getenv_fn, VerbsConfig* c) {
+  bool any = false;
+  if (const char* v = getenv_fn("BRAID_VERBS_UD_DEVICE"); v && *v) {
+    c->ud.device = v;
+    any = true;
+  }
+  uint64_t x = 0;
+  if (const char* v = getenv_fn("BRAID_VERBS_UD_PORT"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_UD_PORT", v, 1, 255, &x);
+        !s.ok()) {
+      return s;
+    }
+    c->ud.port = static_cast<uint8_t>(x);
+    any = true;
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_UD_GID_INDEX"); v && *v) {
+    if (absl::Status s = ParseUint("BRAID_VERBS_UD_GID_INDEX", v, 0, 255, &x);
+        !s.ok()) {
+      return s;
+    }
+    c->ud.gid_index = static_cast<uint32_t>(x);
+    any = true;
+  }
+  if (c->backend != BackendKind::kVerbsUd) {
+    if (any) {
+      return absl::InvalidArgumentError(
+          "BRAID_VERBS_UD_* is set but BRAID_VERBS_BACKEND is not verbs_ud");
+    }
+    return absl::OkStatus();
+  }
+  // braid0 lists itself among the devices: carried by itself it would open
+  // itself without end.
+  if (c->ud.device.empty() || c->ud.device == c->device_name) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "BRAID_VERBS_BACKEND=verbs_ud needs BRAID_VERBS_UD_DEVICE, the RDMA "
+        "device that carries ",
+        c->device_name, " (not ", c->device_name, " itself)"));
+  }
+  return absl::OkStatus();
+}
+
 // BRAID_VERBS_BACKEND and the BRAID_VERBS_DPDK_* variables.
 absl::Status LoadBackend(
     const std::function<const char*(const char*)>& getenv_fn, VerbsConfig* c) {
   if (const char* v = getenv_fn("BRAID_VERBS_BACKEND"); v && *v) {
     absl::StatusOr<BackendKind> b = ParseBackend(v);
-    if (!b.ok() || *b == BackendKind::kVerbsUd) {
-      return Bad("BRAID_VERBS_BACKEND", v, "udp or dpdk");
-    }
+    if (!b.ok()) return Bad("BRAID_VERBS_BACKEND", v, "udp, dpdk or verbs_ud");
     c->backend = *b;
   }
   const std::pair<const char*, std::string*> text[] = {
@@ -77,7 +118,7 @@ absl::Status LoadBackend(
     return absl::InvalidArgumentError(
         "BRAID_VERBS_DPDK_* is set but BRAID_VERBS_BACKEND is not dpdk");
   }
-  return absl::OkStatus();
+  return LoadVerbsUd(getenv_fn, c);
 }
 
 // BRAID_VERBS_SECURITY and BRAID_VERBS_KEY_FILE.
@@ -121,9 +162,11 @@ EndpointOptions VerbsConfig::ToEndpointOptions(uint16_t port) const {
   o.mtu = mtu;
   o.protocol.mode = mode;
   o.protocol.paths = paths;
+  o.udp.entropy_sockets = entropy_sockets;
   o.protocol.cc = cc;
   o.backend = backend;
   o.dpdk = dpdk;
+  o.ud = ud;
   o.security = security;
   return o;
 }
@@ -143,8 +186,10 @@ absl::StatusOr<std::unique_ptr<Endpoint>> VerbsConfig::OpenEndpoint(
 }
 
 absl::StatusOr<VerbsConfig> LoadConfig(
-    const std::function<const char*(const char*)>& getenv_fn) {
+    const std::function<const char*(const char*)>& getenv_fn,
+    const std::string& device_name) {
   VerbsConfig c;
+  c.device_name = device_name;
   if (const char* v = getenv_fn("BRAID_VERBS_DISABLE"); v && *v) {
     c.disabled = absl::string_view(v) != "0";
   }
@@ -184,6 +229,14 @@ absl::StatusOr<VerbsConfig> LoadConfig(
       return s;
     }
     c.paths = static_cast<uint16_t>(x);
+  }
+  if (const char* v = getenv_fn("BRAID_VERBS_ENTROPY_SOCKETS"); v && *v) {
+    if (absl::Status s =
+            ParseUint("BRAID_VERBS_ENTROPY_SOCKETS", v, 1, 256, &x);
+        !s.ok()) {
+      return s;
+    }
+    c.entropy_sockets = static_cast<uint16_t>(x);
   }
   if (const char* v = getenv_fn("BRAID_VERBS_MODE"); v && *v) {
     absl::StatusOr<Mode> m = ParseMode(v);

@@ -45,6 +45,9 @@ struct VerbsConfig {
   uint16_t port_base = 20000;
   uint16_t port_count = 2000;
   uint16_t paths = 16;
+  // BRAID_VERBS_ENTROPY_SOCKETS: UDP source ports (sockets) of each
+  // endpoint; 0 = twice the paths (spares for recycling failed paths).
+  uint16_t entropy_sockets = 0;
   Mode mode = Mode::kSpray;
   CcAlgorithm cc = CcAlgorithm::kSwift;
   uint32_t mtu = 1500;
@@ -57,6 +60,15 @@ struct VerbsConfig {
   // dpdk the endpoint is busy-polled, and so is the progress thread.
   BackendKind backend = BackendKind::kUdp;
   DpdkBackendOptions dpdk;
+  // BRAID_VERBS_BACKEND=verbs_ud: braid0's endpoints are UD queue pairs of
+  // the RDMA device BRAID_VERBS_UD_DEVICE (port BRAID_VERBS_UD_PORT, GID
+  // BRAID_VERBS_UD_GID_INDEX, which must be IPv4-mapped: RoCE v2 over
+  // IPv4), so braid0 gives RC semantics over a NIC's UD service
+  // (docs/verbs-ud.md). BRAID_VERBS_BIND and the port range do not apply.
+  VerbsUdBackendOptions ud;
+  // The device's name as it lists it ("braid0"; a test build that carries
+  // braid0 names itself otherwise).
+  std::string device_name = "braid0";
   // BRAID_VERBS_SECURITY (none, auth, encrypt) and BRAID_VERBS_KEY_FILE
   // (the security domain key, see LoadDomainKey): packet protection of
   // every endpoint (docs/security.md).
@@ -85,10 +97,12 @@ struct VerbsConfig {
   absl::StatusOr<std::unique_ptr<Endpoint>> OpenEndpoint(uint16_t port) const;
 };
 
-// Reads the configuration through `getenv` (injectable for tests). Errors
-// are InvalidArgument naming the variable, its value and what is allowed.
+// Reads the configuration through `getenv` (injectable for tests), for the
+// device called `device_name`. Errors are InvalidArgument naming the
+// variable, its value and what is allowed.
 absl::StatusOr<VerbsConfig> LoadConfig(
-    const std::function<const char*(const char*)>& getenv_fn);
+    const std::function<const char*(const char*)>& getenv_fn,
+    const std::string& device_name = "braid0");
 
 }  // namespace braid::verbs_compat
 

@@ -40,6 +40,23 @@ TimeNs Context::Now() { return MonotonicNow(); }
 
 absl::StatusOr<Context*> Context::Open(ibv_device* device,
                                        const VerbsConfig& config) {
+  if (config.backend == BackendKind::kVerbsUd) {
+    absl::StatusOr<std::unique_ptr<Endpoint>> ep = config.OpenEndpoint(0);
+    if (!ep.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat(config.device_name, ": cannot open a UD endpoint on ",
+                       config.ud.device, ": ", ep.status().message()));
+    }
+    if (!CarriesUd((*ep)->local_address())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          config.device_name, ": GID ", config.ud.gid_index, " of ",
+          config.ud.device, " (", (*ep)->local_address().ToString(),
+          ") is not IPv4-mapped; choose the RoCE v2 IPv4 GID with "
+          "BRAID_VERBS_UD_GID_INDEX"));
+    }
+    return new Context(device, std::move(*ep), config.min_ack_timeout,
+                       config.progress_spin);
+  }
   absl::Status last = absl::UnavailableError("no port tried");
   uint32_t tried = 0;
   for (uint32_t i = 0; i < config.port_count; ++i) {

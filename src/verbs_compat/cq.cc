@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "verbs_compat/context.h"
 
@@ -71,14 +72,18 @@ Cq::Cq(Context* ctx, int cqe, void* cq_context, CompChannel* channel,
   pthread_cond_init(&shell_.ibv.cond, nullptr);
   shell_.owner = this;
   ring_.resize(std::max(cqe, 1) + 1);
+  stamps_.resize(ring_.size());
 }
 
 void Cq::Grow() {
   std::vector<ibv_wc> bigger(ring_.size() * 2);
+  std::vector<uint64_t> bigger_stamps(ring_.size() * 2);
   for (size_t i = 0; i < count_; ++i) {
     bigger[i] = ring_[(head_ + i) % ring_.size()];
+    bigger_stamps[i] = stamps_[(head_ + i) % ring_.size()];
   }
   ring_.swap(bigger);
+  stamps_.swap(bigger_stamps);
   head_ = 0;
 }
 
@@ -92,7 +97,12 @@ void Cq::Push(const ibv_wc& wc, bool solicited) {
     return;
   }
   if (count_ == ring_.size()) Grow();  // after ibv_resize_cq
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
   ring_[(head_ + count_) % ring_.size()] = wc;
+  stamps_[(head_ + count_) % ring_.size()] =
+      static_cast<uint64_t>(now.tv_sec) * 1000000000u +
+      static_cast<uint64_t>(now.tv_nsec);
   ++count_;
   if (armed_ && channel_ != nullptr &&
       (!solicited_only_ || solicited || wc.status != IBV_WC_SUCCESS)) {
@@ -101,9 +111,10 @@ void Cq::Push(const ibv_wc& wc, bool solicited) {
   }
 }
 
-int Cq::Pop(int n, ibv_wc* wc) {
+int Cq::Pop(int n, ibv_wc* wc, uint64_t* stamps_ns) {
   int k = 0;
   while (k < n && count_ > 0) {
+    if (stamps_ns != nullptr) stamps_ns[k] = stamps_[head_];
     wc[k++] = ring_[head_];
     head_ = (head_ + 1) % ring_.size();
     --count_;

@@ -69,10 +69,14 @@ class Cq {
   // (every later completion is dropped too and counted), and the context
   // raises IBV_EVENT_CQ_ERR and moves the CQ's QPs to ERR. Entries already
   // in the CQ can still be polled. Context lock held.
+  // Each completion is stamped with CLOCK_REALTIME when it is pushed (the
+  // moment a NIC would write its CQE), for
+  // IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK.
   void Push(const ibv_wc& wc, bool solicited);
   bool in_error() const { return error_; }
-  // Pops up to n completions into wc. Context lock held.
-  int Pop(int n, ibv_wc* wc);
+  // Pops up to n completions into wc (and their stamps into `stamps_ns`
+  // when given). Context lock held.
+  int Pop(int n, ibv_wc* wc, uint64_t* stamps_ns = nullptr);
   size_t size() const { return count_; }
   // Arms the CQ for one event. Context lock held.
   void Arm(bool solicited_only) {
@@ -93,6 +97,7 @@ class Cq {
   // the thread polling the CQ touches it (verbs serialises polling of a
   // CQ); entries not yet reached stay in the ring for the next poll.
   ibv_wc current{};
+  uint64_t current_stamp_ns = 0;
 
  private:
   void Grow();
@@ -102,6 +107,7 @@ class Cq {
   CompChannel* channel_;
   int cqe_;
   std::vector<ibv_wc> ring_;
+  std::vector<uint64_t> stamps_;  // CLOCK_REALTIME ns, parallel to ring_
   size_t head_ = 0;
   size_t count_ = 0;
   bool armed_ = false;

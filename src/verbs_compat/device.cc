@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "verbs_compat/context.h"
 #include "verbs_compat/limits.h"
@@ -20,15 +21,28 @@ struct DeviceState {
   bool valid = false;
 };
 
+// getenv, with the BRAID_VERBS_ prefix of `name` replaced by this library's.
+const char* LibraryGetenv(const char* name) {
+  const LibraryIdentity& id = ThisLibrary();
+  constexpr char kPrefix[] = "BRAID_VERBS_";
+  constexpr size_t kLen = sizeof(kPrefix) - 1;
+  if (std::strcmp(id.env_prefix, kPrefix) == 0 ||
+      std::strncmp(name, kPrefix, kLen) != 0) {
+    return getenv(name);
+  }
+  const std::string renamed = std::string(id.env_prefix) + (name + kLen);
+  return getenv(renamed.c_str());
+}
+
 DeviceState& State() {
   static DeviceState* s = [] {
     auto* st = new DeviceState();
     std::memset(&st->device, 0, sizeof(st->device));
-    absl::StatusOr<VerbsConfig> c =
-        LoadConfig([](const char* n) { return getenv(n); });
+    const char* name = ThisLibrary().device_name;
+    absl::StatusOr<VerbsConfig> c = LoadConfig(LibraryGetenv, name);
     if (!c.ok()) {
-      std::fprintf(stderr, "braid-verbs: %s; braid0 is not listed\n",
-                   std::string(c.status().message()).c_str());
+      std::fprintf(stderr, "braid-verbs: %s; %s is not listed\n",
+                   std::string(c.status().message()).c_str(), name);
       return st;
     }
     st->config = *c;
@@ -36,12 +50,12 @@ DeviceState& State() {
     ibv_device& d = st->device;
     d.node_type = IBV_NODE_CA;
     d.transport_type = IBV_TRANSPORT_IB;
-    std::snprintf(d.name, sizeof(d.name), "braid0");
-    std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs-braid0");
+    std::snprintf(d.name, sizeof(d.name), "%s", name);
+    std::snprintf(d.dev_name, sizeof(d.dev_name), "uverbs-%s", name);
     std::snprintf(d.dev_path, sizeof(d.dev_path),
-                  "/sys/class/infiniband_verbs/uverbs-braid0");
+                  "/sys/class/infiniband_verbs/uverbs-%s", name);
     std::snprintf(d.ibdev_path, sizeof(d.ibdev_path),
-                  "/sys/class/infiniband/braid0");
+                  "/sys/class/infiniband/%s", name);
     st->valid = true;
     return st;
   }();
@@ -49,6 +63,11 @@ DeviceState& State() {
 }
 
 }  // namespace
+
+__attribute__((weak)) const LibraryIdentity& ThisLibrary() {
+  static const LibraryIdentity id{"braid0", "BRAID_VERBS_"};
+  return id;
+}
 
 bool IsBraidDevice(const ibv_device* device) {
   return device != nullptr && device == &State().device && State().valid;

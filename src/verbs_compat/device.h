@@ -11,6 +11,17 @@ namespace braid::verbs_compat {
 
 class Context;
 
+// Who this copy of the library is: the device name it lists and the prefix
+// of the environment variables it reads. libbraid-verbs.so is "braid0" /
+// "BRAID_VERBS_"; a test-only second copy (libbraid-verbs-carrier.so, which
+// defines its own ThisLibrary) is another device with its own variables, so
+// that braid0 can run over its UD queue pairs in one process.
+struct LibraryIdentity {
+  const char* device_name;
+  const char* env_prefix;
+};
+const LibraryIdentity& ThisLibrary();
+
 // The braid0 device, or nullptr if the configuration is invalid or
 // BRAID_VERBS_DISABLE is set (the reason is printed to stderr once).
 ibv_device* BraidDevice();

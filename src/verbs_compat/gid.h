@@ -26,8 +26,21 @@
 
 namespace braid::verbs_compat {
 
-// Encodes an IPv4 endpoint address as a GID. `addr` must be IPv4.
+// Over the verbs UD backend (BRAID_VERBS_BACKEND=verbs_ud) an endpoint is a
+// UD queue pair of the carrier NIC: its GID must be IPv4-mapped (RoCE v2
+// over IPv4, ::ffff:a.b.c.d, or another braid device's GID), and braid0's
+// GID is then
+//   bytes 0..4   zero
+//   bytes 5..7   the carrier QP number (never 0), big-endian
+//   bytes 8..15  the carrier GID's bytes 8..15
+// No LID names such an endpoint: address vectors need a GRH.
+
+// Encodes an endpoint address as a GID. `addr` must be IPv4, or a UD queue
+// pair for which CarriesUd holds.
 ibv_gid EncodeGid(const NetAddr& addr);
+
+// True if `addr` (a UD queue pair) fits braid0's GID encoding.
+bool CarriesUd(const NetAddr& addr);
 
 // Decodes a GID made by EncodeGid. nullopt for anything else (wrong marker,
 // non-zero prefix, port 0).

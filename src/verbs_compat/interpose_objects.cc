@@ -66,7 +66,8 @@ ibv_cq_ex* CreateCqEx(ibv_context* ibctx, ibv_cq_init_attr_ex* attr) {
   const uint64_t supported = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
                              IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
                              IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
-                             IBV_WC_EX_WITH_DLID_PATH_BITS;
+                             IBV_WC_EX_WITH_DLID_PATH_BITS |
+                             IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
   if (attr->wc_flags & ~supported) {
     errno = EOPNOTSUPP;
     return nullptr;

@@ -104,7 +104,7 @@ Cq* CqOf(ibv_cq_ex* cqx) { return Cq::From(ibv_cq_ex_to_cq(cqx)); }
 // Pops the next completion into Cq::current. Context lock held.
 int NextOneLocked(ibv_cq_ex* cqx) {
   Cq* cq = CqOf(cqx);
-  if (cq->Pop(1, &cq->current) == 0) return ENOENT;
+  if (cq->Pop(1, &cq->current, &cq->current_stamp_ns) == 0) return ENOENT;
   cqx->wr_id = cq->current.wr_id;
   cqx->status = cq->current.status;
   return 0;
@@ -142,6 +142,7 @@ uint8_t ReadSl(ibv_cq_ex* cqx) { return CqOf(cqx)->current.sl; }
 uint8_t ReadDlidPathBits(ibv_cq_ex* cqx) {
   return CqOf(cqx)->current.dlid_path_bits;
 }
+uint64_t ReadWallclockNs(ibv_cq_ex* cqx) { return CqOf(cqx)->current_stamp_ns; }
 
 }  // namespace
 
@@ -159,6 +160,7 @@ void FillCqExOps(ibv_cq_ex* cqx) {
   cqx->read_slid = ReadSlid;
   cqx->read_sl = ReadSl;
   cqx->read_dlid_path_bits = ReadDlidPathBits;
+  cqx->read_completion_wallclock_ns = ReadWallclockNs;
 }
 
 ibv_cq_ex* CreateCqEx(ibv_context* ibctx, ibv_cq_init_attr_ex* attr);

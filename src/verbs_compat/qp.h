@@ -68,6 +68,7 @@ struct SendWqe {
   NetAddr ud_dest;
   uint32_t ud_qpn = 0;
   uint32_t ud_qkey = 0;
+  uint32_t ud_flow = 0;  // the AH's flow label: the send's path hint
   // Progress.
   bool sent = false;
   bool done = false;

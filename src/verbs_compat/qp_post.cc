@@ -153,6 +153,7 @@ int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     } else {
       const Ah* ah = Ah::From(wr->wr.ud.ah);
       w.ud_dest = ah->dest();
+      w.ud_flow = ah->flow();
       w.ud_qpn = wr->wr.ud.remote_qpn;
       // A Q_Key with the high bit set means "use the QP's own".
       w.ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? attr_.qkey

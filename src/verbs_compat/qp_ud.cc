@@ -1,6 +1,7 @@
 // Qp, unreliable datagram: sends go unordered (stream 0) to the address
-// handle's endpoint and complete as soon as they are handed to the
-// endpoint; receives carry a 40-byte GRH in front of the payload.
+// handle's endpoint, on the path its GRH flow label names (Ah::flow), and
+// complete as soon as they are handed to the endpoint; receives carry a
+// 40-byte GRH in front of the payload.
 #include <cstring>
 
 #include "verbs_compat/context.h"
@@ -31,8 +32,10 @@ Qp::TxResult Qp::UdTransmit(SendWqe& w) {
     return TxResult::kSent;
   }
   EncodeHeader(h, buf.data());
-  const SendResult r = ctx_->sends().Send(w.ud_dest, /*stream=*/0, buf,
-                                          MakeCookie(qpn_, false, 0));
+  // The AH's flow label picks the path (one UDP source port per label).
+  const SendResult r =
+      ctx_->sends().Send(w.ud_dest, /*stream=*/0, buf,
+                         MakeCookie(qpn_, false, 0), std::nullopt, w.ud_flow);
   if (r == SendResult::kRetry) return TxResult::kRetry;
   w.sent = true;
   w.done = true;

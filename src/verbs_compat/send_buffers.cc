@@ -13,9 +13,10 @@ SendBuffers::SendBuffers(Endpoint* ep, ContextCounters* counters)
 
 SendResult SendBuffers::Send(
     const NetAddr& peer, uint16_t stream, absl::Span<const uint8_t> msg,
-    uint64_t cookie, const std::optional<PlacementDescriptor>& placement) {
+    uint64_t cookie, const std::optional<PlacementDescriptor>& placement,
+    uint32_t flow) {
   const SendOptions opts{
-      .stream = stream, .cookie = cookie, .placement = placement};
+      .stream = stream, .cookie = cookie, .placement = placement, .flow = flow};
   if (msg.size() >= kZeroCopyMinBytes && msg.data() == scratch_.data() &&
       msg.size() == scratch_.size()) {
     // Refused, SendOwned leaves scratch_ as it was.

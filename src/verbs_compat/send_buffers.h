@@ -56,10 +56,12 @@ class SendBuffers {
   // scratch() and at least kZeroCopyMinBytes long goes without a copy
   // (SendOwned; scratch() is then a fresh buffer from the endpoint's pool);
   // others are copied. `placement`: the receiver places the payload after
-  // the verbs header directly (see verbs_wire.h).
+  // the verbs header directly (see verbs_wire.h). `flow`: the path hint
+  // (SendOptions::flow; a UD AH's flow label), 0 for none.
   SendResult Send(const NetAddr& peer, uint16_t stream,
                   absl::Span<const uint8_t> msg, uint64_t cookie,
-                  const std::optional<PlacementDescriptor>& placement = {});
+                  const std::optional<PlacementDescriptor>& placement = {},
+                  uint32_t flow = 0);
   // Sends a verbs header (copied) followed by `body` straight from the
   // application's memory: the endpoint reads `body` until the send ends
   // (OnSendCompletion returns true for it then). `cookie` must leave

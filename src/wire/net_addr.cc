@@ -1,9 +1,12 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <string>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "braid/address.h"
@@ -21,6 +24,15 @@ NetAddr NetAddr::Ipv4(uint32_t host_order_ip, uint16_t port) {
   return a;
 }
 
+NetAddr NetAddr::IbUd(const uint8_t* gid, uint32_t qpn) {
+  NetAddr a;
+  a.family = Family::kIbUd;
+  a.qpn_hi = static_cast<uint8_t>(qpn >> 16);
+  a.port = static_cast<uint16_t>(qpn);
+  std::memcpy(a.ip.data(), gid, 16);
+  return a;
+}
+
 bool NetAddr::IsWildcard() const {
   const size_t n = family == Family::kIpv4 ? 4 : ip.size();
   for (size_t i = 0; i < n; ++i) {
@@ -33,7 +45,8 @@ bool NetAddr::IsMulticastOrBroadcast() const {
   if (family == Family::kIpv4) {
     return (ip[0] & 0xf0) == 0xe0 || ipv4() == 0xffffffffu;
   }
-  return family == Family::kIpv6 && ip[0] == 0xff;
+  // Multicast GIDs start with 0xff as IPv6 multicast addresses do.
+  return (family == Family::kIpv6 || family == Family::kIbUd) && ip[0] == 0xff;
 }
 
 NetAddr NetAddr::Canonical() const {
@@ -54,6 +67,42 @@ uint32_t NetAddr::ipv4() const {
          (uint32_t{ip[2]} << 8) | uint32_t{ip[3]};
 }
 
+namespace {
+
+// "[gid]/qpn": the GID as an IPv6 address, the QP number decimal or 0x hex.
+absl::StatusOr<NetAddr> ParseIbUd(absl::string_view text, size_t close) {
+  const std::string gid_text(text.substr(1, close - 1));
+  absl::string_view qpn_text = text.substr(close + 2);
+  in6_addr gid;
+  if (inet_pton(AF_INET6, gid_text.c_str(), &gid) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad address '", text, "': the GID is not written as an IPv6 address"));
+  }
+  int base = 10;
+  if (absl::StartsWith(qpn_text, "0x") || absl::StartsWith(qpn_text, "0X")) {
+    qpn_text.remove_prefix(2);
+    base = 16;
+  }
+  const bool digits =
+      !qpn_text.empty() && qpn_text.size() <= 8 &&
+      std::all_of(qpn_text.begin(), qpn_text.end(), [base](char c) {
+        return base == 16 ? std::isxdigit(static_cast<unsigned char>(c)) != 0
+                          : (c >= '0' && c <= '9');
+      });
+  const uint32_t qpn = digits ? static_cast<uint32_t>(std::stoul(
+                                    std::string(qpn_text), nullptr, base))
+                              : 0;
+  if (qpn == 0 || qpn > 0xffffff) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad address '", text,
+                     "': the QP number must be in 1..0xffffff (decimal or "
+                     "0x hex)"));
+  }
+  return NetAddr::IbUd(reinterpret_cast<const uint8_t*>(&gid), qpn);
+}
+
+}  // namespace
+
 absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text,
                                        bool allow_port_zero) {
   std::string host;
@@ -65,10 +114,14 @@ absl::StatusOr<NetAddr> NetAddr::Parse(absl::string_view text,
   }
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
+    if (close != absl::string_view::npos && close + 1 < text.size() &&
+        text[close + 1] == '/') {
+      return ParseIbUd(text, close);
+    }
     if (close == absl::string_view::npos || close + 1 >= text.size() ||
         text[close + 1] != ':') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad address '", text, "': expected [ipv6]:port"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad address '", text, "': expected [ipv6]:port or [gid]/qpn"));
     }
     host = std::string(text.substr(1, close - 1));
     port_text = text.substr(close + 2);
@@ -123,6 +176,9 @@ std::string NetAddr::ToString() const {
     case Family::kIpv6:
       inet_ntop(AF_INET6, ip.data(), buf, sizeof(buf));
       return absl::StrCat("[", buf, "]:", port);
+    case Family::kIbUd:
+      inet_ntop(AF_INET6, ip.data(), buf, sizeof(buf));
+      return absl::StrCat("[", buf, "]/0x", absl::Hex(qpn(), absl::kZeroPad6));
     case Family::kNone:
       break;
   }

@@ -38,10 +38,10 @@ TEST(BackendFactoryTest, UdpTakesItsOwnSettingsAndTheModesPathCount) {
 }
 
 TEST(BackendFactoryTest, ABackendNotBuiltNamesItselfAndItsBuildOption) {
-  // verbs_ud is never built yet; dpdk only where DPDK was not found.
-  std::vector<BackendKind> not_built = {BackendKind::kVerbsUd};
-  if (!BackendBuilt(BackendKind::kDpdk)) {
-    not_built.push_back(BackendKind::kDpdk);
+  // dpdk and verbs_ud are left out where their libraries were not found.
+  std::vector<BackendKind> not_built;
+  for (BackendKind k : {BackendKind::kDpdk, BackendKind::kVerbsUd}) {
+    if (!BackendBuilt(k)) not_built.push_back(k);
   }
   for (BackendKind k : not_built) {
     ASSERT_FALSE(BackendBuilt(k));
@@ -58,6 +58,20 @@ TEST(BackendFactoryTest, ABackendNotBuiltNamesItselfAndItsBuildOption) {
   EXPECT_EQ(std::string(BackendBuildOption(BackendKind::kVerbsUd)),
             "BRAID_BACKEND_VERBS_UD");
   EXPECT_TRUE(BackendBuilt(BackendKind::kUdp));
+}
+
+TEST(BackendFactoryTest, VerbsUdWithoutADeviceIsNotFoundNamingTheOption) {
+  if (!BackendBuilt(BackendKind::kVerbsUd)) GTEST_SKIP() << "not built";
+  // This binary does not load libbraid-verbs.so, and the host has no RDMA
+  // NIC: libibverbs lists no device.
+  EndpointOptions o;
+  o.backend = BackendKind::kVerbsUd;
+  o.ud.device = "mlx5_0";
+  auto be = MakeBackend(o, Loopback());
+  EXPECT_TRUE(absl::IsNotFound(be.status())) << be.status();
+  EXPECT_NE(std::string(be.status().message()).find("ud.device"),
+            std::string::npos)
+      << be.status();
 }
 
 TEST(BackendFactoryTest, AValueThatNamesNoBackendIsInvalidArgument) {

@@ -48,17 +48,19 @@ braid_pin_ports() {
 # braid_balanced_base SRC DST [COUNT] [FIRST] [LAST]: the first BASE in
 # FIRST..LAST whose COUNT consecutive source ports (SRC -> DST, dport 9000)
 # the kernel spreads exactly evenly over all spines, and whose ports in the
-# other direction (DST -> SRC, the acks) land within +-25 % of even. Empty
+# other direction (DST -> SRC, the acks) land within +-25 % of even (the
+# destination port is BRAID_BALANCE_DPORT, default braid-perf's 9000). Empty
 # if none. With 4 spines and 16 ports an exact 4/4/4/4 split has a chance
 # of about 1.5 % per base, so a few hundred candidates find one.
 braid_balanced_base() {
   local src=$1 dst=$2 count=${3:-16} first=${4:-40000} last=${5:-40600}
+  local dport=${BRAID_BALANCE_DPORT:-$PERF_DPORT}
   local spines
   spines=$(awk -F= '$1 == "SPINES" {print $2}' "$(braid_state_dir)/config" 2>/dev/null || true)
   spines=${spines:-4}
-  fab path --src "$src" --dst "$dst" --sport "$first-$((last + count))" --dport $PERF_DPORT \
+  fab path --src "$src" --dst "$dst" --sport "$first-$((last + count))" --dport "$dport" \
     >"$FABRIC_TMP/paths.fwd"
-  fab path --src "$dst" --dst "$src" --sport "$first-$((last + count))" --dport $PERF_DPORT \
+  fab path --src "$dst" --dst "$src" --sport "$first-$((last + count))" --dport "$dport" \
     >"$FABRIC_TMP/paths.rev"
   awk -v n="$count" -v S="$spines" -v first="$first" -v last="$last" '
     FNR == NR { f[$1] = $2; next }

@@ -13,6 +13,9 @@
 #        PERFTEST_PORT    first TCP port for perftest's own exchange
 #        PERFTEST_SUBSET  a second filter regex: a case runs when its name
 #                         matches both (the sanitizer pass runs a subset)
+#        PERFTEST_CARRIER a second library preloaded after LIB (the test-only
+#                         libbraid-verbs-carrier.so: braid0 then runs over its
+#                         UD queue pairs when BRAID_VERBS_BACKEND=verbs_ud)
 set -u
 LIB=${1:?usage: run_perftest.sh <libbraid-verbs.so> [filter]}
 FILTER=${2:-.}
@@ -20,6 +23,9 @@ SUBSET=${PERFTEST_SUBSET:-.}
 LIB=$(readlink -f "$LIB")
 source "$(dirname "$0")/preload.sh"
 verbs_preload "$LIB"
+if [[ -n ${PERFTEST_CARRIER:-} ]]; then
+  PRELOAD="$PRELOAD $(readlink -f "$PERFTEST_CARRIER")"
+fi
 ITERS_A=${PERFTEST_ITERS:-20}
 ITERS=${PERFTEST_ITERS_PLAIN:-200}
 TMO=${PERFTEST_TIMEOUT:-240}

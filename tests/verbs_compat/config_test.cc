@@ -36,6 +36,33 @@ TEST(VerbsConfigTest, DefaultsBindLoopbackWithSixteenPaths) {
             CPU_COUNT(&set) >= 4 ? DurationNs::Micros(50) : DurationNs::Zero());
 }
 
+TEST(VerbsConfigTest, VerbsUdNeedsACarrierDeviceOtherThanItself) {
+  absl::StatusOr<VerbsConfig> c = Load({{"BRAID_VERBS_BACKEND", "verbs_ud"},
+                                        {"BRAID_VERBS_UD_DEVICE", "mlx5_0"},
+                                        {"BRAID_VERBS_UD_PORT", "2"},
+                                        {"BRAID_VERBS_UD_GID_INDEX", "3"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->backend, BackendKind::kVerbsUd);
+  const EndpointOptions o = c->ToEndpointOptions(0);
+  EXPECT_EQ(o.backend, BackendKind::kVerbsUd);
+  EXPECT_EQ(o.ud.device, "mlx5_0");
+  EXPECT_EQ(o.ud.port, 2);
+  EXPECT_EQ(o.ud.gid_index, 3u);
+  for (const char* dev : {"", "braid0"}) {
+    c = Load(
+        {{"BRAID_VERBS_BACKEND", "verbs_ud"}, {"BRAID_VERBS_UD_DEVICE", dev}});
+    EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << dev;
+    EXPECT_NE(c.status().message().find("BRAID_VERBS_UD_DEVICE"),
+              absl::string_view::npos);
+  }
+  c = Load({{"BRAID_VERBS_UD_DEVICE", "mlx5_0"}});  // no verbs_ud backend
+  EXPECT_TRUE(absl::IsInvalidArgument(c.status()));
+  c = Load({{"BRAID_VERBS_BACKEND", "verbs_ud"},
+            {"BRAID_VERBS_UD_DEVICE", "mlx5_0"},
+            {"BRAID_VERBS_UD_PORT", "0"}});
+  EXPECT_TRUE(absl::IsInvalidArgument(c.status()));
+}
+
 TEST(VerbsConfigTest, ParsesEveryVariable) {
   absl::StatusOr<VerbsConfig> c = Load({{"BRAID_VERBS_BIND", "10.1.2.3"},
                                         {"BRAID_VERBS_PORT_BASE", "30000"},

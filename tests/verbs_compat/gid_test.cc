@@ -45,5 +45,37 @@ TEST(GidTest, AddressVectorWithoutGrhUsesTheLidAsPort) {
   EXPECT_EQ(*r, NetAddr::Ipv4(0x0a000002, 7000));
 }
 
+TEST(GidTest, UdEndpointOnAnIpv4MappedGidEncodesItsQpnAndDecodesBack) {
+  // A RoCE v2 GID ::ffff:10.0.0.7 and QP 0x12abcd.
+  uint8_t carrier[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 7};
+  const NetAddr a = NetAddr::IbUd(carrier, 0x12abcd);
+  ASSERT_TRUE(CarriesUd(a));
+  const ibv_gid g = EncodeGid(a);
+  const uint8_t want[16] = {0, 0, 0,    0,    0,  0x12, 0xab, 0xcd,
+                            0, 0, 0xff, 0xff, 10, 0,    0,    7};
+  EXPECT_EQ(std::memcmp(g.raw, want, 16), 0);
+  std::optional<NetAddr> d = DecodeGid(g);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(*d, a);
+  // Another braid device's GID (port in bytes 8..9) carries too.
+  uint8_t braid1[16] = {0,    0,    0,    0,    0,   0, 0, 0,
+                        0x4e, 0x20, 0xff, 0xff, 127, 0, 0, 1};
+  const NetAddr b = NetAddr::IbUd(braid1, 0x100);
+  ASSERT_TRUE(CarriesUd(b));
+  EXPECT_EQ(*DecodeGid(EncodeGid(b)), b);
+  // An IPv6 GID cannot be encoded.
+  uint8_t v6[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_FALSE(CarriesUd(NetAddr::IbUd(v6, 5)));
+  EXPECT_FALSE(CarriesUd(NetAddr::Ipv4(0x7f000001, 1)));
+}
+
+TEST(GidTest, OverUdAnAddressVectorWithoutGrhNamesNothing) {
+  uint8_t carrier[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 7};
+  const NetAddr local = NetAddr::IbUd(carrier, 0x100);
+  ibv_ah_attr ah{};
+  ah.dlid = 0x100;
+  EXPECT_FALSE(ResolveAh(ah, local).has_value());
+}
+
 }  // namespace
 }  // namespace braid::verbs_compat

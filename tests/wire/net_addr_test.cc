@@ -218,3 +218,45 @@ TEST(NetAddrTest, MulticastAndBroadcastAreRecognised) {
 
 }  // namespace
 }  // namespace braid
+
+namespace braid {
+namespace {
+
+TEST(NetAddrUdTest, ParsesGidSlashQpnInDecimalAndHex) {
+  auto a = NetAddr::Parse("[fe80::1]/0x1234ab");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->family, NetAddr::Family::kIbUd);
+  EXPECT_EQ(a->qpn(), 0x1234abu);
+  EXPECT_EQ(a->ip[0], 0xfe);
+  EXPECT_EQ(a->ip[15], 1);
+  auto d = NetAddr::Parse("[::ffff:10.0.0.1]/256");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->qpn(), 256u);
+  EXPECT_EQ(d->ToString(), "[::ffff:10.0.0.1]/0x000100");
+  EXPECT_EQ(*NetAddr::Parse(d->ToString()), *d);
+  // Not turned into IPv4 by Canonical: it names a queue pair, not a socket.
+  EXPECT_EQ(d->Canonical(), *d);
+}
+
+TEST(NetAddrUdTest, RejectsQpnZeroTooLargeOrJunk) {
+  for (const char* bad :
+       {"[fe80::1]/0", "[fe80::1]/0x1000000", "[fe80::1]/16777216",
+        "[fe80::1]/", "[fe80::1]/0x", "[fe80::1]/12a", "[fe80::1]/-1",
+        "[fe80::1]/0x123456789", "[not-a-gid]/5", "[1.2.3.4]/5"}) {
+    auto a = NetAddr::Parse(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(a.status())) << bad;
+  }
+}
+
+TEST(NetAddrUdTest, QpnsDifferingOnlyInTheHighByteAreDistinct) {
+  uint8_t gid[16] = {0xfe, 0x80};
+  const NetAddr a = NetAddr::IbUd(gid, 0x010005);
+  const NetAddr b = NetAddr::IbUd(gid, 0x020005);
+  EXPECT_EQ(a.port, b.port);
+  EXPECT_NE(a, b);
+  EXPECT_NE(absl::Hash<NetAddr>()(a), absl::Hash<NetAddr>()(b));
+  EXPECT_EQ(a, NetAddr::IbUd(gid, 0x010005));
+}
+
+}  // namespace
+}  // namespace braid

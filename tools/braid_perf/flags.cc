@@ -68,7 +68,7 @@ common flags (give the impairment flags to both sides to impair acks too):
   --gso/--no-gso --gro/--no-gro   UDP segmentation/receive offload
   --connect/--no-connect   connect each source-port socket to its first
                      peer (default on when --bind names a specific IP)
-  --backend udp|dpdk   what moves the datagrams (default udp: kernel
+  --backend udp|dpdk|verbs_ud   what moves the datagrams (default udp: kernel
                      sockets). dpdk needs --bind with this side's own IP
                      and busy-polls (no --block); docs/dpdk.md
   --dpdk-eal "ARGS"  EAL arguments, e.g. "--no-huge -m 512 --no-pci
@@ -81,6 +81,14 @@ common flags (give the impairment flags to both sides to impair acks too):
   --dpdk-prefix-len N  on-link prefix of --bind's IP (default 24 / 64)
   --dpdk-local-mac MAC  source MAC (default: the port's)
   --dpdk-src-port-base P  entropy i sends from source port P + i
+  --ud-device DEV    with --backend verbs_ud: the RDMA device (ibv_devices;
+                     default the first); the server prints its address
+                     [gid]/qpn, which the client takes as --client;
+                     busy-polled; docs/verbs-ud.md
+  --ud-port N        the device's port (default 1)
+  --ud-gid-index N   GID table index (default 0; RoCE v2: the v2 GID of
+                     your IP, see show_gids)
+  --ud-qkey K        Q_Key both sides use (default 0x1ba1d000)
                      (default 49152)
   --security none|auth|encrypt  packet protection (default none): auth
                      authenticates every datagram (AES-GMAC), encrypt
@@ -335,6 +343,7 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
             if (s.ok()) {
               e.udp.entropy_sockets = n;
               e.dpdk.entropies = n;
+              e.ud.entropies = n;
             }
             return s;
           });
@@ -372,6 +381,10 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
   p.Value({"--dpdk-local-mac"}, text(&e.dpdk.local_mac));
   p.Int({"--dpdk-prefix-len"}, 1, 128, &e.dpdk.prefix_len);
   p.Int({"--dpdk-src-port-base"}, 1, 65535, &e.dpdk.src_port_base);
+  p.Value({"--ud-device"}, text(&e.ud.device));
+  p.Int({"--ud-port"}, 1, 255, &e.ud.port);
+  p.Int({"--ud-gid-index"}, 0, 255, &e.ud.gid_index);
+  p.Int({"--ud-qkey"}, 0, 0x7fffffff, &e.ud.qkey);
   p.Value({"--security"}, [&e](absl::string_view flag, absl::string_view v) {
     absl::StatusOr<SecurityMode> m = ParseSecurityMode(v);
     if (!m.ok()) {
@@ -400,8 +413,40 @@ void AddEndpointFlags(tools::FlagParser& p, PerfFlags& f) {
   p.Int({"--seed"}, 0, UINT64_MAX, &f.seed);
 }
 
+// --backend verbs_ud and the --ud-* flags.
+absl::Status CheckVerbsUd(const PerfFlags& f) {
+  const VerbsUdBackendOptions& u = f.endpoint.ud;
+  const VerbsUdBackendOptions defaults;
+  const bool ud_flags = !u.device.empty() || u.port != defaults.port ||
+                        u.gid_index != defaults.gid_index ||
+                        u.qkey != defaults.qkey;
+  if (f.endpoint.backend != BackendKind::kVerbsUd) {
+    if (ud_flags) {
+      return absl::InvalidArgumentError(
+          "the --ud-* flags apply only with --backend verbs_ud");
+    }
+    return absl::OkStatus();
+  }
+  if (f.block) {
+    return absl::InvalidArgumentError(
+        "--backend verbs_ud is busy-polled: --block does not apply");
+  }
+  if (!f.bind.empty()) {
+    return absl::InvalidArgumentError(
+        "--backend verbs_ud takes no --bind: the endpoint's address is its "
+        "UD queue pair's ([gid]/qpn, printed by the server)");
+  }
+  if (f.role == Role::kClient && f.server.family != NetAddr::Family::kIbUd) {
+    return absl::InvalidArgumentError(
+        "--backend verbs_ud: --client needs the server's UD address "
+        "[gid]/qpn (the server prints it)");
+  }
+  return absl::OkStatus();
+}
+
 // --backend and the flags that belong to one backend.
 absl::Status CheckBackend(const PerfFlags& f) {
+  if (absl::Status s = CheckVerbsUd(f); !s.ok()) return s;
   const DpdkBackendOptions& d = f.endpoint.dpdk;
   const bool dpdk_flags = !d.eal_args.empty() || !d.port.empty() ||
                           !d.next_hop_mac.empty() || !d.gateway.empty() ||

@@ -55,6 +55,12 @@ class ImpairBackend final : public Backend {
   // Held and duplicated datagrams are copies: tails are never kept, so the
   // inner backend sees no holds; only the request to let go is passed on.
   void ReleaseTails() override { inner_->ReleaseTails(); }
+  absl::Status RegisterMemory(const void* addr, size_t len) override {
+    return inner_->RegisterMemory(addr, len);
+  }
+  absl::Status DeregisterMemory(const void* addr) override {
+    return inner_->DeregisterMemory(addr);
+  }
   // The inner backend's counters plus the impairments applied.
   BackendCounters counters() const override {
     BackendCounters c = inner_->counters();

@@ -1,0 +1,340 @@
+// The braid provider through libfabric's public API, as an application
+// uses it: messages, tagged messages, unexpected ones, errors.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "braid/endpoint.h"
+#include "gtest/gtest.h"
+#include "tests/libfabric/fi_fixture.h"
+
+namespace braid::libfabric::testing {
+namespace {
+
+std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
+  return v;
+}
+
+using ProviderTest = FiTest;
+
+TEST_F(ProviderTest, MessageArrivesAndBothSidesComplete) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  std::vector<uint8_t> in(1000), out = Pattern(1000, 1);
+  int rctx, sctx;
+  ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
+                    &rctx), 0);
+  ASSERT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, a.peers[1], &sctx),
+            0);
+  ASSERT_TRUE(PumpUntil([&] { return !b.got.empty() && !a.got.empty(); }));
+  EXPECT_EQ(b.got[0].op_context, &rctx);
+  EXPECT_EQ(b.got[0].flags, FI_RECV | FI_MSG);
+  EXPECT_EQ(b.got[0].len, 1000u);
+  EXPECT_EQ(b.got_from[0], b.peers[0]);  // FI_SOURCE: A's address in B's AV
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(a.got[0].op_context, &sctx);
+  EXPECT_EQ(a.got[0].flags, FI_SEND | FI_MSG);
+}
+
+TEST_F(ProviderTest, UnexpectedMessagesWaitForReceivesInSendOrder) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  const std::vector<size_t> sizes = {0, 1, 64, 4096, 20000, 200000, 7, 65536};
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out.push_back(Pattern(sizes[i], static_cast<uint8_t>(i)));
+    ASSERT_EQ(fi_send(a.ep, out[i].data(), out[i].size(), nullptr, a.peers[1],
+                      &out[i]), 0);
+  }
+  // Every send completes (delivered into B's unexpected queue) before B
+  // posts a single receive.
+  ASSERT_TRUE(PumpUntil([&] { return a.got.size() == sizes.size(); }));
+  EXPECT_TRUE(b.got.empty());
+  std::vector<std::vector<uint8_t>> in(sizes.size());
+  for (auto& v : in) {
+    v.assign(200000, 0xee);
+    ASSERT_EQ(fi_recv(b.ep, v.data(), v.size(), nullptr, FI_ADDR_UNSPEC, &v),
+              0);
+  }
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == sizes.size(); }));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(b.got[i].op_context, &in[i]);
+    ASSERT_EQ(b.got[i].len, sizes[i]);
+    EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[i].begin()))
+        << "message " << i;
+  }
+}
+
+TEST_F(ProviderTest, TaggedReceivesMatchOnTagAndIgnoreMask) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  uint64_t any_1xx = 0, exact_200 = 0;
+  ASSERT_EQ(fi_trecv(b.ep, &any_1xx, 8, nullptr, FI_ADDR_UNSPEC, 0x100, 0xff,
+                     &any_1xx), 0);
+  ASSERT_EQ(fi_trecv(b.ep, &exact_200, 8, nullptr, FI_ADDR_UNSPEC, 0x200, 0,
+                     &exact_200), 0);
+  uint64_t v200 = 200, v1ab = 0x1ab;
+  ASSERT_EQ(fi_tsend(a.ep, &v200, 8, nullptr, a.peers[1], 0x200, nullptr), 0);
+  ASSERT_EQ(fi_tsend(a.ep, &v1ab, 8, nullptr, a.peers[1], 0x1ab, nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 2; }));
+  EXPECT_EQ(b.got[0].op_context, &exact_200);
+  EXPECT_EQ(b.got[0].tag, 0x200u);
+  EXPECT_EQ(b.got[0].flags, FI_RECV | FI_TAGGED);
+  EXPECT_EQ(b.got[1].op_context, &any_1xx);
+  EXPECT_EQ(b.got[1].tag, 0x1abu);
+  EXPECT_EQ(exact_200, 200u);
+  EXPECT_EQ(any_1xx, 0x1abu);
+}
+
+TEST_F(ProviderTest, TaggedAndUntaggedMessagesDoNotMatchEachOther) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  uint32_t msg_in = 0, tag_in = 0, one = 1, two = 2;
+  ASSERT_EQ(fi_trecv(b.ep, &tag_in, 4, nullptr, FI_ADDR_UNSPEC, 0, ~0ull,
+                     &tag_in), 0);
+  ASSERT_EQ(fi_send(a.ep, &one, 4, nullptr, a.peers[1], nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return a.got.size() == 1; }));
+  Pump(b);
+  EXPECT_TRUE(b.got.empty());  // the message waits for an untagged receive
+  ASSERT_EQ(fi_tsend(a.ep, &two, 4, nullptr, a.peers[1], 9, nullptr), 0);
+  ASSERT_EQ(fi_recv(b.ep, &msg_in, 4, nullptr, FI_ADDR_UNSPEC, &msg_in), 0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 2; }));
+  EXPECT_EQ(msg_in, 1u);
+  EXPECT_EQ(tag_in, 2u);
+}
+
+TEST_F(ProviderTest, DirectedReceiveTakesOnlyItsSource) {
+  Open(3);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  Side& c = sides_[2];
+  uint32_t from_c = 0, from_any = 0, va = 0xa, vc = 0xc;
+  ASSERT_EQ(fi_recv(b.ep, &from_c, 4, nullptr, b.peers[2], &from_c), 0);
+  ASSERT_EQ(fi_send(a.ep, &va, 4, nullptr, a.peers[1], nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return a.got.size() == 1; }));
+  EXPECT_TRUE(b.got.empty());
+  ASSERT_EQ(fi_send(c.ep, &vc, 4, nullptr, c.peers[1], nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 1; }));
+  EXPECT_EQ(b.got[0].op_context, &from_c);
+  EXPECT_EQ(from_c, 0xcu);
+  EXPECT_EQ(b.got_from[0], b.peers[2]);
+  ASSERT_EQ(fi_recv(b.ep, &from_any, 4, nullptr, FI_ADDR_UNSPEC, &from_any),
+            0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 2; }));
+  EXPECT_EQ(from_any, 0xau);
+  EXPECT_EQ(b.got_from[1], b.peers[0]);
+}
+
+TEST_F(ProviderTest, RemoteCqDataArrivesAndInjectGivesNoCompletion) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  char in1[16], in2[16], in3[16];
+  ASSERT_EQ(fi_recv(b.ep, in1, 16, nullptr, FI_ADDR_UNSPEC, in1), 0);
+  ASSERT_EQ(fi_trecv(b.ep, in2, 16, nullptr, FI_ADDR_UNSPEC, 5, 0, in2), 0);
+  ASSERT_EQ(fi_recv(b.ep, in3, 16, nullptr, FI_ADDR_UNSPEC, in3), 0);
+  char msg[] = "hello";
+  int sctx;
+  ASSERT_EQ(fi_senddata(a.ep, msg, 6, nullptr, 0x1234567890ull, a.peers[1],
+                        &sctx), 0);
+  ASSERT_EQ(fi_tinjectdata(a.ep, msg, 6, 77, a.peers[1], 5), 0);
+  ASSERT_EQ(fi_inject(a.ep, msg, 6, a.peers[1]), 0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 3 && !a.got.empty(); }));
+  EXPECT_EQ(b.got[0].flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(b.got[0].data, 0x1234567890ull);
+  EXPECT_EQ(b.got[1].flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(b.got[1].data, 77u);
+  EXPECT_EQ(b.got[2].flags, FI_RECV | FI_MSG);
+  EXPECT_STREQ(in3, "hello");
+  Pump(a);
+  ASSERT_EQ(a.got.size(), 1u);  // only the senddata completes
+  EXPECT_EQ(a.got[0].op_context, &sctx);
+  EXPECT_EQ(fi_inject(a.ep, msg, 4097, a.peers[1]), -FI_EINVAL);
+}
+
+TEST_F(ProviderTest, TruncatedMessageIsAnErrorNamingThePeer) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  char small[10];
+  std::vector<uint8_t> big = Pattern(100, 3);
+  ASSERT_EQ(fi_recv(b.ep, small, sizeof(small), nullptr, FI_ADDR_UNSPEC,
+                    small), 0);
+  ASSERT_EQ(fi_send(a.ep, big.data(), big.size(), nullptr, a.peers[1],
+                    nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return !b.errs.empty(); }));
+  const fi_cq_err_entry& e = b.errs[0];
+  EXPECT_EQ(e.err, FI_ETRUNC);
+  EXPECT_EQ(e.op_context, small);
+  EXPECT_EQ(e.len, 10u);
+  EXPECT_EQ(e.olen, 90u);
+  EXPECT_EQ(std::memcmp(small, big.data(), 10), 0);
+  sockaddr_in sa;
+  std::memcpy(&sa, a.name.data(), sizeof(sa));
+  std::string peer = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+  EXPECT_NE(b.err_texts[0].find(peer), std::string::npos) << b.err_texts[0];
+  EXPECT_NE(b.err_texts[0].find("truncated"), std::string::npos);
+}
+
+TEST_F(ProviderTest, CancelledReceiveCompletesWithECanceled) {
+  Open(2);
+  Side& b = sides_[1];
+  char buf[8];
+  int ctx;
+  ASSERT_EQ(fi_trecv(b.ep, buf, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, &ctx), 0);
+  EXPECT_EQ(fi_cancel(&b.ep->fid, &ctx), 0);
+  EXPECT_EQ(fi_cancel(&b.ep->fid, &ctx), -FI_ENOENT);
+  Pump(b);
+  ASSERT_EQ(b.errs.size(), 1u);
+  EXPECT_EQ(b.errs[0].err, FI_ECANCELED);
+  EXPECT_EQ(b.errs[0].op_context, &ctx);
+  EXPECT_EQ(b.errs[0].flags, FI_RECV | FI_TAGGED);
+}
+
+TEST_F(ProviderTest, SendToASilentPeerFailsNamingPeerAndCause) {
+  Open(1);
+  Side& a = sides_[0];
+  // A UDP port that is bound (so no ICMP) and never answers.
+  int sock = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  socklen_t len = sizeof(sa);
+  ASSERT_EQ(getsockname(sock, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  fi_addr_t dead;
+  ASSERT_EQ(fi_av_insert(a.av, &sa, 1, &dead, 0, nullptr), 1);
+  char msg[32] = {};
+  int ctx;
+  ASSERT_EQ(fi_send(a.ep, msg, sizeof(msg), nullptr, dead, &ctx), 0);
+  bool failed = PumpUntil([&] { return !a.errs.empty(); });
+  close(sock);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(a.errs[0].err, FI_EHOSTUNREACH);
+  EXPECT_EQ(a.errs[0].op_context, &ctx);
+  EXPECT_EQ(a.errs[0].prov_errno,
+            static_cast<int>(FailureCause::kPeerUnreachable));
+  std::string peer = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+  EXPECT_NE(a.err_texts[0].find(peer), std::string::npos) << a.err_texts[0];
+  EXPECT_NE(a.err_texts[0].find(FailureCauseName(FailureCause::kPeerUnreachable)),
+            std::string::npos)
+      << a.err_texts[0];
+}
+
+TEST_F(ProviderTest, ForgedMessageWithoutProviderHeaderIsDropped) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  // A braid endpoint that is not a libfabric client sends B raw bytes.
+  EndpointOptions o;
+  auto raw = Endpoint::Open(o).value();
+  NetAddr b_addr;
+  sockaddr_in sa;
+  std::memcpy(&sa, b.name.data(), sizeof(sa));
+  b_addr = NetAddr::Ipv4(ntohl(sa.sin_addr.s_addr), ntohs(sa.sin_port));
+  std::vector<uint8_t> junk = Pattern(40, 9);
+  ASSERT_TRUE(raw->Send(b_addr, junk).ok());
+  std::vector<Completion> done;
+  auto ok = PumpUntil([&] {
+    raw->Poll(&done);
+    return !done.empty();
+  });
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(done[0].type, CompletionType::kSendDone);  // braid delivered it
+  char in[8];
+  uint32_t v = 5;
+  ASSERT_EQ(fi_recv(b.ep, in, 8, nullptr, FI_ADDR_UNSPEC, in), 0);
+  ASSERT_EQ(fi_send(a.ep, &v, 4, nullptr, a.peers[1], nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return !b.got.empty(); }));
+  EXPECT_EQ(b.got[0].len, 4u);  // the forged one matched nothing
+  EXPECT_TRUE(b.errs.empty());
+}
+
+TEST_F(ProviderTest, AddressesRoundTripThroughTheAv) {
+  Open(2);
+  Side& a = sides_[0];
+  sockaddr_in sa{};
+  size_t len = sizeof(sa);
+  ASSERT_EQ(fi_av_lookup(a.av, a.peers[1], &sa, &len), 0);
+  EXPECT_EQ(len, sizeof(sockaddr_in));
+  EXPECT_EQ(std::memcmp(&sa, sides_[1].name.data(), len), 0);
+  char buf[64];
+  size_t blen = sizeof(buf);
+  fi_av_straddr(a.av, &sa, buf, &blen);
+  EXPECT_EQ(std::string(buf),
+            "127.0.0.1:" + std::to_string(ntohs(sa.sin_port)));
+  char small[4];
+  size_t slen = sizeof(small);
+  EXPECT_EQ(fi_getname(&a.ep->fid, small, &slen), -FI_ETOOSMALL);
+  EXPECT_EQ(slen, sizeof(sockaddr_in));
+}
+
+class SelectiveTest : public FiTest {};
+
+TEST_F(SelectiveTest, OnlySendsAskingForACompletionGetOne) {
+  SideOptions o;
+  o.selective_tx = true;
+  Open(2, o);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  char in[2][4];
+  for (auto& buf : in) {
+    ASSERT_EQ(fi_recv(b.ep, buf, 4, nullptr, FI_ADDR_UNSPEC, buf), 0);
+  }
+  uint32_t v = 1;
+  int quiet, loud;
+  ASSERT_EQ(fi_send(a.ep, &v, 4, nullptr, a.peers[1], &quiet), 0);
+  iovec iov{&v, 4};
+  fi_msg m{};
+  m.msg_iov = &iov;
+  m.iov_count = 1;
+  m.addr = a.peers[1];
+  m.context = &loud;
+  ASSERT_EQ(fi_sendmsg(a.ep, &m, FI_COMPLETION), 0);
+  ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 2 && !a.got.empty(); }));
+  Pump(a);
+  ASSERT_EQ(a.got.size(), 1u);
+  EXPECT_EQ(a.got[0].op_context, &loud);
+}
+
+class WaitTest : public FiTest {};
+
+TEST_F(WaitTest, BlockingReadWakesForAMessage) {
+  SideOptions o;
+  o.wait_fd = true;
+  Open(2, o);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  int fd = -1;
+  ASSERT_EQ(fi_control(&b.cq->fid, FI_GETWAIT, &fd), 0);
+  EXPECT_GE(fd, 0);
+  fid* fids[] = {&b.cq->fid};
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0);  // nothing there: may block
+  fi_cq_tagged_entry e;
+  EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, 50), -FI_EAGAIN);
+  char in[8];
+  uint64_t v = 99;
+  ASSERT_EQ(fi_recv(b.ep, in, 8, nullptr, FI_ADDR_UNSPEC, in), 0);
+  ASSERT_EQ(fi_send(a.ep, &v, 8, nullptr, a.peers[1], nullptr), 0);
+  Pump(a);
+  ssize_t n = fi_cq_sread(b.cq, &e, 1, nullptr, 5000);
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(e.op_context, in);
+  EXPECT_EQ(std::memcmp(in, &v, 8), 0);
+}
+
+}  // namespace
+}  // namespace braid::libfabric::testing

@@ -78,6 +78,7 @@ struct Cq {
   int epfd = -1;              // wait object: the endpoints' wait fds
   int signal_fd = -1;         // eventfd for fi_cq_signal
   bool wait = false;          // opened with a wait object
+  uint32_t empty_reads = 0;   // reads in a row that found nothing
 
   void Push(const CqEntry& c) {
     CqEntry copy = c;

@@ -106,9 +106,7 @@ const char* StrAddr(fid_av*, const void* addr, char* buf, size_t* len) {
   return buf;
 }
 
-int AvSet(fid_av*, fi_av_set_attr*, fid_av_set**, void*) {
-  return -FI_ENOSYS;
-}
+int AvSet(fid_av*, fi_av_set_attr*, fid_av_set**, void*) { return -FI_ENOSYS; }
 
 fi_ops_av kAvOps = {
     .size = sizeof(fi_ops_av),
@@ -138,8 +136,7 @@ fi_ops kAvFiOps = {
 
 }  // namespace
 
-int OpenAv(fid_domain* domain, fi_av_attr* attr, fid_av** out,
-           void* context) {
+int OpenAv(fid_domain* domain, fi_av_attr* attr, fid_av** out, void* context) {
   if (attr->flags & (FI_EVENT | FI_READ | FI_SYMMETRIC)) return -FI_ENOSYS;
   if (attr->name != nullptr) return -FI_ENOSYS;  // no shared AVs
   if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&

@@ -20,6 +20,10 @@ void DefineParams() {
   fi_param_define(p, "peer_timeout_ms", FI_PARAM_INT,
                   "A send fails when its peer answers nothing for this "
                   "long, ms (default: 2000)");
+  fi_param_define(p, "progress_us", FI_PARAM_INT,
+                  "A progress thread drives the endpoints after the "
+                  "application has made no call for this long, us; 0 = no "
+                  "thread (default: 1000)");
 }
 
 namespace {
@@ -42,8 +46,8 @@ ProviderConfig Read() {
     if (v >= 1 && v <= 256) {
       c.paths = static_cast<uint16_t>(v);
     } else {
-      FI_WARN(p, FI_LOG_CORE, "FI_BRAID_PATHS=%d out of 1..256, using %u\n",
-              v, c.paths);
+      FI_WARN(p, FI_LOG_CORE, "FI_BRAID_PATHS=%d out of 1..256, using %u\n", v,
+              c.paths);
     }
   }
   if (fi_param_get_str(p, "mode", &s) == FI_SUCCESS && s) {
@@ -66,6 +70,13 @@ ProviderConfig Read() {
       c.peer_timeout = DurationNs::Millis(v);
     } else {
       FI_WARN(p, FI_LOG_CORE, "FI_BRAID_PEER_TIMEOUT_MS=%d must be >= 1\n", v);
+    }
+  }
+  if (fi_param_get_int(p, "progress_us", &v) == FI_SUCCESS) {
+    if (v >= 0) {
+      c.progress_idle = DurationNs::Micros(v);
+    } else {
+      FI_WARN(p, FI_LOG_CORE, "FI_BRAID_PROGRESS_US=%d must be >= 0\n", v);
     }
   }
   return c;

@@ -33,7 +33,10 @@ const char* ProvErrName(int prov_errno) {
 }
 
 void Cq::ProgressAll() {
-  for (Ep* ep : eps) ep->Progress();
+  for (Ep* ep : eps) {
+    ++ep->app_calls;
+    ep->Progress();
+  }
 }
 
 namespace {
@@ -92,9 +95,9 @@ ssize_t ReadErr(fid_cq* f, fi_cq_err_entry* buf, uint64_t flags) {
   void* user_data = buf->err_data;
   size_t user_size = buf->err_data_size;
   *buf = e.e;
-  const bool copy = FI_VERSION_GE(cq->domain->api_version(),
-                                  FI_VERSION(1, 5)) &&
-                    user_size > 0 && user_data != nullptr;
+  const bool copy =
+      FI_VERSION_GE(cq->domain->api_version(), FI_VERSION(1, 5)) &&
+      user_size > 0 && user_data != nullptr;
   if (copy) {
     size_t n = std::min(user_size, cq->err_data_held.size() + 1);
     std::memcpy(user_data, cq->err_data_held.c_str(), n);
@@ -159,10 +162,10 @@ int Signal(fid_cq* f) {
   return 0;
 }
 
-const char* StrError(fid_cq*, int prov_errno, const void* err_data,
-                     char* buf, size_t len) {
-  const char* s = err_data ? static_cast<const char*>(err_data)
-                           : ProvErrName(prov_errno);
+const char* StrError(fid_cq*, int prov_errno, const void* err_data, char* buf,
+                     size_t len) {
+  const char* s =
+      err_data ? static_cast<const char*>(err_data) : ProvErrName(prov_errno);
   if (buf && len) {
     std::strncpy(buf, s, len - 1);
     buf[len - 1] = '\0';
@@ -237,13 +240,12 @@ size_t EntrySize(fi_cq_format f) {
 
 }  // namespace
 
-int OpenCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** out,
-           void* context) {
+int OpenCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** out, void* context) {
   size_t size = EntrySize(attr->format);
   if (size == 0) return -FI_ENOSYS;
   if (attr->flags & ~static_cast<uint64_t>(FI_AFFINITY)) return -FI_EBADFLAGS;
-  const bool wait = attr->wait_obj == FI_WAIT_FD ||
-                    attr->wait_obj == FI_WAIT_UNSPEC;
+  const bool wait =
+      attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC;
   if (!wait && attr->wait_obj != FI_WAIT_NONE) return -FI_ENOSYS;
   if (attr->wait_cond != FI_CQ_COND_NONE) return -FI_ENOSYS;
   auto* cq = new Cq();
@@ -252,8 +254,8 @@ int OpenCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** out,
   cq->fid.fid.ops = &kCqFiOps;
   cq->fid.ops = &kCqOps;
   cq->domain = FromFid<Domain>(domain);
-  cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
-                                                   : attr->format;
+  cq->format =
+      attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
   cq->entry_size = size;
   if (wait) {
     cq->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -281,6 +283,10 @@ int TryWait(fid_fabric*, fid** fids, int count) {
     if (cq->entries.empty() && cq->errors.empty()) cq->ProgressAll();
     if (!cq->entries.empty() || !cq->errors.empty()) return -FI_EAGAIN;
     for (Ep* ep : cq->eps) ep->Flush();
+    if (cq->signal_fd >= 0) {  // a signal already seen: clear it
+      uint64_t v;
+      (void)!read(cq->signal_fd, &v, sizeof(v));
+    }
   }
   return 0;
 }

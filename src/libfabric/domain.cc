@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "libfabric/config.h"
 #include "libfabric/objects.h"
 #include "libfabric/provider.h"
 #include "libfabric/stubs.h"
@@ -34,8 +35,8 @@ fi_ops kMrFiOps = {
 };
 
 int RegV(fid* f, const iovec* iov, size_t count, uint64_t access,
-         uint64_t offset, uint64_t requested_key, uint64_t flags,
-         fid_mr** mr, void* context) {
+         uint64_t offset, uint64_t requested_key, uint64_t flags, fid_mr** mr,
+         void* context) {
   return RegisterMr(f, nullptr, 0, access, offset, requested_key, flags, mr,
                     context);
 }
@@ -56,6 +57,11 @@ fi_ops_mr kMrOps = {
 
 int DomainClose(fid* f) {
   Domain* d = FromFid<Domain>(f);
+  {
+    std::lock_guard<std::mutex> l(d->mu);
+    if (!d->eps.empty()) return -FI_EBUSY;
+  }
+  d->progress.reset();
   fi_freeinfo(d->info);
   delete d;
   return 0;
@@ -72,17 +78,14 @@ fi_ops kDomainFiOps = {
 };
 
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
-int NoCntr(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) {
-  return -FI_ENOSYS;
-}
+int NoCntr(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) { return -FI_ENOSYS; }
 int NoPoll(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
 int NoStx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*, uint64_t) {
   return -FI_ENOSYS;
 }
-int NoCollective(fid_domain*, fi_collective_op, fi_collective_attr*,
-                 uint64_t) {
+int NoCollective(fid_domain*, fi_collective_op, fi_collective_attr*, uint64_t) {
   return -FI_ENOSYS;
 }
 int Endpoint2(fid_domain* d, fi_info* info, fid_ep** ep, uint64_t flags,
@@ -117,7 +120,8 @@ ssize_t EqWrite(fid_eq*, uint32_t, const void*, size_t, uint64_t) {
 }
 ssize_t EqSRead(fid_eq*, uint32_t*, void*, size_t, int timeout, uint64_t) {
   // Nothing ever arrives: wait out the timeout (a bounded one).
-  if (timeout > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout));
+  if (timeout > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout));
   return -FI_EAGAIN;
 }
 const char* EqStrError(fid_eq*, int, const void*, char* buf, size_t len) {
@@ -219,6 +223,9 @@ int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** out,
   d->fid.mr = &kMrOps;
   d->fabric = FromFid<Fabric>(fabric);
   d->info = fi_dupinfo(info);
+  if (Config().progress_idle > DurationNs::Zero()) {
+    d->progress = std::make_unique<ProgressThread>(d, Config().progress_idle);
+  }
   *out = &d->fid;
   return 0;
 }

@@ -4,9 +4,12 @@
 #include <rdma/fi_tagged.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "braid/stats.h"
 #include "libfabric/config.h"
 #include "libfabric/provider.h"
 
@@ -61,17 +64,18 @@ uint64_t Ep::AllocTx(const TxRequest& r) {
 }
 
 ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
-                 uint64_t tag, uint64_t data, void* context, uint64_t flags) {
+                 uint64_t tag, uint64_t data, void* context, uint64_t flags,
+                 bool inject_call) {
   if (!enabled || !endpoint) return -FI_EOPBADSTATE;
   if (count > kIovLimit) return -FI_EINVAL;
   const NetAddr* peer = av ? av->Lookup(dest) : nullptr;
   if (peer == nullptr) return -FI_EINVAL;
   const size_t len = IovBytes(iov, count);
   if (len > kMaxMessageBytes - kHeaderBytes) return -FI_EMSGSIZE;
-  const bool inject = (flags & FI_INJECT) != 0;
+  const bool inject = inject_call || (flags & FI_INJECT) != 0;
   if (inject && len > kInjectSize) return -FI_EINVAL;
   const bool want =
-      !inject && tx_cq && (!tx_selective || (flags & FI_COMPLETION));
+      !inject_call && tx_cq && (!tx_selective || (flags & FI_COMPLETION));
   const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
   const auto hdr = EncodeHeader(
       {.kind = kind, .has_data = has_data, .tag = tag, .data = data});
@@ -89,8 +93,9 @@ ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
     absl::Span<const uint8_t> body(
         count ? static_cast<const uint8_t*>(iov[0].iov_base) : nullptr, len);
     o.prefix = hdr;
-    s = (want && len >= kZeroCopyMin) ? endpoint->SendZeroCopy(*peer, body, o)
-                                      : endpoint->Send(*peer, body, o);
+    s = (want && !inject && len >= kZeroCopyMin)
+            ? endpoint->SendZeroCopy(*peer, body, o)
+            : endpoint->Send(*peer, body, o);
   } else {
     std::vector<uint8_t> buf = endpoint->TakeBuffer(kHeaderBytes + len);
     buf.insert(buf.end(), hdr.begin(), hdr.end());
@@ -109,8 +114,7 @@ ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
 }
 
 ssize_t Ep::Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,
-                 uint64_t tag, uint64_t ignore, void* context,
-                 uint64_t flags) {
+                 uint64_t tag, uint64_t ignore, void* context, uint64_t flags) {
   if (!enabled || !endpoint) return -FI_EOPBADSTATE;
   if (count > kIovLimit) return -FI_EINVAL;
   if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MULTI_RECV)) {
@@ -182,10 +186,9 @@ void Ep::Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
     e.e.olen = payload.size() - done;
     e.e.err = FI_ETRUNC;
     e.e.prov_errno = kProvErrTruncated;
-    e.text = absl::StrCat("braid: ", KindName(kind), " of ", payload.size(),
-                          " bytes from ", peer.ToString(),
-                          " truncated to the receive buffer's ", done,
-                          " bytes");
+    e.text = absl::StrCat(
+        "braid: ", KindName(kind), " of ", payload.size(), " bytes from ",
+        peer.ToString(), " truncated to the receive buffer's ", done, " bytes");
     rx_cq->PushError(std::move(e));
     return;
   }
@@ -242,9 +245,8 @@ void Ep::HandleSendDone(const Completion& c) {
     return;
   }
   ++counters.send_failures;
-  std::string text =
-      absl::StrCat("braid: send to ", c.peer.ToString(),
-                   " failed: ", FailureCauseName(c.cause));
+  std::string text = absl::StrCat("braid: send to ", c.peer.ToString(),
+                                  " failed: ", FailureCauseName(c.cause));
   FI_WARN(Provider(), FI_LOG_EP_DATA, "%s\n", text.c_str());
   if (tx_cq == nullptr) return;
   CqError e;
@@ -281,6 +283,30 @@ void Ep::Flush() {
 
 void Ep::Close() {
   if (!endpoint) return;
+  if (fi_log_enabled(Provider(), FI_LOG_INFO, FI_LOG_EP_CTRL)) {
+    std::string drops;
+    for (size_t i = 1; i < kHeaderErrorCount; ++i) {
+      absl::StrAppend(&drops, " ", HeaderErrorName(static_cast<HeaderError>(i)),
+                      "=", counters.dropped[i]);
+    }
+    FI_INFO(Provider(), FI_LOG_EP_CTRL,
+            "endpoint %s closing: unexpected=%lu send_failures=%lu "
+            "backpressure_polls=%lu dropped:%s placed=%lu\n%s",
+            local_address().ToString().c_str(), counters.unexpected,
+            counters.send_failures, counters.backpressure_polls, drops.c_str(),
+            counters.dropped_placed,
+            FormatStatsTable(endpoint->stats()).c_str());
+  }
+  // Linger briefly so that acks owed to peers (for messages this side has
+  // delivered) go out: otherwise a peer whose last message was received
+  // here would see it unacknowledged and fail it after its peer timeout.
+  const auto linger_end =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  endpoint->Wait(DurationNs::Zero());
+  while (std::chrono::steady_clock::now() < linger_end) {
+    endpoint->Poll(&polled_, 0);
+    std::this_thread::yield();
+  }
   endpoint->Close();
   endpoint->Poll(&polled_);  // the failed sends' buffers come back
   polled_.clear();

@@ -61,15 +61,23 @@ struct Ep {
   uint64_t rx_op_flags = 0;
   bool enabled = false;
   std::unique_ptr<Endpoint> endpoint;
+  // The application's calls that drive this endpoint (CQ reads that poll
+  // it, sends, receives), and the count the progress thread last saw: it
+  // steps in only when they stay equal for a period.
+  uint64_t app_calls = 0;
+  uint64_t app_calls_seen = 0;
   EpCounters counters;
 
   // One send. `iov`/`count`: the payload; `dest`: an AV address. `flags`:
   // the operation's (FI_INJECT, FI_COMPLETION, FI_REMOTE_CQ_DATA, ...).
+  // `inject_call`: fi_inject / fi_injectdata, which never complete (FI_INJECT
+  // on fi_sendmsg only lets the caller reuse the buffer at once).
   // Returns 0, -FI_EAGAIN (braid's send queue is full: read the CQ and
   // retry), -FI_EINVAL (bad address or length), -FI_EMSGSIZE,
   // -FI_EOPBADSTATE (not enabled).
   ssize_t Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
-               uint64_t tag, uint64_t data, void* context, uint64_t flags);
+               uint64_t tag, uint64_t data, void* context, uint64_t flags,
+               bool inject_call = false);
   // One receive. Matches the oldest unexpected message at once, else
   // queues. Returns 0, -FI_EINVAL, -FI_EOPBADSTATE, -FI_EBADFLAGS.
   ssize_t Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,

@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "libfabric/config.h"
 #include "libfabric/ep.h"
-#include "libfabric/provider.h"
 #include "libfabric/info.h"
+#include "libfabric/provider.h"
 #include "libfabric/sockaddr.h"
 #include "libfabric/stubs.h"
 
@@ -27,14 +27,15 @@ using Lock = std::lock_guard<std::mutex>;
 
 void Unbind(Cq* cq, Ep* ep) {
   if (cq == nullptr) return;
-  cq->eps.erase(std::remove(cq->eps.begin(), cq->eps.end(), ep),
-                cq->eps.end());
+  cq->eps.erase(std::remove(cq->eps.begin(), cq->eps.end(), ep), cq->eps.end());
 }
 
 int EpClose(fid* f) {
   Ep* ep = E(f);
   {
     Lock l(ep->domain->mu);
+    auto& eps = ep->domain->eps;
+    eps.erase(std::remove(eps.begin(), eps.end(), ep), eps.end());
     Unbind(ep->tx_cq, ep);
     if (ep->rx_cq != ep->tx_cq) Unbind(ep->rx_cq, ep);
     ep->Close();
@@ -180,14 +181,18 @@ fi_ops_cm kEpCmOps = {
 // --- FI_MSG ---
 
 ssize_t MsgSend(Ep* ep, const iovec* iov, size_t count, fi_addr_t dest,
-                uint64_t data, void* ctx, uint64_t flags) {
+                uint64_t data, void* ctx, uint64_t flags,
+                bool inject_call = false) {
   Lock l(ep->domain->mu);
-  return ep->Send(MsgKind::kMsg, iov, count, dest, 0, data, ctx, flags);
+  ++ep->app_calls;
+  return ep->Send(MsgKind::kMsg, iov, count, dest, 0, data, ctx, flags,
+                  inject_call);
 }
 
 ssize_t MsgRecv(Ep* ep, const iovec* iov, size_t count, fi_addr_t src,
                 void* ctx, uint64_t flags) {
   Lock l(ep->domain->mu);
+  ++ep->app_calls;
   return ep->Recv(MsgKind::kMsg, iov, count, src, 0, 0, ctx, flags);
 }
 
@@ -196,8 +201,8 @@ ssize_t Recv(fid_ep* f, void* buf, size_t len, void*, fi_addr_t src,
   iovec v{buf, len};
   return MsgRecv(E(f), &v, 1, src, ctx, E(f)->rx_op_flags);
 }
-ssize_t Recvv(fid_ep* f, const iovec* iov, void**, size_t count,
-              fi_addr_t src, void* ctx) {
+ssize_t Recvv(fid_ep* f, const iovec* iov, void**, size_t count, fi_addr_t src,
+              void* ctx) {
   return MsgRecv(E(f), iov, count, src, ctx, E(f)->rx_op_flags);
 }
 ssize_t Recvmsg(fid_ep* f, const fi_msg* m, uint64_t flags) {
@@ -208,8 +213,8 @@ ssize_t Send(fid_ep* f, const void* buf, size_t len, void*, fi_addr_t dest,
   iovec v{const_cast<void*>(buf), len};
   return MsgSend(E(f), &v, 1, dest, 0, ctx, E(f)->tx_op_flags);
 }
-ssize_t Sendv(fid_ep* f, const iovec* iov, void**, size_t count,
-              fi_addr_t dest, void* ctx) {
+ssize_t Sendv(fid_ep* f, const iovec* iov, void**, size_t count, fi_addr_t dest,
+              void* ctx) {
   return MsgSend(E(f), iov, count, dest, 0, ctx, E(f)->tx_op_flags);
 }
 ssize_t Sendmsg(fid_ep* f, const fi_msg* m, uint64_t flags) {
@@ -218,7 +223,7 @@ ssize_t Sendmsg(fid_ep* f, const fi_msg* m, uint64_t flags) {
 }
 ssize_t Inject(fid_ep* f, const void* buf, size_t len, fi_addr_t dest) {
   iovec v{const_cast<void*>(buf), len};
-  return MsgSend(E(f), &v, 1, dest, 0, nullptr, FI_INJECT);
+  return MsgSend(E(f), &v, 1, dest, 0, nullptr, FI_INJECT, true);
 }
 ssize_t Senddata(fid_ep* f, const void* buf, size_t len, void*, uint64_t data,
                  fi_addr_t dest, void* ctx) {
@@ -230,7 +235,7 @@ ssize_t Injectdata(fid_ep* f, const void* buf, size_t len, uint64_t data,
                    fi_addr_t dest) {
   iovec v{const_cast<void*>(buf), len};
   return MsgSend(E(f), &v, 1, dest, data, nullptr,
-                 FI_INJECT | FI_REMOTE_CQ_DATA);
+                 FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 fi_ops_msg kMsgOps = {
@@ -249,14 +254,18 @@ fi_ops_msg kMsgOps = {
 // --- FI_TAGGED ---
 
 ssize_t TSend(Ep* ep, const iovec* iov, size_t count, fi_addr_t dest,
-              uint64_t tag, uint64_t data, void* ctx, uint64_t flags) {
+              uint64_t tag, uint64_t data, void* ctx, uint64_t flags,
+              bool inject_call = false) {
   Lock l(ep->domain->mu);
-  return ep->Send(MsgKind::kTagged, iov, count, dest, tag, data, ctx, flags);
+  ++ep->app_calls;
+  return ep->Send(MsgKind::kTagged, iov, count, dest, tag, data, ctx, flags,
+                  inject_call);
 }
 
 ssize_t TRecv(Ep* ep, const iovec* iov, size_t count, fi_addr_t src,
               uint64_t tag, uint64_t ignore, void* ctx, uint64_t flags) {
   Lock l(ep->domain->mu);
+  ++ep->app_calls;
   return ep->Recv(MsgKind::kTagged, iov, count, src, tag, ignore, ctx, flags);
 }
 
@@ -265,8 +274,8 @@ ssize_t Trecv(fid_ep* f, void* buf, size_t len, void*, fi_addr_t src,
   iovec v{buf, len};
   return TRecv(E(f), &v, 1, src, tag, ignore, ctx, E(f)->rx_op_flags);
 }
-ssize_t Trecvv(fid_ep* f, const iovec* iov, void**, size_t count,
-               fi_addr_t src, uint64_t tag, uint64_t ignore, void* ctx) {
+ssize_t Trecvv(fid_ep* f, const iovec* iov, void**, size_t count, fi_addr_t src,
+               uint64_t tag, uint64_t ignore, void* ctx) {
   return TRecv(E(f), iov, count, src, tag, ignore, ctx, E(f)->rx_op_flags);
 }
 ssize_t Trecvmsg(fid_ep* f, const fi_msg_tagged* m, uint64_t flags) {
@@ -289,10 +298,10 @@ ssize_t Tsendmsg(fid_ep* f, const fi_msg_tagged* m, uint64_t flags) {
 ssize_t Tinject(fid_ep* f, const void* buf, size_t len, fi_addr_t dest,
                 uint64_t tag) {
   iovec v{const_cast<void*>(buf), len};
-  return TSend(E(f), &v, 1, dest, tag, 0, nullptr, FI_INJECT);
+  return TSend(E(f), &v, 1, dest, tag, 0, nullptr, FI_INJECT, true);
 }
-ssize_t Tsenddata(fid_ep* f, const void* buf, size_t len, void*,
-                  uint64_t data, fi_addr_t dest, uint64_t tag, void* ctx) {
+ssize_t Tsenddata(fid_ep* f, const void* buf, size_t len, void*, uint64_t data,
+                  fi_addr_t dest, uint64_t tag, void* ctx) {
   iovec v{const_cast<void*>(buf), len};
   return TSend(E(f), &v, 1, dest, tag, data, ctx,
                E(f)->tx_op_flags | FI_REMOTE_CQ_DATA);
@@ -301,7 +310,7 @@ ssize_t Tinjectdata(fid_ep* f, const void* buf, size_t len, uint64_t data,
                     fi_addr_t dest, uint64_t tag) {
   iovec v{const_cast<void*>(buf), len};
   return TSend(E(f), &v, 1, dest, tag, data, nullptr,
-               FI_INJECT | FI_REMOTE_CQ_DATA);
+               FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 fi_ops_tagged kTaggedOps = {
@@ -364,6 +373,10 @@ int OpenEp(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
   ep->endpoint = std::move(*endpoint);
+  {
+    std::lock_guard<std::mutex> l(d->mu);
+    d->eps.push_back(ep);
+  }
   *out = &ep->fid;
   return 0;
 }

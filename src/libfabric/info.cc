@@ -106,8 +106,8 @@ uint64_t Caps(const fi_info* hints) {
 void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
   fi->caps = Caps(hints);
   fi->mode = 0;
-  fi->addr_format = src.family == NetAddr::Family::kIpv6 ? FI_SOCKADDR_IN6
-                                                          : FI_SOCKADDR_IN;
+  fi->addr_format =
+      src.family == NetAddr::Family::kIpv6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
   fi_tx_attr& tx = *fi->tx_attr;
   tx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND);
   tx.op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
@@ -117,8 +117,8 @@ void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
   tx.size = kTxSize;
   tx.iov_limit = kIovLimit;
   fi_rx_attr& rx = *fi->rx_attr;
-  rx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV |
-                        FI_SOURCE);
+  rx.caps =
+      fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
   rx.op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
   rx.msg_order = FI_ORDER_SAS;
   rx.comp_order = FI_ORDER_NONE;
@@ -138,8 +138,8 @@ void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
   d.control_progress = FI_PROGRESS_AUTO;
   d.data_progress = FI_PROGRESS_MANUAL;
   d.resource_mgmt = FI_RM_ENABLED;
-  d.av_type = hints && hints->domain_attr ? hints->domain_attr->av_type
-                                          : FI_AV_UNSPEC;
+  d.av_type =
+      hints && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
   d.mr_mode = 0;
   d.cq_data_size = 8;
   d.cq_cnt = 256;
@@ -157,8 +157,8 @@ void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
 
 // The local and (if named) remote address the hints and arguments give.
 int Addresses(const char* node, const char* service, uint64_t flags,
-              const fi_info* hints, const ProviderConfig& config,
-              NetAddr* src, NetAddr* dest) {
+              const fi_info* hints, const ProviderConfig& config, NetAddr* src,
+              NetAddr* dest) {
   if (!Resolve(config.bind_ip.c_str(), nullptr, src)) {
     return -FI_EINVAL;
   }

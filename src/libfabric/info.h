@@ -14,8 +14,8 @@ namespace braid::libfabric {
 // Capabilities offered: messages and tagged messages, both directions,
 // directed receive, source addresses in completions.
 inline constexpr uint64_t kCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
-                                  FI_DIRECTED_RECV | FI_SOURCE |
-                                  FI_LOCAL_COMM | FI_REMOTE_COMM;
+                                  FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |
+                                  FI_REMOTE_COMM;
 inline constexpr uint64_t kTxOpFlags = FI_COMPLETION | FI_INJECT_COMPLETE |
                                        FI_TRANSMIT_COMPLETE |
                                        FI_DELIVERY_COMPLETE;

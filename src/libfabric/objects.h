@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "braid/address.h"
 #include "libfabric/match_queue.h"
+#include "libfabric/progress.h"
 
 namespace braid::libfabric {
 
@@ -34,6 +36,8 @@ struct Domain {
   Fabric* fabric = nullptr;
   fi_info* info = nullptr;  // fi_dupinfo of the domain's info
   std::mutex mu;            // guards every object of the domain
+  std::vector<Ep*> eps;     // open endpoints (the progress thread's work)
+  std::unique_ptr<ProgressThread> progress;  // null: FI_BRAID_PROGRESS_US=0
   // The application's API version (err_data_size semantics of readerr).
   uint32_t api_version() const { return fabric->fid.api_version; }
 };

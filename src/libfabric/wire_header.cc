@@ -59,7 +59,8 @@ HeaderError DecodeHeader(absl::Span<const uint8_t> msg, MsgHeader* out) {
   out->has_data = (p[2] & kFlagData) != 0;
   out->tag = GetLe64(p + 8);
   out->data = GetLe64(p + 16);
-  if (out->kind == MsgKind::kMsg && out->tag != 0) return HeaderError::kBadFlags;
+  if (out->kind == MsgKind::kMsg && out->tag != 0)
+    return HeaderError::kBadFlags;
   if (!out->has_data && out->data != 0) return HeaderError::kBadFlags;
   return HeaderError::kNone;
 }

@@ -27,8 +27,7 @@ void FiTest::Open(int n, SideOptions opts) {
   int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
   fi_freeinfo(hints);
   ASSERT_EQ(r, 0) << "fi_getinfo: " << fi_strerror(-r)
-                  << " (FI_PROVIDER_PATH=" << getenv("FI_PROVIDER_PATH")
-                  << ")";
+                  << " (FI_PROVIDER_PATH=" << getenv("FI_PROVIDER_PATH") << ")";
   ASSERT_STREQ(info_->fabric_attr->prov_name, "braid");
   ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
   ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
@@ -75,11 +74,11 @@ void FiTest::TearDown() {
     }
   }
   if (domain_) {
-      EXPECT_EQ(fi_close(&domain_->fid), 0);
-    }
+    EXPECT_EQ(fi_close(&domain_->fid), 0);
+  }
   if (fabric_) {
-      EXPECT_EQ(fi_close(&fabric_->fid), 0);
-    }
+    EXPECT_EQ(fi_close(&fabric_->fid), 0);
+  }
   if (info_) fi_freeinfo(info_);
 }
 

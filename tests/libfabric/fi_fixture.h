@@ -28,7 +28,7 @@ struct Side {
   fid_ep* ep = nullptr;
   fid_cq* cq = nullptr;
   fid_av* av = nullptr;
-  std::string name;  // fi_getname bytes
+  std::string name;              // fi_getname bytes
   std::vector<fi_addr_t> peers;  // fi_addr of side i in this side's AV
   std::deque<fi_cq_tagged_entry> got;
   std::deque<fi_addr_t> got_from;

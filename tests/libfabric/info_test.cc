@@ -21,8 +21,8 @@ InfoPtr Hints() { return InfoPtr(fi_allocinfo()); }
 int Get(const fi_info* hints, InfoPtr* out, const char* node = nullptr,
         const char* service = nullptr, uint64_t flags = 0) {
   fi_info* info = nullptr;
-  int r = GetInfo(kVersion, node, service, flags, hints, ProviderConfig(),
-                  &info);
+  int r =
+      GetInfo(kVersion, node, service, flags, hints, ProviderConfig(), &info);
   out->reset(info);
   return r;
 }

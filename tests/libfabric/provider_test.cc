@@ -31,8 +31,8 @@ TEST_F(ProviderTest, MessageArrivesAndBothSidesComplete) {
   Side& b = sides_[1];
   std::vector<uint8_t> in(1000), out = Pattern(1000, 1);
   int rctx, sctx;
-  ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC,
-                    &rctx), 0);
+  ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx),
+            0);
   ASSERT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, a.peers[1], &sctx),
             0);
   ASSERT_TRUE(PumpUntil([&] { return !b.got.empty() && !a.got.empty(); }));
@@ -54,7 +54,8 @@ TEST_F(ProviderTest, UnexpectedMessagesWaitForReceivesInSendOrder) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     out.push_back(Pattern(sizes[i], static_cast<uint8_t>(i)));
     ASSERT_EQ(fi_send(a.ep, out[i].data(), out[i].size(), nullptr, a.peers[1],
-                      &out[i]), 0);
+                      &out[i]),
+              0);
   }
   // Every send completes (delivered into B's unexpected queue) before B
   // posts a single receive.
@@ -81,9 +82,11 @@ TEST_F(ProviderTest, TaggedReceivesMatchOnTagAndIgnoreMask) {
   Side& b = sides_[1];
   uint64_t any_1xx = 0, exact_200 = 0;
   ASSERT_EQ(fi_trecv(b.ep, &any_1xx, 8, nullptr, FI_ADDR_UNSPEC, 0x100, 0xff,
-                     &any_1xx), 0);
+                     &any_1xx),
+            0);
   ASSERT_EQ(fi_trecv(b.ep, &exact_200, 8, nullptr, FI_ADDR_UNSPEC, 0x200, 0,
-                     &exact_200), 0);
+                     &exact_200),
+            0);
   uint64_t v200 = 200, v1ab = 0x1ab;
   ASSERT_EQ(fi_tsend(a.ep, &v200, 8, nullptr, a.peers[1], 0x200, nullptr), 0);
   ASSERT_EQ(fi_tsend(a.ep, &v1ab, 8, nullptr, a.peers[1], 0x1ab, nullptr), 0);
@@ -102,8 +105,9 @@ TEST_F(ProviderTest, TaggedAndUntaggedMessagesDoNotMatchEachOther) {
   Side& a = sides_[0];
   Side& b = sides_[1];
   uint32_t msg_in = 0, tag_in = 0, one = 1, two = 2;
-  ASSERT_EQ(fi_trecv(b.ep, &tag_in, 4, nullptr, FI_ADDR_UNSPEC, 0, ~0ull,
-                     &tag_in), 0);
+  ASSERT_EQ(
+      fi_trecv(b.ep, &tag_in, 4, nullptr, FI_ADDR_UNSPEC, 0, ~0ull, &tag_in),
+      0);
   ASSERT_EQ(fi_send(a.ep, &one, 4, nullptr, a.peers[1], nullptr), 0);
   ASSERT_TRUE(PumpUntil([&] { return a.got.size() == 1; }));
   Pump(b);
@@ -130,8 +134,7 @@ TEST_F(ProviderTest, DirectedReceiveTakesOnlyItsSource) {
   EXPECT_EQ(b.got[0].op_context, &from_c);
   EXPECT_EQ(from_c, 0xcu);
   EXPECT_EQ(b.got_from[0], b.peers[2]);
-  ASSERT_EQ(fi_recv(b.ep, &from_any, 4, nullptr, FI_ADDR_UNSPEC, &from_any),
-            0);
+  ASSERT_EQ(fi_recv(b.ep, &from_any, 4, nullptr, FI_ADDR_UNSPEC, &from_any), 0);
   ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 2; }));
   EXPECT_EQ(from_any, 0xau);
   EXPECT_EQ(b.got_from[1], b.peers[0]);
@@ -147,8 +150,9 @@ TEST_F(ProviderTest, RemoteCqDataArrivesAndInjectGivesNoCompletion) {
   ASSERT_EQ(fi_recv(b.ep, in3, 16, nullptr, FI_ADDR_UNSPEC, in3), 0);
   char msg[] = "hello";
   int sctx;
-  ASSERT_EQ(fi_senddata(a.ep, msg, 6, nullptr, 0x1234567890ull, a.peers[1],
-                        &sctx), 0);
+  ASSERT_EQ(
+      fi_senddata(a.ep, msg, 6, nullptr, 0x1234567890ull, a.peers[1], &sctx),
+      0);
   ASSERT_EQ(fi_tinjectdata(a.ep, msg, 6, 77, a.peers[1], 5), 0);
   ASSERT_EQ(fi_inject(a.ep, msg, 6, a.peers[1]), 0);
   ASSERT_TRUE(PumpUntil([&] { return b.got.size() == 3 && !a.got.empty(); }));
@@ -170,10 +174,10 @@ TEST_F(ProviderTest, TruncatedMessageIsAnErrorNamingThePeer) {
   Side& b = sides_[1];
   char small[10];
   std::vector<uint8_t> big = Pattern(100, 3);
-  ASSERT_EQ(fi_recv(b.ep, small, sizeof(small), nullptr, FI_ADDR_UNSPEC,
-                    small), 0);
-  ASSERT_EQ(fi_send(a.ep, big.data(), big.size(), nullptr, a.peers[1],
-                    nullptr), 0);
+  ASSERT_EQ(fi_recv(b.ep, small, sizeof(small), nullptr, FI_ADDR_UNSPEC, small),
+            0);
+  ASSERT_EQ(fi_send(a.ep, big.data(), big.size(), nullptr, a.peers[1], nullptr),
+            0);
   ASSERT_TRUE(PumpUntil([&] { return !b.errs.empty(); }));
   const fi_cq_err_entry& e = b.errs[0];
   EXPECT_EQ(e.err, FI_ETRUNC);
@@ -229,9 +233,58 @@ TEST_F(ProviderTest, SendToASilentPeerFailsNamingPeerAndCause) {
             static_cast<int>(FailureCause::kPeerUnreachable));
   std::string peer = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
   EXPECT_NE(a.err_texts[0].find(peer), std::string::npos) << a.err_texts[0];
-  EXPECT_NE(a.err_texts[0].find(FailureCauseName(FailureCause::kPeerUnreachable)),
-            std::string::npos)
+  EXPECT_NE(
+      a.err_texts[0].find(FailureCauseName(FailureCause::kPeerUnreachable)),
+      std::string::npos)
       << a.err_texts[0];
+}
+
+// B reads its CQ one entry at a time; returns the entry of the read that
+// handed it a message (braid may then hold B's ack for B's answer).
+fi_cq_tagged_entry ReadOne(FiTest* t, Side& a, Side& b) {
+  fi_cq_tagged_entry e{};
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < until) {
+    fi_cq_tagged_entry ae;
+    while (fi_cq_read(a.cq, &ae, 1) == 1) a.got.push_back(ae);
+    if (fi_cq_read(b.cq, &e, 1) == 1) return e;
+  }
+  ADD_FAILURE() << "no message for B";
+  return e;
+}
+
+TEST_F(ProviderTest, ReceiverThatStopsCallingStillAcknowledges) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  char in[64], out[64] = "ping";
+  // A conversation in which B answers at once: braid learns that holding
+  // B's acks for its answers pays.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in), 0);
+    ASSERT_EQ(fi_recv(a.ep, out, sizeof(out), nullptr, FI_ADDR_UNSPEC, out), 0);
+    ASSERT_EQ(fi_inject(a.ep, out, 8, a.peers[1]), 0);
+    ASSERT_EQ(ReadOne(this, a, b).op_context, in);
+    ASSERT_EQ(fi_inject(b.ep, in, 8, b.peers[0]), 0);
+    ASSERT_TRUE(
+        PumpUntil([&] { return a.got.size() == static_cast<size_t>(i + 1); }));
+  }
+  // The last message: B takes it and never calls again. Its progress
+  // thread must still ack, or A fails the send after its peer timeout
+  // (300 ms here).
+  a.got.clear();
+  int sctx;
+  ASSERT_EQ(fi_recv(b.ep, in, sizeof(in), nullptr, FI_ADDR_UNSPEC, in), 0);
+  ASSERT_EQ(fi_send(a.ep, out, sizeof(out), nullptr, a.peers[1], &sctx), 0);
+  ASSERT_EQ(ReadOne(this, a, b).op_context, in);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (a.got.empty() && a.errs.empty() &&
+         std::chrono::steady_clock::now() < deadline) {
+    Pump(a);
+  }
+  ASSERT_TRUE(a.errs.empty()) << a.err_texts[0];
+  ASSERT_EQ(a.got.size(), 1u);
+  EXPECT_EQ(a.got[0].op_context, &sctx);
 }
 
 TEST_F(ProviderTest, ForgedMessageWithoutProviderHeaderIsDropped) {

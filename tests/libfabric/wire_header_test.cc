@@ -35,8 +35,7 @@ TEST(WireHeaderTest, TaggedHeaderWithDataRoundTrips) {
 }
 
 TEST(WireHeaderTest, TagIsLittleEndianAtByteEight) {
-  std::vector<uint8_t> b =
-      Bytes(Header(MsgKind::kTagged, 0x11223344ull));
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kTagged, 0x11223344ull));
   EXPECT_EQ(b[0], kHeaderVersion);
   EXPECT_EQ(b[1], 2);
   EXPECT_EQ(b[8], 0x44);

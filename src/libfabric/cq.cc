@@ -24,6 +24,8 @@ const char* ProvErrName(int prov_errno) {
       return "message larger than the receive buffer";
     case kProvErrCanceled:
       return "canceled";
+    case kProvErrNoMessage:
+      return "no matching message";
     default:
       if (prov_errno > 0 && prov_errno < 16) {
         return FailureCauseName(static_cast<FailureCause>(prov_errno));

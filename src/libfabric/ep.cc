@@ -117,7 +117,8 @@ ssize_t Ep::Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,
                  uint64_t tag, uint64_t ignore, void* context, uint64_t flags) {
   if (!enabled || !endpoint) return -FI_EOPBADSTATE;
   if (count > kIovLimit) return -FI_EINVAL;
-  if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MULTI_RECV)) {
+  if (flags & FI_MULTI_RECV) return -FI_EBADFLAGS;
+  if ((flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) && kind != MsgKind::kTagged) {
     return -FI_EBADFLAGS;
   }
   PostedRecv r;
@@ -133,6 +134,9 @@ ssize_t Ep::Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,
     if (a == nullptr) return -FI_EINVAL;
     r.spec.src = *a;
   }
+  if (flags & FI_PEEK) return Peek(r);
+  if (flags & FI_CLAIM) return Claim(r);
+  if (flags & FI_DISCARD) return -FI_EBADFLAGS;  // only with PEEK or CLAIM
   const int k = kind == MsgKind::kTagged ? 1 : 0;
   UnexpectedMsg m;
   if (unexpected_[k].TakeMatch(r.spec, &m)) {
@@ -142,6 +146,72 @@ ssize_t Ep::Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,
     return 0;
   }
   posted_[k].Post(std::move(r));
+  return 0;
+}
+
+void Ep::PushRecvError(const PostedRecv& r, int err, int prov_errno,
+                       std::string text) {
+  if (rx_cq == nullptr) return;
+  CqError e;
+  e.e.op_context = r.context;
+  e.e.flags = FI_RECV | FI_TAGGED;
+  e.e.tag = r.spec.tag;
+  e.e.err = err;
+  e.e.prov_errno = prov_errno;
+  e.text = std::move(text);
+  rx_cq->PushError(std::move(e));
+}
+
+ssize_t Ep::Peek(const PostedRecv& r) {
+  Progress();  // what has arrived by now is there to be seen
+  const UnexpectedMsg* found = unexpected_[1].Peek(r.spec);
+  if (found == nullptr) {
+    PushRecvError(r, FI_ENOMSG, kProvErrNoMessage,
+                  "braid: no unexpected tagged message matches the peek");
+    return 0;
+  }
+  const MsgHeader h = found->header;
+  const size_t len = found->payload_bytes();
+  const NetAddr peer = found->peer;
+  if (r.flags & (FI_CLAIM | FI_DISCARD)) {
+    UnexpectedMsg m;
+    unexpected_[1].TakeMatch(r.spec, &m);  // the same, oldest match
+    if (r.flags & FI_CLAIM) {
+      claimed_[r.context] = std::move(m);
+    } else {
+      endpoint->Recycle(std::move(m.data));
+    }
+  }
+  if (rx_cq == nullptr) return 0;
+  CqEntry c;
+  c.e.op_context = r.context;
+  c.e.flags = FI_RECV | FI_TAGGED | (h.has_data ? FI_REMOTE_CQ_DATA : 0);
+  c.e.len = len;
+  c.e.data = h.data;
+  c.e.tag = h.tag;
+  c.src = av ? av->Reverse(peer) : FI_ADDR_NOTAVAIL;
+  rx_cq->Push(c);
+  return 0;
+}
+
+ssize_t Ep::Claim(const PostedRecv& r) {
+  auto it = claimed_.find(r.context);
+  if (it == claimed_.end()) return -FI_EINVAL;  // nothing claimed with it
+  UnexpectedMsg m = std::move(it->second);
+  claimed_.erase(it);
+  if (r.flags & FI_DISCARD) {
+    if (rx_cq) {
+      CqEntry c;
+      c.e.op_context = r.context;
+      c.e.flags = FI_RECV | FI_TAGGED;
+      c.e.tag = m.header.tag;
+      rx_cq->Push(c);
+    }
+  } else {
+    Deliver(r, MsgKind::kTagged, m.peer, m.header,
+            absl::MakeConstSpan(m.data).subspan(kHeaderBytes));
+  }
+  endpoint->Recycle(std::move(m.data));
   return 0;
 }
 
@@ -311,6 +381,7 @@ void Ep::Close() {
   endpoint->Poll(&polled_);  // the failed sends' buffers come back
   polled_.clear();
   for (auto& q : unexpected_) q.TakeAll();
+  claimed_.clear();
   endpoint.reset();
 }
 

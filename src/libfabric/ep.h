@@ -20,8 +20,10 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "braid/completion.h"
 #include "braid/endpoint.h"
 #include "libfabric/match_queue.h"
@@ -79,7 +81,11 @@ struct Ep {
                uint64_t tag, uint64_t data, void* context, uint64_t flags,
                bool inject_call = false);
   // One receive. Matches the oldest unexpected message at once, else
-  // queues. Returns 0, -FI_EINVAL, -FI_EOPBADSTATE, -FI_EBADFLAGS.
+  // queues. Tagged receives also take FI_PEEK (report the oldest matching
+  // unexpected message, or FI_ENOMSG, in the CQ), FI_PEEK | FI_CLAIM (and
+  // set it aside for a later FI_CLAIM receive with the same context) and
+  // FI_DISCARD (drop it). Returns 0, -FI_EINVAL, -FI_EOPBADSTATE,
+  // -FI_EBADFLAGS.
   ssize_t Recv(MsgKind kind, const iovec* iov, size_t count, fi_addr_t src,
                uint64_t tag, uint64_t ignore, void* context, uint64_t flags);
   // Cancels a posted receive: it completes with FI_ECANCELED. 0 or
@@ -102,12 +108,18 @@ struct Ep {
   void Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
                const MsgHeader& h, absl::Span<const uint8_t> payload);
   uint64_t AllocTx(const TxRequest& r);
+  ssize_t Peek(const PostedRecv& r);
+  ssize_t Claim(const PostedRecv& r);
+  void PushRecvError(const PostedRecv& r, int err, int prov_errno,
+                     std::string text);
 
   PostedQueue posted_[2];
   UnexpectedQueue unexpected_[2];
   std::vector<Completion> polled_;
   std::vector<TxRequest> tx_;
   std::vector<uint32_t> tx_free_;
+  // Messages set aside by FI_PEEK | FI_CLAIM, by the peek's context.
+  absl::flat_hash_map<void*, UnexpectedMsg> claimed_;
 };
 
 }  // namespace braid::libfabric

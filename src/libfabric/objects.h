@@ -105,6 +105,7 @@ struct Eq {
 // failures carry braid's FailureCause (1..4).
 inline constexpr int kProvErrTruncated = 100;
 inline constexpr int kProvErrCanceled = 101;
+inline constexpr int kProvErrNoMessage = 102;
 const char* ProvErrName(int prov_errno);
 
 template <typename T, typename F>

@@ -207,6 +207,65 @@ TEST_F(ProviderTest, CancelledReceiveCompletesWithECanceled) {
   EXPECT_EQ(b.errs[0].flags, FI_RECV | FI_TAGGED);
 }
 
+ssize_t TRecvMsg(fid_ep* ep, void* buf, size_t len, uint64_t tag, void* ctx,
+                 uint64_t flags) {
+  iovec iov{buf, len};
+  fi_msg_tagged m{};
+  m.msg_iov = &iov;
+  m.iov_count = buf ? 1 : 0;
+  m.addr = FI_ADDR_UNSPEC;
+  m.tag = tag;
+  m.context = ctx;
+  return fi_trecvmsg(ep, &m, flags);
+}
+
+TEST_F(ProviderTest, PeekReportsClaimTakesAndAMissIsENoMsg) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  uint64_t v7 = 7, v8 = 8;
+  ASSERT_EQ(fi_tsenddata(a.ep, &v7, 8, nullptr, 70, a.peers[1], 7, nullptr), 0);
+  ASSERT_EQ(fi_tsend(a.ep, &v8, 8, nullptr, a.peers[1], 8, nullptr), 0);
+  ASSERT_TRUE(PumpUntil([&] { return a.got.size() == 2; }));
+  fi_context peek_ctx, claim_ctx, miss_ctx;
+  // A peek reports the message and leaves it.
+  ASSERT_EQ(TRecvMsg(b.ep, nullptr, 0, 7, &peek_ctx, FI_PEEK), 0);
+  Pump(b);
+  ASSERT_EQ(b.got.size(), 1u);
+  EXPECT_EQ(b.got[0].op_context, &peek_ctx);
+  EXPECT_EQ(b.got[0].len, 8u);
+  EXPECT_EQ(b.got[0].data, 70u);
+  EXPECT_EQ(b.got[0].flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+  // Peek and claim: the message is set aside for this context ...
+  ASSERT_EQ(TRecvMsg(b.ep, nullptr, 0, 7, &claim_ctx, FI_PEEK | FI_CLAIM), 0);
+  // ... so a plain receive for tag 7 no longer sees it.
+  uint64_t plain = 0;
+  ASSERT_EQ(fi_trecv(b.ep, &plain, 8, nullptr, FI_ADDR_UNSPEC, 7, 0, &plain),
+            0);
+  uint64_t claimed = 0;
+  ASSERT_EQ(TRecvMsg(b.ep, &claimed, 8, 0, &claim_ctx, FI_CLAIM), 0);
+  Pump(b);
+  ASSERT_EQ(b.got.size(), 3u);
+  EXPECT_EQ(b.got[1].op_context, &claim_ctx);
+  EXPECT_EQ(b.got[2].op_context, &claim_ctx);
+  EXPECT_EQ(claimed, 7u);
+  EXPECT_EQ(plain, 0u);
+  // A peek that matches nothing completes with FI_ENOMSG.
+  ASSERT_EQ(TRecvMsg(b.ep, nullptr, 0, 99, &miss_ctx, FI_PEEK), 0);
+  Pump(b);
+  ASSERT_EQ(b.errs.size(), 1u);
+  EXPECT_EQ(b.errs[0].err, FI_ENOMSG);
+  EXPECT_EQ(b.errs[0].op_context, &miss_ctx);
+  // Peek with discard drops tag 8.
+  ASSERT_EQ(TRecvMsg(b.ep, nullptr, 0, 8, &peek_ctx, FI_PEEK | FI_DISCARD), 0);
+  uint64_t after = 0;
+  ASSERT_EQ(fi_trecv(b.ep, &after, 8, nullptr, FI_ADDR_UNSPEC, 8, 0, &after),
+            0);
+  Pump(b);
+  EXPECT_EQ(b.got.size(), 4u);  // the discarding peek's, not the receive's
+  EXPECT_EQ(after, 0u);
+}
+
 TEST_F(ProviderTest, SendToASilentPeerFailsNamingPeerAndCause) {
   Open(1);
   Side& a = sides_[0];

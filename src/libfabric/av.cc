@@ -124,15 +124,7 @@ int AvClose(fid* f) {
   return 0;
 }
 
-fi_ops kAvFiOps = {
-    .size = sizeof(fi_ops),
-    .close = AvClose,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kAvFiOps = stubs::FidOps(AvClose);
 
 }  // namespace
 

@@ -215,15 +215,7 @@ int CqControl(fid* f, int command, void* arg) {
   }
 }
 
-fi_ops kCqFiOps = {
-    .size = sizeof(fi_ops),
-    .close = CqClose,
-    .bind = nullptr,
-    .control = CqControl,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kCqFiOps = stubs::FidOps(CqClose, nullptr, CqControl);
 
 size_t EntrySize(fi_cq_format f) {
   switch (f) {

@@ -24,15 +24,7 @@ int MrClose(fid* f) {
   return 0;
 }
 
-fi_ops kMrFiOps = {
-    .size = sizeof(fi_ops),
-    .close = MrClose,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kMrFiOps = stubs::FidOps(MrClose);
 
 int RegV(fid* f, const iovec* iov, size_t count, uint64_t access,
          uint64_t offset, uint64_t requested_key, uint64_t flags, fid_mr** mr,
@@ -67,15 +59,7 @@ int DomainClose(fid* f) {
   return 0;
 }
 
-fi_ops kDomainFiOps = {
-    .size = sizeof(fi_ops),
-    .close = DomainClose,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kDomainFiOps = stubs::FidOps(DomainClose);
 
 int NoScalableEp(fid_domain*, fi_info*, fid_ep**, void*) { return -FI_ENOSYS; }
 int NoCntr(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) { return -FI_ENOSYS; }
@@ -148,15 +132,7 @@ int EqClose(fid* f) {
   return 0;
 }
 
-fi_ops kEqFiOps = {
-    .size = sizeof(fi_ops),
-    .close = EqClose,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kEqFiOps = stubs::FidOps(EqClose);
 
 // --- fabric ---
 
@@ -165,15 +141,7 @@ int FabricClose(fid* f) {
   return 0;
 }
 
-fi_ops kFabricFiOps = {
-    .size = sizeof(fi_ops),
-    .close = FabricClose,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kFabricFiOps = stubs::FidOps(FabricClose);
 
 int NoPassiveEp(fid_fabric*, fi_info*, fid_pep**, void*) { return -FI_ENOSYS; }
 int NoWaitSet(fid_fabric*, fi_wait_attr*, fid_wait**) { return -FI_ENOSYS; }

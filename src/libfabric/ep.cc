@@ -182,15 +182,7 @@ ssize_t Ep::Peek(const PostedRecv& r) {
       endpoint->Recycle(std::move(m.data));
     }
   }
-  if (rx_cq == nullptr) return 0;
-  CqEntry c;
-  c.e.op_context = r.context;
-  c.e.flags = FI_RECV | FI_TAGGED | (h.has_data ? FI_REMOTE_CQ_DATA : 0);
-  c.e.len = len;
-  c.e.data = h.data;
-  c.e.tag = h.tag;
-  c.src = av ? av->Reverse(peer) : FI_ADDR_NOTAVAIL;
-  rx_cq->Push(c);
+  PushRecvEntry(r.context, MsgKind::kTagged, h, len, peer);
   return 0;
 }
 
@@ -263,10 +255,16 @@ void Ep::Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
     return;
   }
   if (rx_selective && !(r.flags & FI_COMPLETION)) return;
+  PushRecvEntry(r.context, kind, h, done, peer);
+}
+
+void Ep::PushRecvEntry(void* context, MsgKind kind, const MsgHeader& h,
+                       size_t len, const NetAddr& peer) {
+  if (rx_cq == nullptr) return;
   CqEntry c;
-  c.e.op_context = r.context;
-  c.e.flags = flags;
-  c.e.len = done;
+  c.e.op_context = context;
+  c.e.flags = FI_RECV | KindFlag(kind) | (h.has_data ? FI_REMOTE_CQ_DATA : 0);
+  c.e.len = len;
   c.e.data = h.data;
   c.e.tag = h.tag;
   c.src = av ? av->Reverse(peer) : FI_ADDR_NOTAVAIL;

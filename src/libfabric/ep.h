@@ -108,6 +108,10 @@ struct Ep {
   void Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
                const MsgHeader& h, absl::Span<const uint8_t> payload);
   uint64_t AllocTx(const TxRequest& r);
+  // Appends the receive completion of a message from `peer` with header
+  // `h` and `len` bytes for the receive with `context`.
+  void PushRecvEntry(void* context, MsgKind kind, const MsgHeader& h,
+                     size_t len, const NetAddr& peer);
   ssize_t Peek(const PostedRecv& r);
   ssize_t Claim(const PostedRecv& r);
   void PushRecvError(const PostedRecv& r, int err, int prov_errno,

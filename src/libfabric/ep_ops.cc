@@ -121,15 +121,7 @@ int EpControl(fid* f, int command, void* arg) {
   }
 }
 
-fi_ops kEpFiOps = {
-    .size = sizeof(fi_ops),
-    .close = EpClose,
-    .bind = EpBind,
-    .control = EpControl,
-    .ops_open = stubs::OpsOpen,
-    .tostr = nullptr,
-    .ops_set = nullptr,
-};
+fi_ops kEpFiOps = stubs::FidOps(EpClose, EpBind, EpControl);
 
 ssize_t EpCancel(fid_t f, void* context) {
   Ep* ep = E(f);

@@ -33,6 +33,20 @@ inline int Join(fid_ep*, const void*, uint64_t, fid_mc**, void*) {
   return -FI_ENOSYS;
 }
 
+// The fi_ops table of an object: close, and optionally bind and control;
+// nothing else.
+inline fi_ops FidOps(int (*close)(fid*),
+                     int (*bind)(fid*, fid*, uint64_t) = nullptr,
+                     int (*control)(fid*, int, void*) = nullptr) {
+  return fi_ops{.size = sizeof(fi_ops),
+                .close = close,
+                .bind = bind,
+                .control = control,
+                .ops_open = OpsOpen,
+                .tostr = nullptr,
+                .ops_set = nullptr};
+}
+
 }  // namespace braid::libfabric::stubs
 
 #endif  // BRAID_LIBFABRIC_STUBS_H_

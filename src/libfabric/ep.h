@@ -6,12 +6,12 @@
 // endpoint is bound to, and by fi_cq_sread/fi_trywait) polls braid once,
 // matches arrived messages to posted receives (or queues them as
 // unexpected, without loss: past FI_BRAID_UNEXPECTED_MB it stops taking
-// messages from braid, whose receive credit then holds the senders back),
-// and turns send completions into CQ entries. Messages are sent on one
-// ordered braid stream per peer (FI_ORDER_SAS); a send completes when braid
-// reports it acknowledged and released to the peer's application, so every
-// completion is FI_DELIVERY_COMPLETE and a failure names the peer and the
-// cause.
+// messages from braid, which keeps them in its bounded receive queue and
+// then holds the senders back by credit), and turns send completions into
+// CQ entries. Messages are sent on one ordered braid stream per peer
+// (FI_ORDER_SAS); a send completes when braid reports it acknowledged and
+// released to the peer's completion queue, and a failure names the peer
+// and the cause.
 #ifndef BRAID_LIBFABRIC_EP_H_
 #define BRAID_LIBFABRIC_EP_H_
 

@@ -13,6 +13,9 @@ struct Env {
   Env() {
     setenv("FI_PROVIDER_PATH", BRAID_FI_PROVIDER_DIR, 0);
     setenv("FI_BRAID_PEER_TIMEOUT_MS", "300", 0);
+    // Small, so that a test can fill it: past it an endpoint leaves
+    // messages in braid and its senders wait.
+    setenv("FI_BRAID_UNEXPECTED_MB", "1", 0);
   }
 } env;
 

@@ -76,6 +76,105 @@ TEST_F(ProviderTest, UnexpectedMessagesWaitForReceivesInSendOrder) {
   }
 }
 
+TEST_F(ProviderTest, UnexpectedMessagesPastTheLimitWaitInBraidWithoutLoss) {
+  Open(2);
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  // 4 MiB for a receiver that buffers 1 MiB of unexpected messages.
+  constexpr int kMsgs = 40;
+  std::vector<std::vector<uint8_t>> out;
+  for (int i = 0; i < kMsgs; ++i) {
+    out.push_back(Pattern(100000 + i, static_cast<uint8_t>(i)));
+    ASSERT_EQ(fi_send(a.ep, out[i].data(), out[i].size(), nullptr, a.peers[1],
+                      &out[i]),
+              0);
+  }
+  // B takes what fits; the rest waits in B's braid endpoint (A's sends
+  // complete: braid holds them for B), until B posts receives.
+  auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < until) {
+    Pump(a);
+    Pump(b);
+  }
+  EXPECT_TRUE(a.errs.empty());
+  EXPECT_TRUE(b.got.empty());
+  std::vector<std::vector<uint8_t>> in(kMsgs);
+  for (auto& v : in) {
+    v.assign(200000, 0);
+    ASSERT_EQ(fi_recv(b.ep, v.data(), v.size(), nullptr, FI_ADDR_UNSPEC, &v),
+              0);
+  }
+  ASSERT_TRUE(PumpUntil([&] {
+    return b.got.size() == static_cast<size_t>(kMsgs) &&
+           a.got.size() == static_cast<size_t>(kMsgs);
+  }));
+  for (int i = 0; i < kMsgs; ++i) {
+    ASSERT_EQ(b.got[i].len, out[i].size());
+    EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[i].begin()))
+        << "message " << i;
+  }
+  EXPECT_TRUE(a.errs.empty());
+}
+
+TEST_F(ProviderTest, ContextAndDataCqFormatsPackTheirEntries) {
+  Open(1);
+  Side& a = sides_[0];
+  fid_cq* cqs[2] = {nullptr, nullptr};
+  fid_ep* eps[2] = {nullptr, nullptr};
+  fid_av* av = nullptr;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_MAP;
+  ASSERT_EQ(fi_av_open(domain_, &av_attr, &av, nullptr), 0);
+  const fi_cq_format formats[2] = {FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_DATA};
+  for (int i = 0; i < 2; ++i) {
+    fi_cq_attr attr{};
+    attr.format = formats[i];
+    ASSERT_EQ(fi_cq_open(domain_, &attr, &cqs[i], nullptr), 0);
+    ASSERT_EQ(fi_endpoint(domain_, info_, &eps[i], nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(eps[i], &av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(eps[i], &cqs[i]->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(eps[i]), 0);
+  }
+  char name[64];
+  size_t len = sizeof(name);
+  ASSERT_EQ(fi_getname(&eps[0]->fid, name, &len), 0);
+  fi_addr_t to0;
+  ASSERT_EQ(fi_av_insert(av, name, 1, &to0, 0, nullptr), 1);
+  len = sizeof(name);
+  ASSERT_EQ(fi_getname(&eps[1]->fid, name, &len), 0);
+  fi_addr_t to1;
+  ASSERT_EQ(fi_av_insert(av, name, 1, &to1, 0, nullptr), 1);
+  uint32_t in0[2], in1[2], v = 3;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(fi_recv(eps[0], &in0[i], 4, nullptr, FI_ADDR_UNSPEC, &in0[i]), 0);
+    ASSERT_EQ(fi_recv(eps[1], &in1[i], 4, nullptr, FI_ADDR_UNSPEC, &in1[i]), 0);
+    ASSERT_EQ(fi_injectdata(eps[1], &v, 4, 100 + i, to0), 0);
+    ASSERT_EQ(fi_injectdata(eps[0], &v, 4, 200 + i, to1), 0);
+  }
+  fi_cq_entry ctx[2];
+  fi_cq_data_entry data[2];
+  size_t got_ctx = 0, got_data = 0;
+  ASSERT_TRUE(PumpUntil([&] {
+    ssize_t n = fi_cq_read(cqs[0], &ctx[got_ctx], 2 - got_ctx);
+    if (n > 0) got_ctx += n;
+    n = fi_cq_read(cqs[1], &data[got_data], 2 - got_data);
+    if (n > 0) got_data += n;
+    return got_ctx == 2 && got_data == 2;
+  }));
+  EXPECT_EQ(ctx[0].op_context, &in0[0]);
+  EXPECT_EQ(ctx[1].op_context, &in0[1]);
+  EXPECT_EQ(data[0].op_context, &in1[0]);
+  EXPECT_EQ(data[0].data, 200u);
+  EXPECT_EQ(data[1].data, 201u);
+  EXPECT_EQ(data[1].len, 4u);
+  EXPECT_EQ(data[1].flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+  for (fid_ep* ep : eps) EXPECT_EQ(fi_close(&ep->fid), 0);
+  for (fid_cq* cq : cqs) EXPECT_EQ(fi_close(&cq->fid), 0);
+  EXPECT_EQ(fi_close(&av->fid), 0);
+  (void)a;
+}
+
 TEST_F(ProviderTest, TaggedReceivesMatchOnTagAndIgnoreMask) {
   Open(2);
   Side& a = sides_[0];

@@ -23,7 +23,7 @@ void DefineParams() {
   fi_param_define(p, "progress_us", FI_PARAM_INT,
                   "A progress thread drives the endpoints after the "
                   "application has made no call for this long, us; 0 = no "
-                  "thread (default: 1000)");
+                  "thread (default: 10000)");
 }
 
 namespace {

@@ -15,7 +15,7 @@
 //                              answers nothing for this long, ms (2000)
 //   FI_BRAID_PROGRESS_US       the backstop progress thread drives the
 //                              endpoints after the application has made no
-//                              call for this long, us; 0 = no thread (1000)
+//                              call for this long, us; 0 = no thread (10000)
 #ifndef BRAID_LIBFABRIC_CONFIG_H_
 #define BRAID_LIBFABRIC_CONFIG_H_
 
@@ -33,7 +33,7 @@ struct ProviderConfig {
   Mode mode = Mode::kSpray;
   uint64_t unexpected_bytes = 256ull << 20;
   DurationNs peer_timeout = DurationNs::Seconds(2);
-  DurationNs progress_idle = DurationNs::Millis(1);
+  DurationNs progress_idle = DurationNs::Millis(10);
 };
 
 // Largest message the provider offers (braid's default limit less the

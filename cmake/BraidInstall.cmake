@@ -5,6 +5,8 @@
 #                               shared library, built from the same objects
 #                               as the in-tree static modules
 #   lib/libbraid-verbs.so       the braid0 verbs device (LD_PRELOAD it)
+#   lib/libfabric/libbraid-fi.so  the libfabric provider "braid" (point
+#                               FI_PROVIDER_PATH at lib/libfabric)
 #   include/braid/              the public headers
 #   lib/cmake/braid/            find_package(braid) -> target braid::braid
 #   lib/pkgconfig/braid.pc      pkg-config --cflags --libs braid
@@ -81,4 +83,7 @@ foreach(t braid-perf braid-sim)
 endforeach()
 if(TARGET braid-verbs)
   install(TARGETS braid-verbs LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+if(TARGET braid-fi)
+  install(TARGETS braid-fi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/libfabric)
 endif()

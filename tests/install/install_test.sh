@@ -58,4 +58,8 @@ if [[ -f "$BUILD/src/verbs_compat/libbraid-verbs.so" ]]; then
   [[ -f "$(dirname "$(find "$PREFIX" -name libbraid.so.0)")/libbraid-verbs.so" ]] ||
     fail "libbraid-verbs.so not installed"
 fi
+if [[ -f "$BUILD/fi_provider/libbraid-fi.so" ]]; then
+  [[ -f "$(dirname "$(find "$PREFIX" -name libbraid.so.0)")/libfabric/libbraid-fi.so" ]] ||
+    fail "libbraid-fi.so not installed"
+fi
 echo "install_test: ok (find_package and pkg-config consumers ran; tools run)"

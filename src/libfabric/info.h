@@ -1,0 +1,34 @@
+// What the provider offers (fi_getinfo): one FI_EP_RDM description over
+// braid, narrowed by the application's hints. Only what works is listed.
+#ifndef BRAID_LIBFABRIC_INFO_H_
+#define BRAID_LIBFABRIC_INFO_H_
+
+#include <rdma/fabric.h>
+
+#include <cstdint>
+
+#include "libfabric/config.h"
+
+namespace braid::libfabric {
+
+// Capabilities offered: messages and tagged messages, both directions,
+// directed receive, source addresses in completions.
+inline constexpr uint64_t kCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+                                  FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |
+                                  FI_REMOTE_COMM;
+inline constexpr uint64_t kTxOpFlags = FI_COMPLETION | FI_INJECT_COMPLETE |
+                                       FI_TRANSMIT_COMPLETE |
+                                       FI_DELIVERY_COMPLETE;
+inline constexpr uint64_t kRxOpFlags = FI_COMPLETION;
+inline constexpr uint64_t kTagFormat = 0xAAAAAAAAAAAAAAAAull;
+
+// fi_getinfo for the provider. Returns 0 with a fresh list in *info (the
+// caller frees it with fi_freeinfo), -FI_ENODATA if the hints ask for
+// something not offered, or -FI_EINVAL / -FI_ENOMEM.
+int GetInfo(uint32_t version, const char* node, const char* service,
+            uint64_t flags, const fi_info* hints, const ProviderConfig& config,
+            fi_info** info);
+
+}  // namespace braid::libfabric
+
+#endif  // BRAID_LIBFABRIC_INFO_H_

@@ -1,0 +1,92 @@
+#include "libfabric/wire_header.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace braid::libfabric {
+namespace {
+
+MsgHeader Header(MsgKind kind, uint64_t tag = 0) {
+  MsgHeader h;
+  h.kind = kind;
+  h.tag = tag;
+  return h;
+}
+
+std::vector<uint8_t> Bytes(const MsgHeader& h) {
+  auto a = EncodeHeader(h);
+  return std::vector<uint8_t>(a.begin(), a.end());
+}
+
+TEST(WireHeaderTest, TaggedHeaderWithDataRoundTrips) {
+  MsgHeader in{.kind = MsgKind::kTagged,
+               .has_data = true,
+               .tag = 0x0102030405060708ull,
+               .data = 0xdeadbeefcafef00dull};
+  std::vector<uint8_t> b = Bytes(in);
+  b.push_back(42);  // payload after the header is not the header's concern
+  MsgHeader out;
+  ASSERT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+  EXPECT_EQ(out.kind, MsgKind::kTagged);
+  EXPECT_TRUE(out.has_data);
+  EXPECT_EQ(out.tag, in.tag);
+  EXPECT_EQ(out.data, in.data);
+}
+
+TEST(WireHeaderTest, TagIsLittleEndianAtByteEight) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kTagged, 0x11223344ull));
+  EXPECT_EQ(b[0], kHeaderVersion);
+  EXPECT_EQ(b[1], 2);
+  EXPECT_EQ(b[8], 0x44);
+  EXPECT_EQ(b[11], 0x11);
+}
+
+TEST(WireHeaderTest, ShortMessageIsRefused) {
+  std::vector<uint8_t> b = Bytes({});
+  b.pop_back();
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
+  EXPECT_EQ(DecodeHeader({}, &out), HeaderError::kShort);
+}
+
+TEST(WireHeaderTest, WrongVersionIsRefused) {
+  std::vector<uint8_t> b = Bytes({});
+  b[0] = 9;
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadVersion);
+}
+
+TEST(WireHeaderTest, UnknownKindIsRefused) {
+  std::vector<uint8_t> b = Bytes({});
+  b[1] = 3;
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadKind);
+}
+
+TEST(WireHeaderTest, UnknownFlagsOrReservedBytesAreRefused) {
+  MsgHeader out;
+  std::vector<uint8_t> b = Bytes({});
+  b[2] = 0x80;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+  b = Bytes({});
+  b[5] = 1;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+}
+
+TEST(WireHeaderTest, UntaggedMessageWithATagIsRefused) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kMsg));
+  b[8] = 1;
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+}
+
+TEST(WireHeaderTest, DataWithoutItsFlagIsRefused) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kMsg));
+  b[16] = 1;
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+}
+
+}  // namespace
+}  // namespace braid::libfabric

@@ -6,6 +6,7 @@ set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config
       libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libibverbs-dev ibverbs-utils perftest libfabric-dev libfabric-bin
+      openmpi-bin netpipe-openmpi
       nlohmann-json3-dev
       libdpdk-dev libssl-dev
       iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3

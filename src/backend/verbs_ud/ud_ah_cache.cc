@@ -5,11 +5,16 @@
 
 namespace braid::backend {
 
-ibv_ah* UdAhCache::Get(const NetAddr& peer, uint32_t e, bool may_flush) {
+ibv_ah* UdAhCache::Get(const NetAddr& peer, uint32_t e, uint64_t in_use) {
   auto it = map_.find(peer);
   if (it == map_.end()) {
-    if (map_.size() >= cfg_.max_peers && may_flush) {
-      Clear();
+    if (map_.size() >= cfg_.max_peers) {
+      for (auto& [addr, arr] : map_) {
+        for (uint32_t i = 0; i < cfg_.entropies; ++i) {
+          if (arr[i] != nullptr) retired_.emplace_back(in_use, arr[i]);
+        }
+      }
+      map_.clear();
       ++flushes_;
     }
     auto arr = std::make_unique<ibv_ah*[]>(cfg_.entropies);
@@ -41,7 +46,21 @@ ibv_ah* UdAhCache::Make(const NetAddr& peer, uint32_t e) {
   return ah;
 }
 
+void UdAhCache::Collect(uint64_t completed) {
+  size_t keep = 0;
+  for (auto& [seq, ah] : retired_) {
+    if (seq <= completed) {
+      ops_.destroy_ah(ah);
+    } else {
+      retired_[keep++] = {seq, ah};
+    }
+  }
+  retired_.resize(keep);
+}
+
 void UdAhCache::Clear() {
+  for (auto& [seq, ah] : retired_) ops_.destroy_ah(ah);
+  retired_.clear();
   for (auto& [peer, arr] : map_) {
     for (uint32_t i = 0; i < cfg_.entropies; ++i) {
       if (arr[i] != nullptr) ops_.destroy_ah(arr[i]);

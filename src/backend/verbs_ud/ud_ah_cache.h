@@ -1,7 +1,8 @@
 // Address handles of the verbs UD backend: one per (peer, entropy), each
 // with its own GRH flow label, so a RoCE v2 NIC gives every path of a peer
 // its own UDP source port (and ECMP hash). Made on first use, kept for a
-// bounded number of peers.
+// bounded number of peers; beyond it all are retired and destroyed once no
+// queued send can use them (sends are numbered in posting order).
 #ifndef BRAID_BACKEND_VERBS_UD_UD_AH_CACHE_H_
 #define BRAID_BACKEND_VERBS_UD_UD_AH_CACHE_H_
 
@@ -9,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "backend/verbs_ud/ud_verbs_ops.h"
@@ -38,11 +41,15 @@ class UdAhCache {
 
   // The handle for `peer` (kIbUd) on entropy `e` (< entropies), made if
   // needed; nullptr when ibv_create_ah refuses (errno is kept in
-  // last_error()). `may_flush`: no send in flight uses a handle, so at the
-  // peer limit every handle may be released first.
-  ibv_ah* Get(const NetAddr& peer, uint32_t e, bool may_flush);
-  // Releases every handle (no send in flight may use one).
+  // last_error()). A new peer at the peer limit first retires every handle:
+  // they are destroyed by Collect once the sends numbered below `in_use`
+  // (those that may still use one) have completed.
+  ibv_ah* Get(const NetAddr& peer, uint32_t e, uint64_t in_use);
+  // Destroys the retired handles no send numbered below `completed` uses.
+  void Collect(uint64_t completed);
+  // Destroys every handle, retired or not (no send may use one).
   void Clear();
+  size_t retired() const { return retired_.size(); }
 
   uint64_t created() const { return created_; }
   uint64_t failures() const { return failures_; }
@@ -56,6 +63,8 @@ class UdAhCache {
   const UdVerbsOps& ops_;
   ibv_pd* pd_;
   absl::flat_hash_map<NetAddr, std::unique_ptr<ibv_ah*[]>> map_;
+  // Retired handles and the send number below which they may be in use.
+  std::vector<std::pair<uint64_t, ibv_ah*>> retired_;
   uint64_t created_ = 0, failures_ = 0, flushes_ = 0;
   int last_error_ = 0;
 };

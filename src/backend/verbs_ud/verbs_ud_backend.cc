@@ -119,6 +119,7 @@ void VerbsUdBackend::ReleaseThrough(uint64_t seq) {
       h = nullptr;
     }
   }
+  if (ahs_.retired() > 0) ahs_.Collect(reaped_);
 }
 
 void VerbsUdBackend::ReapSends() {
@@ -139,14 +140,17 @@ void VerbsUdBackend::ReapSends() {
   }
 }
 
-bool VerbsUdBackend::BuildSend(const TxPacket& p, uint32_t slot,
-                               ibv_send_wr* wr, ibv_sge* sge) {
+bool VerbsUdBackend::BuildSend(const TxPacket& p, uint64_t seq, ibv_send_wr* wr,
+                               ibv_sge* sge) {
+  const uint32_t slot = static_cast<uint32_t>(seq % sq_depth_);
   if (p.dst.family != NetAddr::Family::kIbUd || p.size() > MaxDatagram() ||
       p.entropy >= entropies_) {
     ++c_.tx_dropped;
     return false;
   }
-  ibv_ah* ah = ahs_.Get(p.dst, p.entropy, /*may_flush=*/reaped_ == next_);
+  // Sends numbered below `seq` (queued, or built in this burst) may use
+  // a handle the cache retires now.
+  ibv_ah* ah = ahs_.Get(p.dst, p.entropy, /*in_use=*/seq);
   if (ah == nullptr) {
     ++c_.tx_dropped;
     return false;
@@ -199,8 +203,7 @@ size_t VerbsUdBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   size_t pkt_of[kMaxBurst];  // the packet each work request carries
   size_t nwr = 0, i = 0;
   for (; i < pkts.size() && nwr < std::min(room, kMaxBurst); ++i) {
-    const uint32_t slot = static_cast<uint32_t>((next_ + nwr) % sq_depth_);
-    if (!BuildSend(pkts[i], slot, &wr[nwr], sge[nwr])) continue;
+    if (!BuildSend(pkts[i], next_ + nwr, &wr[nwr], sge[nwr])) continue;
     wr[nwr].wr_id = next_ + nwr;
     if ((next_ + nwr) % signal_every_ == signal_every_ - 1) {
       wr[nwr].send_flags = IBV_SEND_SIGNALED;

@@ -74,8 +74,8 @@ class VerbsUdBackend final : public Backend {
   // Frees send slots up to and including sequence `seq`.
   void ReleaseThrough(uint64_t seq);
   // Fills the work request for `p` in send slot `slot`; false if `p` cannot
-  // go (counted) and is dropped.
-  bool BuildSend(const TxPacket& p, uint32_t slot, ibv_send_wr* wr,
+  // go (counted) and is dropped. `seq` is the number it will be posted as.
+  bool BuildSend(const TxPacket& p, uint64_t seq, ibv_send_wr* wr,
                  ibv_sge* sge);
   // One receive completion, from either kind of CQ.
   struct RecvDone {

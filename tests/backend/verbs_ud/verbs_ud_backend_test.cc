@@ -4,9 +4,12 @@
 // and every device error the backend maps, injected through its verbs table.
 #include "backend/verbs_ud/verbs_ud_backend.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,15 +34,35 @@ struct Faults {
 };
 Faults g_faults;
 
+// Address-handle bookkeeping the hooks keep: which handle each posted
+// request names, which requests completed, which handles were destroyed.
+// A handle destroyed while a request naming it is queued, or a request
+// posted naming a destroyed handle, is a violation (a NIC would read freed
+// memory; braid0 copies the address at post time, so only this shows it).
+struct AhUse {
+  std::map<uint64_t, ibv_ah*> posted;  // wr_id -> handle
+  uint64_t completed = 0;              // every wr_id below it completed
+  std::set<ibv_ah*> destroyed;
+  int destroys = 0;
+  int violations = 0;
+};
+AhUse g_ah;
+
 ibv_ah* FaultyCreateAh(ibv_pd* pd, ibv_ah_attr* a) {
   if (g_faults.ah) {
     errno = ENOMEM;
     return nullptr;
   }
-  return DefaultUdVerbsOps().create_ah(pd, a);
+  ibv_ah* ah = DefaultUdVerbsOps().create_ah(pd, a);
+  g_ah.destroyed.erase(ah);  // the allocator may hand the memory out again
+  return ah;
 }
 
 int FaultyPostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
+    if (g_ah.destroyed.count(w->wr.ud.ah)) ++g_ah.violations;
+    g_ah.posted[w->wr_id] = w->wr.ud.ah;
+  }
   if (g_faults.post_send_rc == 0) {
     return DefaultUdVerbsOps().post_send(qp, wr, bad);
   }
@@ -84,6 +107,27 @@ int FaultyModifyQp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
   return DefaultUdVerbsOps().modify_qp(qp, a, mask);
 }
 
+int TrackedPollCq(ibv_cq* cq, int n, ibv_wc* wc) {
+  const int got = DefaultUdVerbsOps().poll_cq(cq, n, wc);
+  for (int i = 0; i < got; ++i) {
+    // Send completions come in order: a signalled one covers the earlier.
+    if (wc[i].opcode == IBV_WC_SEND) {
+      g_ah.completed = std::max(g_ah.completed, wc[i].wr_id + 1);
+    }
+  }
+  return got;
+}
+
+int TrackedDestroyAh(ibv_ah* ah) {
+  for (auto it = g_ah.posted.lower_bound(g_ah.completed);
+       it != g_ah.posted.end(); ++it) {
+    if (it->second == ah) ++g_ah.violations;
+  }
+  g_ah.destroyed.insert(ah);
+  ++g_ah.destroys;
+  return DefaultUdVerbsOps().destroy_ah(ah);
+}
+
 const UdVerbsOps& FaultyOps() {
   static const UdVerbsOps ops = [] {
     UdVerbsOps o = DefaultUdVerbsOps();
@@ -92,6 +136,8 @@ const UdVerbsOps& FaultyOps() {
     o.get_async_event = FaultyGetAsync;
     o.ack_async_event = FaultyAckAsync;
     o.modify_qp = FaultyModifyQp;
+    o.poll_cq = TrackedPollCq;
+    o.destroy_ah = TrackedDestroyAh;
     return o;
   }();
   return ops;
@@ -144,7 +190,10 @@ TxPacket To(const VerbsUdBackend& dst, const std::vector<uint8_t>& bytes,
 
 class VerbsUdBackendTest : public ::testing::Test {
  protected:
-  void SetUp() override { g_faults = Faults(); }
+  void SetUp() override {
+    g_faults = Faults();
+    g_ah = AhUse();
+  }
   void TearDown() override { g_faults = Faults(); }
 };
 
@@ -276,6 +325,31 @@ TEST_F(VerbsUdBackendTest, RegisteredPayloadsLeaveWithoutACopy) {
   EXPECT_TRUE(got[0].second == want0 || got[1].second == want0);
   EXPECT_TRUE(a->DeregisterMemory(region.data()).ok());
   EXPECT_TRUE(absl::IsNotFound(a->DeregisterMemory(region.data())));
+}
+
+TEST_F(VerbsUdBackendTest, AddressHandlesBeyondThePeerLimitAreRetiredSafely) {
+  VerbsUdBackendOptions o = Braid0();
+  o.max_ah_peers = 1;
+  auto a = OpenOrDie(o);
+  auto b = OpenOrDie(Braid0());
+  auto c = OpenOrDie(Braid0());
+  ASSERT_TRUE(a && b && c);
+  std::vector<uint8_t> m = Pattern(100, 5);
+  // Alternating peers in one burst: each new peer retires the other's
+  // handle while an earlier request of the same burst still names it; the
+  // handle must live until that request completed (g_ah checks it).
+  for (int round = 0; round < 3; ++round) {
+    TxPacket p[4] = {To(*b, m), To(*c, m), To(*b, m), To(*c, m)};
+    ASSERT_EQ(a->TxBurst(p), 4u);
+    EXPECT_EQ(Receive(*b, 2).size(), 2u) << "round " << round;
+    EXPECT_EQ(Receive(*c, 2).size(), 2u) << "round " << round;
+    a->ReleaseTails();
+  }
+  EXPECT_EQ(a->counters().ud.ah_flushes, 12u - 1u);  // every send but the first
+  EXPECT_EQ(a->counters().ud.ah_created, 12u);
+  EXPECT_EQ(a->counters().tx_dropped, 0u);
+  EXPECT_GT(g_ah.destroys, 0);  // retired handles were let go
+  EXPECT_EQ(g_ah.violations, 0);
 }
 
 TEST_F(VerbsUdBackendTest, RefusedAddressHandleDropsAndCountsTheDatagram) {

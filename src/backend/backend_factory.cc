@@ -64,7 +64,7 @@ UdpOptions UdpOptionsFrom(const EndpointOptions& options, const NetAddr& bind) {
   return uo;
 }
 
-absl::Status NotBuilt(BackendKind kind) {
+[[maybe_unused]] absl::Status NotBuilt(BackendKind kind) {
   return absl::UnimplementedError(
       absl::StrCat("EndpointOptions.backend: the ", BackendName(kind),
                    " backend is not built into this braid (build option ",

@@ -73,14 +73,15 @@ build_tsan() {
     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
     -DBRAID_TSAN=ON -DBRAID_BUILD_BENCH=OFF -DBRAID_BACKEND_DPDK=OFF >/dev/null
   local targets
-  mapfile -t targets < <(ctest --test-dir "$tsan" -N -L '^verbs$' |
+  mapfile -t targets < <(ctest --test-dir "$tsan" -N -L '^verbs$' -LE '^ud$' |
     sed -n 's/^ *Test *#[0-9]*: //p')
   [ ${#targets[@]} -gt 0 ] || { echo "test.sh: no TSan test targets" >&2; return 1; }
   ninja -C "$tsan" "${targets[@]}"
 }
 run_tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -L '^verbs$'
+    ctest --test-dir "$tsan" --output-on-failure -j "$jobs" -L '^verbs$' \
+      -LE '^ud$'
 }
 # The sanitizer pass's tests. perftest runs the uninstrumented perftest
 # binaries with the ASan runtime preloaded (tests/perftest/preload.sh); it

@@ -40,3 +40,27 @@ function(braid_test name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
 endfunction()
+
+# braid_optional_pkg(OPTION MODULE PREFIX WHAT DEBIAN_PACKAGE HAVE_VAR): sets
+# HAVE_VAR ON when the cache option OPTION (AUTO, ON or OFF) is not OFF and
+# pkg-config finds MODULE (imported target PkgConfig::PREFIX, visible
+# everywhere); ON without MODULE is a fatal error naming DEBIAN_PACKAGE. WHAT
+# names what is built with it, for the status line.
+macro(braid_optional_pkg option module prefix what debian have_var)
+  set(${have_var} OFF)
+  if(NOT ${option} STREQUAL "OFF")
+    find_package(PkgConfig)
+    if(PkgConfig_FOUND)
+      pkg_check_modules(${prefix} QUIET IMPORTED_TARGET GLOBAL ${module})
+    endif()
+    if(${prefix}_FOUND)
+      set(${have_var} ON)
+      message(STATUS "braid: ${module} ${${prefix}_VERSION} found, building ${what}")
+    elseif(${option} STREQUAL "ON")
+      message(FATAL_ERROR "${option}=ON but pkg-config finds no ${module} "
+                          "(Debian: apt-get install ${debian})")
+    else()
+      message(STATUS "braid: ${module} not found, ${what} is not built")
+    endif()
+  endif()
+endmacro()

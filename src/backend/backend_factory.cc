@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "backend/entropy_count.h"
 #include "backend/udp/udp_backend.h"
 #ifdef BRAID_HAVE_DPDK
 #include "backend/dpdk/dpdk_backend.h"
@@ -45,13 +46,9 @@ UdpOptions UdpOptionsFrom(const EndpointOptions& options, const NetAddr& bind) {
   UdpOptions uo;
   uo.bind = bind;
   uo.src_port_base = options.udp.src_port_base;
-  const uint16_t paths =
-      options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
-  // Twice as many entropy sockets as paths, so a failing path can be
-  // recycled onto a source port no other path uses.
   uo.num_entropies = options.udp.entropy_sockets
                          ? options.udp.entropy_sockets
-                         : static_cast<uint16_t>(std::min(256, 2 * paths));
+                         : DefaultEntropyCount(options.protocol);
   const uint32_t ip_hdr = bind.family == NetAddr::Family::kIpv6 ? 40 : 20;
   uo.mtu_payload = options.mtu - ip_hdr - 8;
   uo.gso = options.udp.gso;
@@ -135,11 +132,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     case BackendKind::kVerbsUd:
 #ifdef BRAID_HAVE_VERBS_UD
     {
-      const uint16_t paths =
-          options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
       absl::StatusOr<std::unique_ptr<VerbsUdBackend>> be = VerbsUdBackend::Open(
-          options.ud, static_cast<uint16_t>(std::min(256, 2 * paths)),
-          options.udp.ecn);
+          options.ud, DefaultEntropyCount(options.protocol), options.udp.ecn);
       if (!be.ok()) return be.status();
       return std::unique_ptr<Backend>(std::move(*be));
     }

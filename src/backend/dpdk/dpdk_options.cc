@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "backend/entropy_count.h"
 
 namespace braid::backend::dpdk {
 namespace {
@@ -75,11 +76,8 @@ absl::StatusOr<DpdkOptions> DpdkOptionsFrom(const EndpointOptions& options,
     return FieldError("prefix_len",
                       absl::StrCat(d.prefix_len, " exceeds ", max_prefix));
   }
-  const uint16_t paths =
-      options.protocol.mode == Mode::kGoBackN ? 1 : options.protocol.paths;
-  o.num_entropies = d.entropies != 0
-                        ? d.entropies
-                        : static_cast<uint16_t>(std::min(256, 2 * paths));
+  o.num_entropies =
+      d.entropies != 0 ? d.entropies : DefaultEntropyCount(options.protocol);
   if (o.num_entropies > 256) {
     return FieldError("entropies", absl::StrCat(d.entropies, " exceeds 256"));
   }

@@ -248,11 +248,12 @@ size_t VerbsUdBackend::TxBurst(absl::Span<const TxPacket> pkts) {
   return i;
 }
 
-int VerbsUdBackend::PollRecv(RecvDone* out, int max) {
+int VerbsUdBackend::PollRecv(RecvDone* out, int max, TimeNs* now) {
   ibv_cq_ex* cq = dev_->recv_cq_stamped();
   if (cq == nullptr) {
     ibv_wc wc[kMaxBurst];
     const int n = ops_.poll_cq(dev_->recv_cq(), max, wc);
+    if (n > 0) *now = MonotonicNow();
     for (int j = 0; j < n; ++j) {
       out[j] = {wc[j].wr_id,  wc[j].status,   wc[j].byte_len,
                 wc[j].src_qp, wc[j].wc_flags, TimeNs::Infinite()};
@@ -267,6 +268,7 @@ int VerbsUdBackend::PollRecv(RecvDone* out, int max) {
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   const TimeNs mono = MonotonicNow();
+  *now = mono;
   const int64_t real_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000 +
                           static_cast<int64_t>(rt.tv_nsec);
   int n = 0;
@@ -297,13 +299,14 @@ size_t VerbsUdBackend::RxBurst(absl::Span<RxPacket> out) {
   if (need_recovery_) Recover();
   if (failed_) return 0;
   RecvDone done[kMaxBurst];
+  TimeNs now = TimeNs::Infinite();
   const int n =
-      PollRecv(done, static_cast<int>(std::min(out.size(), kMaxBurst)));
+      PollRecv(done, static_cast<int>(std::min(out.size(), kMaxBurst)), &now);
   if (n <= 0) {
     if (n < 0) need_recovery_ = true;
     return 0;
   }
-  last_rx_ = MonotonicNow();
+  last_rx_ = now;
   ++c_.rx_syscalls;
   size_t k = 0;
   for (int j = 0; j < n; ++j) {
@@ -350,7 +353,8 @@ void VerbsUdBackend::Recover() {
   ReapSends();
   ReleaseThrough(next_ == 0 ? 0 : next_ - 1);
   RecvDone flushed[kMaxBurst];
-  while (PollRecv(flushed, kMaxBurst) > 0) {
+  TimeNs ignored;
+  while (PollRecv(flushed, kMaxBurst, &ignored) > 0) {
   }
   rx_lent_.clear();
   if (!dev_->Reactivate().ok()) {
@@ -368,7 +372,6 @@ void VerbsUdBackend::Recover() {
       return;
     }
   }
-  need_recovery_ = false;
 }
 
 void VerbsUdBackend::CheckAsyncEvents() {

@@ -87,8 +87,9 @@ class VerbsUdBackend final : public Backend {
     TimeNs arrival;  // Infinite without device timestamps
   };
   // Takes up to `max` receive completions (max <= kMaxBurst); negative on
-  // a CQ error.
-  int PollRecv(RecvDone* out, int max);
+  // a CQ error. When it takes any, *now is the CLOCK_MONOTONIC time read
+  // right after.
+  int PollRecv(RecvDone* out, int max, TimeNs* now);
   // The queue pair went to the error state: reset it and re-post receives.
   void Recover();
   // Reads pending asynchronous events (QP fatal, device fatal).

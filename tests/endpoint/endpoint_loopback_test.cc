@@ -219,11 +219,13 @@ TEST(EndpointLoopbackTest, WaitZeroLeavesADueTimerVisibleOnWaitFd) {
 // before its first answer was timed, and not after a slow one, so a peer's
 // tail-probe timer is not left waiting on the application's work.
 TEST(EndpointLoopbackTest, AcksWaitForTheAnswerOnlyWhileAnswersAreQuick) {
-  // "Quick" is within B's ack delay. 1 ms instead of the default 10 us, so
-  // the immediate answers below count as quick also in a sanitizer build on
-  // a loaded machine (with 10 us they failed there in up to 9 of 10 runs).
+  // "Quick" is within B's ack delay. 50 ms instead of the default 10 us,
+  // so the immediate answers below count as quick also in a sanitizer build
+  // on a loaded machine (with 10 us they failed there in up to 9 of 10
+  // runs, with 1 ms in a CI run whose sanitizer build ran alongside); the
+  // slow answer comes 4 times that later.
   EndpointOptions ob;
-  ob.protocol.ack_delay = DurationNs::Millis(1);
+  ob.protocol.ack_delay = DurationNs::Millis(50);
   auto a = OpenOrDie();
   auto b = OpenOrDie(ob);
   ASSERT_TRUE(a && b);
@@ -264,8 +266,8 @@ TEST(EndpointLoopbackTest, AcksWaitForTheAnswerOnlyWhileAnswersAreQuick) {
   EXPECT_EQ(deliver(), 1) << "no answer timed yet: the ack goes at once";
   answer();  // at once
   EXPECT_EQ(deliver(), 0) << "quick answers: the ack waits for the answer";
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  answer();  // 20 ms later, far past the 1 ms ack delay
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  answer();  // 200 ms later, far past the 50 ms ack delay
   EXPECT_EQ(deliver(), 1) << "after a slow answer the ack goes at once";
   answer();
 }

@@ -10,9 +10,9 @@ namespace braid::simtool {
 std::string FormatSpeed(const ScenarioResult& r) {
   const double pkts = static_cast<double>(r.sim_packets);
   return absl::StrFormat(
-      "wall %.3f s, cpu %.3f s: %.0f sim packets/s of wall time, %.0f per "
-      "cpu second",
-      r.wall_seconds, r.cpu_seconds,
+      "wall %.3f s, cpu %.3f s, %u events: %.0f sim packets/s of wall "
+      "time, %.0f per cpu second",
+      r.wall_seconds, r.cpu_seconds, r.sim_events,
       r.wall_seconds > 0 ? pkts / r.wall_seconds : 0.0,
       r.cpu_seconds > 0 ? pkts / r.cpu_seconds : 0.0);
 }

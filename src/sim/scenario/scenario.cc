@@ -109,11 +109,15 @@ void Run::MakeCore(HostDriver& d) {
   c.entropy_count = d.backend->EntropyCount();
   c.max_datagram = d.backend->MaxDatagram();
   c.local_port = d.backend->LocalAddress().port;
+  c.min_uncopied_payload = kMinUncopiedPayload;
+  if (cfg_.payload == PayloadMode::kChecksum) {
+    // The packets carry only the first bytes of each payload.
+    c.fragment_copy_limit = backend::SimBackend::kCarriedTailBytes;
+  }
   d.loop.reset();
   d.core = std::make_unique<endpoint::EndpointCore>(c);
   endpoint::DriveLoopOptions lo;
   lo.burst = kBurst;
-  c.min_uncopied_payload = kMinUncopiedPayload;
   lo.uncopied_payloads = true;  // the sim backend copies them (or not)
   lo.group_by_entropy = false;  // no GSO to group for
   d.loop = std::make_unique<endpoint::DriveLoop>(d.backend.get(), d.core.get(),
@@ -439,6 +443,7 @@ void Run::FoldHosts() {
   }
   for (int i = 0; i < fabric_->num_hosts(); ++i)
     res_.sim_packets += fabric_->host(i).counters().tx_packets;
+  res_.sim_events = sim_.counters().events_run;
 }
 
 void Run::FoldTimes() {

@@ -111,6 +111,7 @@ struct ScenarioResult {
   double wall_seconds = 0;   // the whole run: setup, simulation, checks
   double cpu_seconds = 0;    // this thread's CPU time over the same span
   uint64_t sim_packets = 0;  // packets handed to hosts' uplinks
+  uint64_t sim_events = 0;   // simulator events run
   bool timed_out = false;    // time_limit hit with sends pending
   // Non-empty if the scenario could not start (e.g. the topology refused
   // its options): nothing ran.

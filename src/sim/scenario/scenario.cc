@@ -48,8 +48,13 @@ struct HostDriver {
   std::vector<uint8_t> completed;       // 0 none, 1 done, 2 failed, 3 abandoned
   std::vector<uint8_t> delivered;       // at the receiver: times delivered
   std::vector<int64_t> last_on_stream;  // receiver side, per (sender,stream)
-  // Message buffers that completed sends gave back, for the next sends.
-  std::vector<std::vector<uint8_t>> free_buffers;
+  // Message buffers, sizes.max bytes each, sent from in place (zero-copy:
+  // a buffer is the core's until its send completes). Allocated as the
+  // window first fills, never zero-filled; the pages a checksum-mode
+  // run never writes stay untouched.
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  std::vector<uint32_t> free_buffers;  // indices into `buffers`
+  std::vector<uint32_t> buffer_of;     // per msg id, while it is in flight
 };
 
 class Run {
@@ -81,6 +86,8 @@ class Run {
   // Restarts d's protocol core and application, as a process restart does.
   void RestartHost(HostDriver& d);
   void MakeCore(HostDriver& d);
+  // A free message buffer of d's (allocated if none is free).
+  uint32_t TakeBuffer(HostDriver& d);
   void SendMore(HostDriver& d, TimeNs now);
   void HandleCompletions(HostDriver& d, TimeNs now);
   void HandleCompletion(HostDriver& d, Completion& c, TimeNs now);
@@ -136,6 +143,17 @@ void Run::FoldStats(const endpoint::EndpointCore& core) {
   res_.malformed_dropped += s.drops.malformed();
 }
 
+uint32_t Run::TakeBuffer(HostDriver& d) {
+  if (d.free_buffers.empty()) {
+    d.buffers.push_back(
+        std::make_unique_for_overwrite<uint8_t[]>(cfg_.sizes.max));
+    return static_cast<uint32_t>(d.buffers.size() - 1);
+  }
+  const uint32_t b = d.free_buffers.back();
+  d.free_buffers.pop_back();
+  return b;
+}
+
 void Run::SendMore(HostDriver& d, TimeNs now) {
   if (d.dest < 0) return;
   while (d.outstanding < cfg_.window && d.next_msg < cfg_.messages_per_sender) {
@@ -144,30 +162,21 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
     const uint32_t len =
         cfg_.sizes.min +
         (span ? static_cast<uint32_t>(rng_.Uniform(uint64_t{span} + 1)) : 0);
-    // A buffer an earlier send gave back: no allocation, and no fill
-    // unless it must grow.
-    std::vector<uint8_t> buf;
-    if (!d.free_buffers.empty()) {
-      buf = std::move(d.free_buffers.back());
-      d.free_buffers.pop_back();
-    }
-    buf.resize(len);
-    const auto whole = absl::MakeSpan(buf);
+    const uint32_t b = TakeBuffer(d);
+    const auto whole = absl::MakeSpan(d.buffers[b].get(), len);
     WriteMessageHeader(whole, {static_cast<uint32_t>(d.index), id, len});
     if (cfg_.payload == PayloadMode::kBytes) {
       FillPattern(whole, cfg_.seed, static_cast<uint32_t>(d.index), id);
     }
-    endpoint::OutMessage m;
-    m.owned = std::move(buf);
-    m.data = m.owned.data();
+    endpoint::OutMessage m;  // zero-copy: `owned` stays empty
+    m.data = whole.data();
     m.len = len;
-    m.give_back = true;  // its completion returns the buffer for reuse
     m.cookie = id;
     m.stream = cfg_.streams ? static_cast<uint16_t>(1 + id % cfg_.streams) : 0;
     const absl::Status s =
         d.loop->Send(hosts_[d.dest]->host->address(), std::move(m));
     if (!s.ok()) {  // queue full: try again after completions
-      d.free_buffers.push_back(std::move(m.owned));  // refused: not moved
+      d.free_buffers.push_back(b);
       break;
     }
     if (!started_) {
@@ -175,6 +184,7 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
       res_.first_send = now;
     }
     d.send_time[id] = now;
+    d.buffer_of[id] = b;
     ++d.next_msg;
     ++d.outstanding;
     ++pending_total_;
@@ -229,14 +239,11 @@ void Run::HandleCompletion(HostDriver& d, Completion& c, TimeNs now) {
     if (c.data.capacity() > 0) d.core->RecycleReceived(std::move(c.data));
     return;
   }
-  // A send's completion gives its buffer back (OutMessage::give_back).
-  if (c.data.capacity() > 0 && d.free_buffers.size() < cfg_.window) {
-    d.free_buffers.push_back(std::move(c.data));
-  }
   const uint32_t id = static_cast<uint32_t>(c.cookie);
   if (id >= d.completed.size() || d.completed[id] != 0) return;
   --d.outstanding;
   --pending_total_;
+  d.free_buffers.push_back(d.buffer_of[id]);  // the core is done with it
   if (c.type == CompletionType::kSendDone) {
     d.completed[id] = 1;
     ++res_.messages_done;
@@ -347,6 +354,7 @@ void Run::AssignTraffic() {
   for (auto& d : hosts_) {
     if (d->dest < 0) continue;
     d->send_time.assign(cfg_.messages_per_sender, TimeNs::Zero());
+    d->buffer_of.assign(cfg_.messages_per_sender, 0);
     d->completed.assign(cfg_.messages_per_sender, 0);
   }
 }
@@ -389,7 +397,9 @@ void Run::RestartHost(HostDriver& d) {
     }
   }
   d.outstanding = 0;
-  MakeCore(d);
+  MakeCore(d);  // the old core is gone: no buffer is in flight
+  d.free_buffers.clear();
+  for (uint32_t b = 0; b < d.buffers.size(); ++b) d.free_buffers.push_back(b);
   Service(d);
 }
 

@@ -11,24 +11,39 @@ namespace {
 
 constexpr int64_t kPsPerNs = 1000;
 
+constexpr uint64_t kBitPs = 8u * 1'000'000'000'000ULL;  // ps-bits per byte
+
 // ceil(bytes * 8 * 1e12 / rate) picoseconds.
 int64_t SerializationPs(uint64_t wire_bytes, uint64_t rate_bps) {
   if (rate_bps == 0) return 0;
   const unsigned __int128 num =
-      static_cast<unsigned __int128>(wire_bytes) * 8u * 1'000'000'000'000ULL;
+      static_cast<unsigned __int128>(wire_bytes) * kBitPs;
   return static_cast<int64_t>((num + rate_bps - 1) / rate_bps);
+}
+
+// Picoseconds per byte when the rate divides 8e12 (100 Gbit/s: 80), so the
+// per-packet time is one multiplication; 0 if it does not.
+uint64_t ExactPsPerByte(uint64_t rate_bps) {
+  return rate_bps != 0 && kBitPs % rate_bps == 0 ? kBitPs / rate_bps : 0;
 }
 
 }  // namespace
 
 Link::Link(Simulator* sim, const LinkOptions& options, std::string name,
            uint64_t seed)
-    : sim_(sim), options_(options), name_(std::move(name)), rng_(seed) {
+    : sim_(sim),
+      options_(options),
+      name_(std::move(name)),
+      rng_(seed),
+      ps_per_byte_(ExactPsPerByte(options.rate_bps)) {
   ring_.resize(64);
   flight_.resize(64);
 }
 
-void Link::SetOptions(const LinkOptions& options) { options_ = options; }
+void Link::SetOptions(const LinkOptions& options) {
+  options_ = options;
+  ps_per_byte_ = ExactPsPerByte(options.rate_bps);
+}
 
 DurationNs Link::SerializationTime(uint32_t payload_len) const {
   const int64_t ps = SerializationPs(
@@ -125,7 +140,9 @@ bool Link::Enqueue(Packet* p) {
     p->ce = true;
   }
   const int64_t start_ps = std::max(busy_until_ps_, now_ps);
-  const int64_t finish_ps = start_ps + SerializationPs(wire, options_.rate_bps);
+  const int64_t finish_ps =
+      start_ps + (ps_per_byte_ != 0 ? static_cast<int64_t>(wire * ps_per_byte_)
+                                    : SerializationPs(wire, options_.rate_bps));
   busy_until_ps_ = finish_ps;
   // Queue bookkeeping: power-of-two ring that doubles when full.
   if (ring_size_ == ring_.size()) {

@@ -126,6 +126,7 @@ class Link {
   std::string name_;
   Impairment impairment_;
   Rng rng_;
+  uint64_t ps_per_byte_;  // exact serialisation ps per byte, or 0
   PacketSink sink_;
   TapFn tap_fn_ = nullptr;
   void* tap_ctx_ = nullptr;

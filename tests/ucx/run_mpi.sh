@@ -64,15 +64,17 @@ fail=0
 for net in braid0 tcp; do
   mpirun_cmd "$net"
   start=$(ucx_now_ms)
-  # setsid: mpirun and its ranks form one process group the trap can end.
-  setsid timeout -k 3 60 "${CMD[@]}" "$WORK/mpi_pingpong" "$ITERS" "${SIZES[@]}" \
-    >"$WORK/$net.log" 2>&1 &
-  pid=$!
-  ucx_track "$pid"
-  wait "$pid"
+  ucx_run_mpi "$WORK/$net.log" 60 "${CMD[@]}" "$WORK/mpi_pingpong" "$ITERS" "${SIZES[@]}"
   rc=$?
   ms=$(($(ucx_now_ms) - start))
   lanes=$(grep -c "ep_cfg\[[0-9]*\]: tag([^)]*rc_verbs/braid0:1" "$WORK/$net.log")
+  note=""
+  if [[ $rc -eq 3 && $net == tcp ]]; then
+    # The reference run was correct and then stuck in MPI_Finalize: a
+    # fault of the TCP path (see ucx_run_mpi), not of braid0.
+    rc=0
+    note=", stuck in MPI_Finalize after a correct run: ended"
+  fi
   if [[ $rc -ne 0 ]] || ! grep -q "^mpi_pingpong: ok" "$WORK/$net.log" ||
     [[ $net == braid0 && $lanes -lt 2 ]]; then
     echo "FAIL $MPI over $net (exit $rc, ${ms} ms, braid0 tag lanes $lanes)"
@@ -80,7 +82,7 @@ for net in braid0 tcp; do
     fail=1
     continue
   fi
-  echo "ok   $MPI over $net (${ms} ms):"
+  echo "ok   $MPI over $net (${ms} ms$note):"
   grep -E "^(pingpong|allreduce)" "$WORK/$net.log" | sed 's/^/       /'
 done
 exit "$fail"

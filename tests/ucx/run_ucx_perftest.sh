@@ -63,7 +63,7 @@ run_case() {
 }
 
 BRAID=$PRELOAD
-LAT=(-t tag_lat -s 8 -n 500 -w 50)
+LAT=(-t tag_lat -s 8 -n 300 -w 30)
 BW=(-t tag_bw -s 1048576 -n 20 -w 2)
 total=$(ucx_now_ms)
 run_case rc_lat rc_verbs,ud_verbs braid0:1 "$BRAID" "rc_verbs/braid0:1" "${LAT[@]}"

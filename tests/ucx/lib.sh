@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the UCX and MPI tests over braid0 (run_ucx_perftest.sh,
 # run_mpi.sh) and by bench/ucx_mpi_ab.sh.
 #
@@ -85,8 +86,8 @@ ucx_free_port() {
 
 # Waits (up to 10 s) until TCP port $1 has a listener, while process $2 lives.
 ucx_wait_listen() {
-  local port=$1 pid=$2 i
-  for i in $(seq 1 200); do
+  local port=$1 pid=$2
+  for _ in $(seq 1 200); do
     if ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; then return 0; fi
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.05

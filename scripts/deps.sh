@@ -7,6 +7,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libibverbs-dev ibverbs-utils perftest libfabric-dev libfabric-bin
       openmpi-bin netpipe-openmpi
+      ucx-utils libopenmpi-dev mpich libmpich-dev
       nlohmann-json3-dev
       libdpdk-dev libssl-dev
       iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3

@@ -134,21 +134,57 @@ void BM_EventLoop(benchmark::State& state) {
 BENCHMARK(BM_EventLoop)->Arg(64)->Arg(4096)->Arg(262144);
 
 // A whole scenario (sim/scenario): the real protocol core on every host,
-// each driven by the DriveLoop as Endpoint drives it, 8 hosts in pairs
-// across the leaves, 200 messages of 64 KiB per sender. items_per_second =
-// simulated packets per second of wall time (target: >= 1 M per core).
-void BM_ScenarioPairs(benchmark::State& state) {
-  ScenarioConfig cfg;
-  cfg.messages_per_sender = 200;
+// each driven by the DriveLoop as Endpoint drives it. items_per_second =
+// simulated packets (ScenarioResult::sim_packets) per CPU second, setup and
+// checks included (target: >= 1 M per core). Arg payload: 0 = every byte
+// carried and checked, 1 = checksum mode (lengths and message headers).
+void RunScenarios(benchmark::State& state, ScenarioConfig cfg) {
+  cfg.payload =
+      state.range(0) != 0 ? PayloadMode::kChecksum : PayloadMode::kBytes;
   uint64_t packets = 0;
+  uint64_t events = 0;
   for (auto _ : state) {
     const ScenarioResult r = RunScenario(cfg);
     if (!r.Clean() || r.timed_out) state.SkipWithError("scenario not clean");
     packets += r.sim_packets;
+    events += r.sim_events;
   }
   state.SetItemsProcessed(static_cast<int64_t>(packets));
+  state.counters["events_per_packet"] =
+      static_cast<double>(events) / static_cast<double>(packets ? packets : 1);
 }
-BENCHMARK(BM_ScenarioPairs)->Unit(benchmark::kMillisecond);
+
+// 8 hosts in pairs across the leaves, 200 messages of 64 KiB per sender.
+void BM_ScenarioPairs(benchmark::State& state) {
+  ScenarioConfig cfg;
+  cfg.messages_per_sender = 200;
+  RunScenarios(state, cfg);
+}
+BENCHMARK(BM_ScenarioPairs)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("checksum")
+    ->Unit(benchmark::kMillisecond);
+
+// As braid-sim --hosts 64 --spines 8 --traffic permutation --messages 200
+// (its flag defaults: 16 MiB host queues, 50 ms peer timeout, 200 us RTO).
+void BM_ScenarioPermutation64(benchmark::State& state) {
+  ScenarioConfig cfg;
+  cfg.topology.num_leaves = 2;
+  cfg.topology.hosts_per_leaf = 32;
+  cfg.topology.num_spines = 8;
+  cfg.topology.host_link.queue_bytes = 16u << 20;
+  cfg.protocol.peer_timeout = DurationNs::Millis(50);
+  cfg.protocol.min_rto = DurationNs::Micros(200);
+  cfg.traffic = Traffic::kPermutation;
+  cfg.messages_per_sender = 200;
+  RunScenarios(state, cfg);
+}
+BENCHMARK(BM_ScenarioPermutation64)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("checksum")
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace braid::sim

@@ -44,6 +44,7 @@ EndpointCore::EndpointCore(const CoreConfig& cfg)
   peer_cfg_.min_uncopied_payload =
       guard_ ? UINT32_MAX : cfg.min_uncopied_payload;
   peer_cfg_.acked_runs = cfg.acked_runs;
+  peer_cfg_.fragment_copy_limit = cfg.fragment_copy_limit;
   // A data frame always leaves room for a SYNC frame in front of it: until
   // the receiver confirms a session every datagram must carry one (see
   // peer.h), so full-size fragments must still fit.

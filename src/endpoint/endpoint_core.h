@@ -65,6 +65,10 @@ struct CoreConfig {
   // The backend keeps packets' tails past TxBurst (Backend::KeepsTails):
   // messages get holds, and a send completes only once its hold is free.
   bool keep_tails = false;
+  // Bytes written of each received fragment (reorder::ReassemblerOptions::
+  // fragment_copy_limit): less than all only in simulations whose packets
+  // carry just the first bytes of each payload. Default: every byte.
+  uint32_t fragment_copy_limit = UINT32_MAX;
 };
 
 // The spray run Endpoint::Open uses when ProtocolOptions::spray_run is 0:

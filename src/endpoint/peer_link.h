@@ -69,7 +69,8 @@ struct PeerConfig {
   // PSNs past the lowest unacked one that new data may reach: what one of
   // our ack-only datagrams can report (wire::AckReachIn(max_datagram)).
   uint32_t ack_reach = wire::kAckReach;
-  bool acked_runs = true;  // see CoreConfig
+  bool acked_runs = true;                     // see CoreConfig
+  uint32_t fragment_copy_limit = UINT32_MAX;  // see CoreConfig
 };
 
 // The peer's identity and liveness, owned by its Peer; each half reads it

@@ -32,6 +32,7 @@ reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg,
   o.max_message_bytes = cfg.proto.max_message_bytes;
   o.pool = host->buffer_pool();
   o.budget = host->reassembly_budget();
+  o.fragment_copy_limit = cfg.fragment_copy_limit;
   return o;
 }
 

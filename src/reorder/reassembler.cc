@@ -72,7 +72,13 @@ Reassembler::CompleteWhole(const Fragment& f, uint32_t buf_len, PlaceFn place,
   out->stream_seq = f.stream_seq;
   out->msg_len = f.msg_len;
   out->data = pool_->Reserve(buf_len);
-  out->data.assign(f.payload.data(), f.payload.data() + buf_len);
+  if (buf_len > options_.fragment_copy_limit) {
+    out->data.resize(buf_len);
+    std::memcpy(out->data.data(), f.payload.data(),
+                options_.fragment_copy_limit);
+  } else {
+    out->data.assign(f.payload.data(), f.payload.data() + buf_len);
+  }
   stats_.bytes_copied += buf_len;
   out->placement = Placement::kNone;
   out->ext = wire::PlacementExt();
@@ -103,8 +109,15 @@ namespace {
 // gap before `off` (a fragment ahead of one still missing, within the
 // committed chunks) is zero-filled, to be overwritten when that fragment
 // comes.
+// With `copy` < n only src[0, copy) is written; the buffer still grows to
+// cover [off, off + n) (ReassemblerOptions::fragment_copy_limit).
 void WriteAt(std::vector<uint8_t>& v, uint64_t off, const uint8_t* src,
-             uint64_t n) {
+             uint64_t n, uint64_t copy) {
+  if (copy < n) {
+    if (off + n > v.size()) v.resize(off + n);
+    if (copy > 0) std::memcpy(v.data() + off, src, copy);
+    return;
+  }
   if (off > v.size()) v.resize(off);
   const uint64_t inside = std::min<uint64_t>(n, v.size() - off);
   if (inside > 0) std::memcpy(v.data() + off, src, inside);
@@ -202,7 +215,7 @@ bool Reassembler::CommitRange(Partial& p, uint64_t begin, uint64_t end) {
       SideChunk& c = p.side.front();
       const uint64_t at = uint64_t{c.index} * chunk;
       GrowBuffer(p, at + std::min<uint64_t>(chunk, p.buffered - at));
-      WriteAt(p.data, at, c.bytes.data(), c.bytes.size());
+      WriteAt(p.data, at, c.bytes.data(), c.bytes.size(), c.bytes.size());
       pool_->Put(std::move(c.bytes));
       p.side.erase(p.side.begin());
       ++p.chunks;
@@ -212,27 +225,29 @@ bool Reassembler::CommitRange(Partial& p, uint64_t begin, uint64_t end) {
 }
 
 void Reassembler::WriteBuffer(Partial& p, uint64_t off, const uint8_t* src,
-                              uint64_t n) {
+                              uint64_t n, uint64_t copy) {
   const uint64_t chunk = uint64_t{1} << chunk_shift_;
   const uint64_t direct = uint64_t{p.chunks} << chunk_shift_;
   if (off + n <= direct) {  // the common case: all within the buffer
-    WriteAt(p.data, off, src, n);
+    WriteAt(p.data, off, src, n, copy);
     return;
   }
   while (n > 0) {
     const uint64_t k = off >> chunk_shift_;
     const uint64_t piece = std::min(n, (k + 1) * chunk - off);
+    const uint64_t piece_copy = std::min(piece, copy);
     if (k < p.chunks) {
-      WriteAt(p.data, off, src, piece);
+      WriteAt(p.data, off, src, piece, piece_copy);
     } else {
       auto side = std::lower_bound(
           p.side.begin(), p.side.end(), k,
           [](const SideChunk& c, uint64_t i) { return c.index < i; });
-      WriteAt(side->bytes, off - k * chunk, src, piece);
+      WriteAt(side->bytes, off - k * chunk, src, piece, piece_copy);
     }
     off += piece;
     src += piece;
     n -= piece;
+    copy -= piece_copy;
   }
 }
 
@@ -289,7 +304,8 @@ void Reassembler::WriteBuffer(Partial& p, uint64_t off, const uint8_t* src,
     return r;
   }
   if (!p.placed && f.offset + len <= uint64_t{p.chunks} << chunk_shift_) {
-    WriteAt(p.data, f.offset, f.payload.data(), len);  // within the buffer
+    WriteAt(p.data, f.offset, f.payload.data(), len,  // within the buffer
+            std::min<uint64_t>(len, options_.fragment_copy_limit));
     stats_.bytes_copied += len;
   } else {
     Store(p, f, place);
@@ -337,7 +353,8 @@ void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   const uint8_t* src = f.payload.data();
   uint64_t left = f.payload.size();
   if (!p.placed) {
-    WriteBuffer(p, f.offset, src, left);
+    WriteBuffer(p, f.offset, src, left,
+                std::min<uint64_t>(left, options_.fragment_copy_limit));
     stats_.bytes_copied += left;
     return;
   }
@@ -345,7 +362,7 @@ void Reassembler::Store(Partial& p, const Fragment& f, PlaceFn place) {
   uint64_t off = f.offset;
   if (off < head) {
     const uint64_t n = std::min(left, head - off);
-    WriteBuffer(p, off, src, n);
+    WriteBuffer(p, off, src, n, n);
     stats_.bytes_copied += n;
     src += n;
     off += n;

@@ -54,6 +54,12 @@ struct ReassemblerOptions {
   // The endpoint-wide account this reassembler also commits to (not owned;
   // must outlive it). nullptr = no endpoint-wide limit.
   ReassemblyBudget* budget = nullptr;
+  // Of each fragment of a message that is not placed, only the first this
+  // many bytes are written into the message's buffer; the rest of its range
+  // keeps whatever the buffer held (zeros, or an earlier message's bytes).
+  // Only for simulations whose packets carry just the first bytes of each
+  // payload (braid-sim --payload checksum). Default: every byte.
+  uint32_t fragment_copy_limit = UINT32_MAX;
 };
 
 // Dropped fragments by reason, plus throughput counters.
@@ -209,7 +215,9 @@ class Reassembler {
   void GrowBuffer(Partial& p, uint64_t need);
   // Writes buffer bytes [off, off + n) of p: into the buffer, or into the
   // side chunks holding them.
-  void WriteBuffer(Partial& p, uint64_t off, const uint8_t* src, uint64_t n);
+  // (Only src[0, copy) is written: fragment_copy_limit.)
+  void WriteBuffer(Partial& p, uint64_t off, const uint8_t* src, uint64_t n,
+                   uint64_t copy);
   // True if f belongs to the message p as its earlier fragments described it.
   static bool Matches(const Partial& p, const Fragment& f);
   // Records f in the partial message at `it` (which f `created`: undone if f

@@ -11,23 +11,39 @@ namespace {
 
 constexpr int64_t kPsPerNs = 1000;
 
+constexpr uint64_t kBitPs = 8u * 1'000'000'000'000ULL;  // ps-bits per byte
+
 // ceil(bytes * 8 * 1e12 / rate) picoseconds.
 int64_t SerializationPs(uint64_t wire_bytes, uint64_t rate_bps) {
   if (rate_bps == 0) return 0;
   const unsigned __int128 num =
-      static_cast<unsigned __int128>(wire_bytes) * 8u * 1'000'000'000'000ULL;
+      static_cast<unsigned __int128>(wire_bytes) * kBitPs;
   return static_cast<int64_t>((num + rate_bps - 1) / rate_bps);
+}
+
+// Picoseconds per byte when the rate divides 8e12 (100 Gbit/s: 80), so the
+// per-packet time is one multiplication; 0 if it does not.
+uint64_t ExactPsPerByte(uint64_t rate_bps) {
+  return rate_bps != 0 && kBitPs % rate_bps == 0 ? kBitPs / rate_bps : 0;
 }
 
 }  // namespace
 
 Link::Link(Simulator* sim, const LinkOptions& options, std::string name,
            uint64_t seed)
-    : sim_(sim), options_(options), name_(std::move(name)), rng_(seed) {
+    : sim_(sim),
+      options_(options),
+      name_(std::move(name)),
+      rng_(seed),
+      ps_per_byte_(ExactPsPerByte(options.rate_bps)) {
   ring_.resize(64);
+  flight_.resize(64);
 }
 
-void Link::SetOptions(const LinkOptions& options) { options_ = options; }
+void Link::SetOptions(const LinkOptions& options) {
+  options_ = options;
+  ps_per_byte_ = ExactPsPerByte(options.rate_bps);
+}
 
 DurationNs Link::SerializationTime(uint32_t payload_len) const {
   const int64_t ps = SerializationPs(
@@ -124,7 +140,9 @@ bool Link::Enqueue(Packet* p) {
     p->ce = true;
   }
   const int64_t start_ps = std::max(busy_until_ps_, now_ps);
-  const int64_t finish_ps = start_ps + SerializationPs(wire, options_.rate_bps);
+  const int64_t finish_ps =
+      start_ps + (ps_per_byte_ != 0 ? static_cast<int64_t>(wire * ps_per_byte_)
+                                    : SerializationPs(wire, options_.rate_bps));
   busy_until_ps_ = finish_ps;
   // Queue bookkeeping: power-of-two ring that doubles when full.
   if (ring_size_ == ring_.size()) {
@@ -151,21 +169,51 @@ bool Link::Enqueue(Packet* p) {
     // Held: later packets keep the FIFO schedule and overtake it.
     arrival_ps += impairment_.reorder_delay.ns() * kPsPerNs;
     ++counters_.reordered;
-  } else {
-    last_arrival_ps_ = arrival_ps;
+    p->ready_ps = arrival_ps;
+    sim_->ScheduleRaw(TimeNs((arrival_ps + kPsPerNs - 1) / kPsPerNs),
+                      &Link::Deliver, this, reinterpret_cast<uint64_t>(p));
+    return true;
   }
+  last_arrival_ps_ = arrival_ps;
   p->ready_ps = arrival_ps;
-  sim_->ScheduleRaw(TimeNs((arrival_ps + kPsPerNs - 1) / kPsPerNs),
-                    &Link::Deliver, this, reinterpret_cast<uint64_t>(p));
+  // In order: into the FIFO, with the rank an event scheduled now gets.
+  const Arrival a{(arrival_ps + kPsPerNs - 1) / kPsPerNs, sim_->ReserveRank(),
+                  p};
+  if (flight_size_ == flight_.size()) {
+    std::vector<Arrival> bigger(flight_.size() * 2);
+    for (size_t i = 0; i < flight_size_; ++i) {
+      bigger[i] = flight_[(flight_head_ + i) & (flight_.size() - 1)];
+    }
+    flight_ = std::move(bigger);
+    flight_head_ = 0;
+  }
+  flight_[(flight_head_ + flight_size_) & (flight_.size() - 1)] = a;
+  if (flight_size_++ == 0) {
+    sim_->ScheduleRanked(TimeNs(a.at_ns), a.rank, &Link::DeliverHead, this, 0);
+  }
   return true;
 }
 
-void Link::Deliver(void* self_ptr, uint64_t packet) {
+void Link::DeliverHead(void* self_ptr, uint64_t) {
   auto* self = static_cast<Link*>(self_ptr);
-  Packet* p = reinterpret_cast<Packet*>(packet);
-  ++self->counters_.delivered_packets;
-  if (self->tap_fn_ != nullptr) self->tap_fn_(self->tap_ctx_, *self, *p);
-  self->sink_.fn(self->sink_.obj, p);
+  Packet* p = self->flight_[self->flight_head_].packet;
+  self->flight_head_ = (self->flight_head_ + 1) & (self->flight_.size() - 1);
+  if (--self->flight_size_ > 0) {
+    const Arrival& next = self->flight_[self->flight_head_];
+    self->sim_->ScheduleRanked(TimeNs(next.at_ns), next.rank,
+                               &Link::DeliverHead, self, 0);
+  }
+  self->Hand(p);
+}
+
+void Link::Deliver(void* self_ptr, uint64_t packet) {
+  static_cast<Link*>(self_ptr)->Hand(reinterpret_cast<Packet*>(packet));
+}
+
+void Link::Hand(Packet* p) {
+  ++counters_.delivered_packets;
+  if (tap_fn_ != nullptr) tap_fn_(tap_ctx_, *this, *p);
+  sink_.fn(sink_.obj, p);
 }
 
 }  // namespace braid::sim

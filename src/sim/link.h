@@ -1,6 +1,8 @@
 // One direction of a point-to-point link: a finite tail-drop FIFO in front of
 // a serialiser of fixed rate, then a propagation delay. Applies an
-// Impairment to each packet. Costs one simulator event per packet.
+// Impairment to each packet. Costs one simulator event per packet; the
+// packets in flight wait in the link's own FIFO (they arrive in the order
+// they were sent), and only the earliest is in the simulator's heap.
 #ifndef BRAID_SIM_LINK_H_
 #define BRAID_SIM_LINK_H_
 
@@ -107,7 +109,15 @@ class Link {
     int64_t finish_ps;  // when its last bit leaves the serialiser
     uint32_t bytes;
   };
-  static void Deliver(void* self, uint64_t packet);
+  // A packet in flight, in the FIFO of those that keep their order.
+  struct Arrival {
+    int64_t at_ns;  // delivery event time
+    uint64_t rank;  // Simulator::ReserveRank at send
+    Packet* packet;
+  };
+  static void Deliver(void* self, uint64_t packet);      // a held packet
+  static void DeliverHead(void* self, uint64_t unused);  // the FIFO's head
+  void Hand(Packet* p);  // to the tap and the sink
   void Drain(int64_t now_ps);
   bool Enqueue(Packet* p);  // false if tail-dropped (p freed)
 
@@ -116,6 +126,7 @@ class Link {
   std::string name_;
   Impairment impairment_;
   Rng rng_;
+  uint64_t ps_per_byte_;  // exact serialisation ps per byte, or 0
   PacketSink sink_;
   TapFn tap_fn_ = nullptr;
   void* tap_ctx_ = nullptr;
@@ -127,6 +138,10 @@ class Link {
   std::vector<InFlight> ring_;
   size_t ring_head_ = 0;
   size_t ring_size_ = 0;
+  // Packets in flight that keep their order (power-of-two ring, grows).
+  std::vector<Arrival> flight_;
+  size_t flight_head_ = 0;
+  size_t flight_size_ = 0;
   LinkCounters counters_;
 };
 

@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace braid::sim {
@@ -7,6 +8,7 @@ namespace braid::sim {
 Simulator::Simulator(SimulatorOptions options)
     : seed_rng_(options.seed), pool_(options.pool) {
   heap_.reserve(1024);
+  due_.resize(256);
 }
 
 Simulator::~Simulator() = default;
@@ -44,13 +46,43 @@ Simulator::Event Simulator::Pop() {
   return top;
 }
 
+void Simulator::PushDue(const Event& e) {
+  if (due_size_ == due_.size()) {
+    std::vector<Event> bigger(due_.size() * 2);
+    for (size_t i = 0; i < due_size_; ++i) {
+      bigger[i] = due_[(due_head_ + i) & (due_.size() - 1)];
+    }
+    due_ = std::move(bigger);
+    due_head_ = 0;
+  }
+  due_[(due_head_ + due_size_) & (due_.size() - 1)] = e;
+  ++due_size_;
+}
+
+Simulator::Event Simulator::PopDue() {
+  const Event e = due_[due_head_];
+  due_head_ = (due_head_ + 1) & (due_.size() - 1);
+  --due_size_;
+  return e;
+}
+
 void Simulator::ScheduleRaw(TimeNs at, EventFn fn, void* obj, uint64_t arg) {
   int64_t t = at.ns();
-  if (t < now_.ns()) {
-    t = now_.ns();
-    ++counters_.scheduled_in_past;
+  if (t <= now_.ns()) {
+    // Due now: every event already queued for now() has a lower rank, and
+    // every later one a higher, so the FIFO stays in rank order.
+    if (t < now_.ns()) ++counters_.scheduled_in_past;
+    PushDue(Event{now_.ns(), next_seq_++, fn, obj, arg});
+    return;
   }
   Push(Event{t, next_seq_++, fn, obj, arg});
+}
+
+void Simulator::ScheduleRanked(TimeNs at, uint64_t rank, EventFn fn, void* obj,
+                               uint64_t arg) {
+  // Always the heap: the rank may be lower than that of events already in
+  // the due FIFO, and the heap orders by (time, rank).
+  Push(Event{std::max(at.ns(), now_.ns()), rank, fn, obj, arg});
 }
 
 Simulator::TimerId Simulator::Schedule(TimeNs at, Callback cb) {
@@ -108,8 +140,14 @@ void Simulator::RunTimer(void* self_ptr, uint64_t id) {
 }
 
 bool Simulator::Step() {
-  if (heap_.empty()) return false;
-  Event e = Pop();
+  Event e;
+  if (due_size_ > 0 && DueFirst()) {
+    e = PopDue();
+  } else if (!heap_.empty()) {
+    e = Pop();
+  } else {
+    return false;
+  }
   now_ = TimeNs(e.at);
   ++counters_.events_run;
   e.fn(e.obj, e.arg);
@@ -117,7 +155,7 @@ bool Simulator::Step() {
 }
 
 void Simulator::RunUntil(TimeNs t) {
-  while (!heap_.empty() && heap_.front().at <= t.ns()) Step();
+  while (!idle() && NextEventTime() <= t) Step();
   if (now_ < t && !t.IsInfinite()) now_ = t;
 }
 
@@ -125,10 +163,11 @@ bool Simulator::RunUntilIdle(uint64_t max_events) {
   for (uint64_t n = 0; n < max_events; ++n) {
     if (!Step()) return true;
   }
-  return heap_.empty();
+  return idle();
 }
 
 TimeNs Simulator::NextEventTime() const {
+  if (due_size_ > 0) return now_;
   return heap_.empty() ? TimeNs::Infinite() : TimeNs(heap_.front().at);
 }
 

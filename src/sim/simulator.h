@@ -1,6 +1,8 @@
-// The discrete-event loop of the network simulator: a virtual clock and a
-// binary heap of small POD events. Same inputs and seed => identical run.
-// Events at equal times run in the order they were scheduled.
+// The discrete-event loop of the network simulator: a virtual clock, a
+// binary heap of small POD events for the future and a FIFO for events due
+// now (no heap work for them). Same inputs and seed => identical run.
+// Events at equal times run in the order they were scheduled (or, for
+// ScheduleRanked, in the order their ranks were reserved).
 #ifndef BRAID_SIM_SIMULATOR_H_
 #define BRAID_SIM_SIMULATOR_H_
 
@@ -52,8 +54,18 @@ class Simulator {
   TimeNs now() const { return now_; }
 
   // Schedules fn(obj, arg) at `at` (clamped to now() if in the past). No
-  // allocation once the heap has grown to its working size.
+  // allocation once the queues have grown to their working size.
   void ScheduleRaw(TimeNs at, EventFn fn, void* obj, uint64_t arg);
+
+  // For components that keep time-ordered events of their own (a link's
+  // packets in flight) and hand the simulator only the earliest: reserves
+  // the place among equal-time events that an event scheduled now would
+  // get. ScheduleRanked(at, rank, ...) later runs the event exactly where
+  // ScheduleRaw(at, ...) at the time of ReserveRank would have.
+  uint64_t ReserveRank() { return next_seq_++; }
+  // Schedules fn(obj, arg) at `at` (>= now()) with a rank from ReserveRank.
+  void ScheduleRanked(TimeNs at, uint64_t rank, EventFn fn, void* obj,
+                      uint64_t arg);
 
   // Schedules `cb` at `at` (clamped to now() if in the past). Returns an id
   // that Cancel() accepts until the callback has run.
@@ -78,8 +90,10 @@ class Simulator {
 
   // Time of the earliest pending event, or TimeNs::Infinite().
   TimeNs NextEventTime() const;
-  size_t pending_events() const { return heap_.size(); }
-  bool idle() const { return heap_.empty(); }
+  // Events in the queues (a component's own held events are not counted;
+  // its earliest one is).
+  size_t pending_events() const { return heap_.size() + due_size_; }
+  bool idle() const { return heap_.empty() && due_size_ == 0; }
 
   // A fresh deterministic seed for a component (links, switches, drivers).
   uint64_t NextSeed() { return seed_rng_.Next(); }
@@ -108,12 +122,25 @@ class Simulator {
   }
   void Push(const Event& e);
   Event Pop();
+  // The due FIFO: events scheduled for now() while the clock stood there,
+  // in rank order (a ring that doubles when full).
+  void PushDue(const Event& e);
+  Event PopDue();
+  // True if the next event to run is the due FIFO's front (else the heap's
+  // top). Requires a non-empty due FIFO.
+  bool DueFirst() const {
+    return heap_.empty() || heap_.front().at > now_.ns() ||
+           due_[due_head_].seq < heap_.front().seq;
+  }
   static void RunTimer(void* self, uint64_t id);
 
   TimeNs now_ = TimeNs::Zero();
   uint64_t next_seq_ = 0;
   uint64_t last_packet_id_ = 0;
   std::vector<Event> heap_;
+  std::vector<Event> due_;  // ring; size a power of two
+  size_t due_head_ = 0;
+  size_t due_size_ = 0;
   std::vector<TimerSlot> timers_;
   std::vector<uint32_t> free_timers_;
   Rng seed_rng_;

@@ -416,5 +416,46 @@ TEST(ReassemblerTest, ManyHolesAreChargedAndReleased) {
   EXPECT_EQ(r.memory_used(), 0u);
 }
 
+TEST(ReassemblerTest, CopyLimitWritesOnlyEachFragmentsFirstBytes) {
+  ReassemblerOptions o;
+  o.fragment_copy_limit = 16;
+  const auto data = Pattern(5000, 7);
+  const uint32_t mss = 1000;
+  for (bool reversed : {false, true}) {
+    Reassembler r(o);
+    CompletedMessage out;
+    const uint32_t n = Frags(data.size(), mss);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t i = reversed ? n - 1 - k : k;
+      const FragResult want =
+          k + 1 == n ? FragResult::kComplete : FragResult::kPartial;
+      ASSERT_EQ(r.OnFragment(Frag(3, data, mss, i), &out), want) << i;
+    }
+    // The whole length, with each fragment's first 16 bytes in place and
+    // nothing else written (a fresh buffer: zeros).
+    ASSERT_EQ(out.data.size(), data.size());
+    for (size_t b = 0; b < data.size(); ++b) {
+      if (b % mss >= 16) {
+        ASSERT_EQ(out.data[b], 0) << "byte " << b;
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      EXPECT_TRUE(std::equal(data.begin() + i * mss,
+                             data.begin() + i * mss + 16,
+                             out.data.begin() + i * mss))
+          << "fragment " << i << (reversed ? " reversed" : "");
+    }
+  }
+  // A message in one fragment: its length, its first bytes.
+  Reassembler r(o);
+  const auto small = Pattern(700, 8);
+  CompletedMessage out;
+  ASSERT_EQ(r.OnFragment(Frag(4, small, 1000, 0), &out), FragResult::kComplete);
+  ASSERT_EQ(out.data.size(), small.size());
+  EXPECT_TRUE(std::equal(small.begin(), small.begin() + 16, out.data.begin()));
+  EXPECT_EQ(std::count(out.data.begin() + 16, out.data.end(), 0),
+            static_cast<long>(small.size() - 16));
+}
+
 }  // namespace
 }  // namespace braid::reorder

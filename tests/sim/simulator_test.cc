@@ -155,5 +155,68 @@ TEST(SimulatorTest, ManyRandomTimesComeOutSorted) {
   EXPECT_TRUE(sorted);
 }
 
+// Records the order raw events ran in.
+struct Log {
+  std::vector<uint64_t> order;
+  static void Note(void* self, uint64_t arg) {
+    static_cast<Log*>(self)->order.push_back(arg);
+  }
+};
+
+TEST(SimulatorTest, RankedEventRunsWhereItsRankWasReservedAmongEqualTimes) {
+  Simulator sim;
+  Log log;
+  sim.ScheduleRaw(TimeNs(10), &Log::Note, &log, 1);
+  const uint64_t rank = sim.ReserveRank();  // between events 1 and 3
+  sim.ScheduleRaw(TimeNs(10), &Log::Note, &log, 3);
+  sim.ScheduleRaw(TimeNs(5), &Log::Note, &log, 0);
+  sim.ScheduleRanked(TimeNs(10), rank, &Log::Note, &log, 2);
+  sim.RunUntilIdle();
+  EXPECT_EQ(log.order, (std::vector<uint64_t>{0, 1, 2, 3}));
+}
+
+TEST(SimulatorTest, EventsDueNowRunAfterLowerRankedOnesOfTheSameTime) {
+  Simulator sim;
+  Log log;
+  const uint64_t early = sim.ReserveRank();
+  // At time 10 event 1 schedules two events for now: a ranked one reserved
+  // before it (runs first) and a plain one (runs after everything queued).
+  struct Ctx {
+    Simulator* sim;
+    Log* log;
+    uint64_t early;
+  } ctx{&sim, &log, early};
+  sim.ScheduleRaw(
+      TimeNs(10),
+      [](void* c, uint64_t) {
+        auto* x = static_cast<Ctx*>(c);
+        x->log->order.push_back(1);
+        x->sim->ScheduleRaw(x->sim->now(), &Log::Note, x->log, 4);
+        x->sim->ScheduleRanked(x->sim->now(), x->early, &Log::Note, x->log, 2);
+      },
+      &ctx, 0);
+  sim.ScheduleRaw(TimeNs(10), &Log::Note, &log, 3);
+  EXPECT_EQ(sim.pending_events(), 2u);
+  sim.RunUntilIdle();
+  EXPECT_EQ(log.order, (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(sim.idle());
+  EXPECT_EQ(sim.now().ns(), 10);
+}
+
+TEST(SimulatorTest, ManyEventsDueNowRunInOrderAndKeepTheClock) {
+  Simulator sim;
+  Log log;
+  sim.RunUntil(TimeNs(100));
+  for (uint64_t i = 0; i < 1000; ++i) {  // grows the due queue
+    sim.ScheduleRaw(TimeNs(i % 2 == 0 ? 100 : 3), &Log::Note, &log, i);
+  }
+  EXPECT_EQ(sim.NextEventTime(), TimeNs(100));
+  EXPECT_EQ(sim.counters().scheduled_in_past, 500u);
+  sim.RunUntil(TimeNs(100));
+  ASSERT_EQ(log.order.size(), 1000u);
+  for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(log.order[i], i);
+  EXPECT_EQ(sim.now().ns(), 100);
+}
+
 }  // namespace
 }  // namespace braid::sim

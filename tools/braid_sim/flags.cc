@@ -72,6 +72,11 @@ Run
   --seed X             RNG seed (default 1)
   --time-limit-ms T    simulated time limit (default 2000)
   --json               one JSON object instead of the table
+  --payload P          bytes | checksum (default bytes): bytes carries every
+                       payload byte and checks each message byte for byte;
+                       checksum carries lengths, headers and each message's
+                       16-byte header only (same packets, same table; no
+                       per-byte work: for scale runs)
   --wall               also print wall-clock time (not deterministic)
   --ab-demo            spray vs gbn under: clean, 1% loss on one spine, that
                        spine blackholed mid-run, that spine congested (one
@@ -283,6 +288,10 @@ void AddRunFlags(tools::FlagParser& p, SimFlags& f) {
   Millis(p, "--time-limit-ms", &c.time_limit);
   p.Switch({"--json"}, &f.json);
   p.Switch({"--wall"}, &f.wall);
+  p.Choice<sim::PayloadMode>({"--payload"},
+                             {{"bytes", sim::PayloadMode::kBytes},
+                              {"checksum", sim::PayloadMode::kChecksum}},
+                             &c.payload);
   p.Switch({"--ab-demo"}, &f.ab_demo);
 }
 

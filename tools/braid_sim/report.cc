@@ -7,6 +7,16 @@
 
 namespace braid::simtool {
 
+std::string FormatSpeed(const ScenarioResult& r) {
+  const double pkts = static_cast<double>(r.sim_packets);
+  return absl::StrFormat(
+      "wall %.3f s, cpu %.3f s, %u events: %.0f sim packets/s of wall "
+      "time, %.0f per cpu second",
+      r.wall_seconds, r.cpu_seconds, r.sim_events,
+      r.wall_seconds > 0 ? pkts / r.wall_seconds : 0.0,
+      r.cpu_seconds > 0 ? pkts / r.cpu_seconds : 0.0);
+}
+
 std::string FormatTable(const SimFlags& flags, const Runs& runs) {
   std::string o = absl::StrCat("braid-sim ", flags.command_line, "\n");
   absl::StrAppendFormat(
@@ -36,8 +46,7 @@ std::string FormatTable(const SimFlags& flags, const Runs& runs) {
         r.failure_causes.empty() ? "" : ", failures: ",
         absl::StrJoin(r.failure_causes, ","), r.timed_out ? ", TIMED OUT" : "",
         r.setup_error.empty() ? "" : ", COULD NOT START: " + r.setup_error);
-    if (flags.wall)
-      absl::StrAppendFormat(&o, "%s: wall %.3f s\n", name, r.wall_seconds);
+    if (flags.wall) absl::StrAppendFormat(&o, "%s: %s\n", name, FormatSpeed(r));
     if (!r.Clean()) absl::StrAppendFormat(&o, "%s: INVARIANT VIOLATED\n", name);
   }
   if (runs.size() == 2 && runs[1].second.goodput_gbps > 0 &&
@@ -90,7 +99,10 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["timed_out"] = r.timed_out;
     j["clean"] = r.Clean();
     if (!r.setup_error.empty()) j["setup_error"] = r.setup_error;
-    if (flags.wall) j["wall_s"] = Fixed(r.wall_seconds, 4);
+    if (flags.wall) {
+      j["wall_s"] = Fixed(r.wall_seconds, 4);
+      j["cpu_s"] = Fixed(r.cpu_seconds, 4);
+    }
     list.push_back(std::move(j));
   }
   return tools::JsonLine(out);

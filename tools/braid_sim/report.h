@@ -13,6 +13,9 @@ namespace braid::simtool {
 
 using Runs = std::vector<std::pair<std::string, ScenarioResult>>;
 
+// The --wall line's figures: wall and CPU seconds of the run, and the
+// simulated packets (ScenarioResult::sim_packets) per second of each.
+std::string FormatSpeed(const ScenarioResult& r);
 std::string FormatTable(const SimFlags& flags, const Runs& runs);
 std::string FormatJson(const SimFlags& flags, const Runs& runs);
 // One row per (condition/mode) run (spray then gbn per condition): goodput,

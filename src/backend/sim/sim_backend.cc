@@ -50,7 +50,15 @@ size_t SimBackend::TxBurst(absl::Span<const TxPacket> pkts) {
     p->dst = t.dst;
     p->ect = t.ect;
     p->len = t.size();
-    t.CopyTo(p->data);
+    if (options_.carry_tail_bytes) {
+      t.CopyTo(p->data);
+    } else {
+      if (t.len > 0) std::memcpy(p->data, t.data, t.len);
+      if (t.tail_len > 0) {
+        std::memcpy(p->data + t.len, t.tail,
+                    std::min(t.tail_len, kCarriedTailBytes));
+      }
+    }
     host_->Send(p);
     ++counters_.tx_packets;
     counters_.tx_bytes += t.size();

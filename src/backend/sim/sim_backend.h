@@ -27,11 +27,20 @@ struct SimBackendOptions {
   // queue cannot take the next packet, instead of letting the link tail-drop
   // it. Default false: packets are offered and dropped (counted by the link).
   bool backpressure = false;
+  // If false, of a datagram's tail (TxPacket::tail: the payload the core
+  // left in the message's buffer) only the first kCarriedTailBytes are
+  // copied; the rest of the packet's payload is whatever its pool buffer
+  // held before. The packet keeps its full length, so links queue and
+  // serialise it as before. For scale runs that check message identity
+  // and length but not content. Default true: every byte is carried.
+  bool carry_tail_bytes = true;
 };
 
 class SimBackend : public Backend {
  public:
   static constexpr uint16_t kFirstSourcePort = 49152;
+  // Bytes of each tail carried when !SimBackendOptions::carry_tail_bytes.
+  static constexpr uint32_t kCarriedTailBytes = 16;
 
   // Binds to `host` (not owned; must outlive the backend). Options out of
   // range are clamped: entropy_count to 1..16384, mtu_payload to the pool's
@@ -43,7 +52,8 @@ class SimBackend : public Backend {
   NetAddr LocalAddress() const override { return host_->address(); }
   uint32_t MaxDatagram() const override { return options_.mtu_payload; }
 
-  // Copies each datagram into a pooled simulator packet and injects it at
+  // Copies each datagram (see carry_tail_bytes) into a pooled simulator
+  // packet and injects it at
   // the simulator's now(). Packets with a non-IPv4 destination, an entropy
   // out of range or an oversize length are taken, dropped and counted in
   // tx_dropped.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 
 #include "backend/sim/sim_backend.h"
@@ -11,6 +12,7 @@
 #include "endpoint/drive_loop.h"
 #include "endpoint/endpoint_core.h"
 #include "sim/host.h"
+#include "sim/scenario/payload.h"
 #include "sim/sim_clock.h"
 #include "sim/simulator.h"
 
@@ -18,26 +20,11 @@ namespace braid::sim {
 namespace {
 
 constexpr size_t kBurst = 64;
-constexpr uint32_t kMagic = 0xb4a1d5e1;
-constexpr uint32_t kHeader = 16;  // sender, msg, len, magic
-
-uint8_t PatternByte(uint64_t seed, uint32_t sender, uint32_t msg, uint32_t i) {
-  uint64_t x =
-      seed ^ (uint64_t{sender} << 40) ^ (uint64_t{msg} << 8) ^ (i >> 3);
-  x *= 0x9e3779b97f4a7c15ULL;
-  return static_cast<uint8_t>((x >> 56) + i);
-}
-
-void Put32(uint8_t* p, uint32_t v) {
-  p[0] = v >> 24;
-  p[1] = v >> 16;
-  p[2] = v >> 8;
-  p[3] = v;
-}
-uint32_t Get32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) |
-         (uint32_t{p[2]} << 8) | p[3];
-}
+// Payloads shorter than this are copied into the datagram by the core;
+// longer ones leave from the message's buffer (TxPacket::tail) and the sim
+// backend copies them once, into the packet (or, in checksum mode, only
+// their first bytes). Same datagrams on the wire either way.
+constexpr uint32_t kMinUncopiedPayload = 256;
 
 class Run;
 
@@ -61,6 +48,13 @@ struct HostDriver {
   std::vector<uint8_t> completed;       // 0 none, 1 done, 2 failed, 3 abandoned
   std::vector<uint8_t> delivered;       // at the receiver: times delivered
   std::vector<int64_t> last_on_stream;  // receiver side, per (sender,stream)
+  // Message buffers, sizes.max bytes each, sent from in place (zero-copy:
+  // a buffer is the core's until its send completes). Allocated as the
+  // window first fills, never zero-filled; the pages a checksum-mode
+  // run never writes stay untouched.
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  std::vector<uint32_t> free_buffers;  // indices into `buffers`
+  std::vector<uint32_t> buffer_of;     // per msg id, while it is in flight
 };
 
 class Run {
@@ -92,9 +86,11 @@ class Run {
   // Restarts d's protocol core and application, as a process restart does.
   void RestartHost(HostDriver& d);
   void MakeCore(HostDriver& d);
+  // A free message buffer of d's (allocated if none is free).
+  uint32_t TakeBuffer(HostDriver& d);
   void SendMore(HostDriver& d, TimeNs now);
   void HandleCompletions(HostDriver& d, TimeNs now);
-  void HandleCompletion(HostDriver& d, const Completion& c, TimeNs now);
+  void HandleCompletion(HostDriver& d, Completion& c, TimeNs now);
   void OnRecv(HostDriver& d, const Completion& c, TimeNs now);
   void Reschedule(HostDriver& d);
   void FoldStats(const endpoint::EndpointCore& core);
@@ -120,12 +116,17 @@ void Run::MakeCore(HostDriver& d) {
   c.entropy_count = d.backend->EntropyCount();
   c.max_datagram = d.backend->MaxDatagram();
   c.local_port = d.backend->LocalAddress().port;
+  c.min_uncopied_payload = kMinUncopiedPayload;
+  if (cfg_.payload == PayloadMode::kChecksum) {
+    // The packets carry only the first bytes of each payload.
+    c.fragment_copy_limit = backend::SimBackend::kCarriedTailBytes;
+  }
   d.loop.reset();
   d.core = std::make_unique<endpoint::EndpointCore>(c);
   endpoint::DriveLoopOptions lo;
   lo.burst = kBurst;
-  lo.uncopied_payloads = false;  // the sim backend copies every datagram
-  lo.group_by_entropy = false;   // no GSO to group for
+  lo.uncopied_payloads = true;  // the sim backend copies them (or not)
+  lo.group_by_entropy = false;  // no GSO to group for
   d.loop = std::make_unique<endpoint::DriveLoop>(d.backend.get(), d.core.get(),
                                                  &clock_, lo);
 }
@@ -142,6 +143,17 @@ void Run::FoldStats(const endpoint::EndpointCore& core) {
   res_.malformed_dropped += s.drops.malformed();
 }
 
+uint32_t Run::TakeBuffer(HostDriver& d) {
+  if (d.free_buffers.empty()) {
+    d.buffers.push_back(
+        std::make_unique_for_overwrite<uint8_t[]>(cfg_.sizes.max));
+    return static_cast<uint32_t>(d.buffers.size() - 1);
+  }
+  const uint32_t b = d.free_buffers.back();
+  d.free_buffers.pop_back();
+  return b;
+}
+
 void Run::SendMore(HostDriver& d, TimeNs now) {
   if (d.dest < 0) return;
   while (d.outstanding < cfg_.window && d.next_msg < cfg_.messages_per_sender) {
@@ -150,28 +162,29 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
     const uint32_t len =
         cfg_.sizes.min +
         (span ? static_cast<uint32_t>(rng_.Uniform(uint64_t{span} + 1)) : 0);
-    std::vector<uint8_t> buf(len);
-    Put32(buf.data(), static_cast<uint32_t>(d.index));
-    Put32(buf.data() + 4, id);
-    Put32(buf.data() + 8, len);
-    Put32(buf.data() + 12, kMagic);
-    for (uint32_t i = kHeader; i < len; ++i) {
-      buf[i] = PatternByte(cfg_.seed, d.index, id, i);
+    const uint32_t b = TakeBuffer(d);
+    const auto whole = absl::MakeSpan(d.buffers[b].get(), len);
+    WriteMessageHeader(whole, {static_cast<uint32_t>(d.index), id, len});
+    if (cfg_.payload == PayloadMode::kBytes) {
+      FillPattern(whole, cfg_.seed, static_cast<uint32_t>(d.index), id);
     }
-    endpoint::OutMessage m;
-    m.owned = std::move(buf);
-    m.data = m.owned.data();
+    endpoint::OutMessage m;  // zero-copy: `owned` stays empty
+    m.data = whole.data();
     m.len = len;
     m.cookie = id;
     m.stream = cfg_.streams ? static_cast<uint16_t>(1 + id % cfg_.streams) : 0;
     const absl::Status s =
         d.loop->Send(hosts_[d.dest]->host->address(), std::move(m));
-    if (!s.ok()) break;  // queue full: try again after completions
+    if (!s.ok()) {  // queue full: try again after completions
+      d.free_buffers.push_back(b);
+      break;
+    }
     if (!started_) {
       started_ = true;
       res_.first_send = now;
     }
     d.send_time[id] = now;
+    d.buffer_of[id] = b;
     ++d.next_msg;
     ++d.outstanding;
     ++pending_total_;
@@ -181,23 +194,23 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
 
 void Run::OnRecv(HostDriver& d, const Completion& c, TimeNs now) {
   const std::vector<uint8_t>& b = c.data;
-  if (b.size() < kHeader || Get32(b.data() + 12) != kMagic) {
+  MessageName name;
+  if (!ReadMessageHeader(b, &name)) {
     ++res_.byte_mismatches;
     return;
   }
-  const uint32_t sender = Get32(b.data());
-  const uint32_t id = Get32(b.data() + 4);
+  const uint32_t sender = name.sender;
+  const uint32_t id = name.id;
   if (sender >= hosts_.size() || id >= cfg_.messages_per_sender ||
-      Get32(b.data() + 8) != b.size() ||
-      hosts_[sender]->host->address() != c.peer) {
+      name.len != b.size() || hosts_[sender]->host->address() != c.peer) {
     ++res_.byte_mismatches;
     return;
   }
-  for (uint32_t i = kHeader; i < b.size(); ++i) {
-    if (b[i] != PatternByte(cfg_.seed, sender, id, i)) {
-      ++res_.byte_mismatches;
-      return;
-    }
+  // Checksum mode carries only the header bytes; the rest is not checked.
+  if (cfg_.payload == PayloadMode::kBytes &&
+      !PatternMatches(b, cfg_.seed, sender, id)) {
+    ++res_.byte_mismatches;
+    return;
   }
   HostDriver& s = *hosts_[sender];
   if (s.delivered[id]++ > 0) {
@@ -219,15 +232,18 @@ void Run::OnRecv(HostDriver& d, const Completion& c, TimeNs now) {
   res_.timeline[bin] += b.size();
 }
 
-void Run::HandleCompletion(HostDriver& d, const Completion& c, TimeNs now) {
+void Run::HandleCompletion(HostDriver& d, Completion& c, TimeNs now) {
   if (c.type == CompletionType::kRecv) {
     OnRecv(d, c, now);
+    // The buffer goes back to the core's pool for the next receive.
+    if (c.data.capacity() > 0) d.core->RecycleReceived(std::move(c.data));
     return;
   }
   const uint32_t id = static_cast<uint32_t>(c.cookie);
   if (id >= d.completed.size() || d.completed[id] != 0) return;
   --d.outstanding;
   --pending_total_;
+  d.free_buffers.push_back(d.buffer_of[id]);  // the core is done with it
   if (c.type == CompletionType::kSendDone) {
     d.completed[id] = 1;
     ++res_.messages_done;
@@ -248,7 +264,7 @@ void Run::HandleCompletion(HostDriver& d, const Completion& c, TimeNs now) {
 // whatever waits leave (Endpoint::Wait). Acks held by a Poll ride on the
 // sends the application makes in between.
 void Run::HandleCompletions(HostDriver& d, TimeNs now) {
-  for (const Completion& c : d.comps) HandleCompletion(d, c, now);
+  for (Completion& c : d.comps) HandleCompletion(d, c, now);
   SendMore(d, now);
 }
 
@@ -299,6 +315,7 @@ bool Run::BuildHosts() {
     d->host = &fabric_->host(i);
     backend::SimBackendOptions bo;
     bo.mtu_payload = cfg_.mtu_payload;
+    bo.carry_tail_bytes = cfg_.payload == PayloadMode::kBytes;
     d->backend = std::make_unique<backend::SimBackend>(d->host, bo);
     MakeCore(*d);
     d->delivered.assign(cfg_.messages_per_sender, 0);
@@ -337,6 +354,7 @@ void Run::AssignTraffic() {
   for (auto& d : hosts_) {
     if (d->dest < 0) continue;
     d->send_time.assign(cfg_.messages_per_sender, TimeNs::Zero());
+    d->buffer_of.assign(cfg_.messages_per_sender, 0);
     d->completed.assign(cfg_.messages_per_sender, 0);
   }
 }
@@ -379,7 +397,9 @@ void Run::RestartHost(HostDriver& d) {
     }
   }
   d.outstanding = 0;
-  MakeCore(d);
+  MakeCore(d);  // the old core is gone: no buffer is in flight
+  d.free_buffers.clear();
+  for (uint32_t b = 0; b < d.buffers.size(); ++b) d.free_buffers.push_back(b);
   Service(d);
 }
 
@@ -433,6 +453,7 @@ void Run::FoldHosts() {
   }
   for (int i = 0; i < fabric_->num_hosts(); ++i)
     res_.sim_packets += fabric_->host(i).counters().tx_packets;
+  res_.sim_events = sim_.counters().events_run;
 }
 
 void Run::FoldTimes() {
@@ -454,8 +475,17 @@ void Run::FoldTimes() {
                           : 0;
 }
 
+// This thread's CPU time in seconds.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 ScenarioResult Run::Go() {
   const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = ThreadCpuSeconds();
   if (!BuildHosts()) return res_;
   AssignTraffic();
   ScheduleImpairments();
@@ -466,6 +496,7 @@ ScenarioResult Run::Go() {
   res_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
           .count();
+  res_.cpu_seconds = ThreadCpuSeconds() - cpu0;
   return res_;
 }
 

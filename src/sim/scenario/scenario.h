@@ -23,6 +23,19 @@ enum class Traffic : uint8_t {
   kIncast,       // `incast` senders (hosts 1..incast) all send to host 0
 };
 
+// What the simulated packets carry.
+enum class PayloadMode : uint8_t {
+  // Every byte of every datagram: the receiver checks each message byte for
+  // byte against the pattern it was sent with (byte_mismatches).
+  kBytes,
+  // The datagrams' lengths, headers and the first bytes of each payload
+  // (so every message's 16-byte header arrives), not the rest: links queue,
+  // serialise and checksum packets of the same sizes, the protocol core
+  // runs unchanged, and the receiver checks each message's identity and
+  // length but not its content. For scale runs: no per-byte work.
+  kChecksum,
+};
+
 struct SizeDist {
   uint32_t min = 65536;  // fixed when min == max
   uint32_t max = 65536;
@@ -56,6 +69,7 @@ struct ScenarioConfig {
   uint32_t window = 16;  // messages a sender keeps outstanding
   uint16_t streams = 0;  // >0: messages cycle over ordered streams 1..n
   uint64_t seed = 1;
+  PayloadMode payload = PayloadMode::kBytes;
   std::vector<TimedImpairment> impairments;
   std::vector<Restart> restarts;
   DurationNs time_limit = DurationNs::Seconds(2);    // simulated
@@ -94,8 +108,10 @@ struct ScenarioResult {
   std::vector<uint64_t> spine_packets;
   TimeNs first_send, last_delivery;
   DurationNs sim_time;
-  double wall_seconds = 0;
+  double wall_seconds = 0;   // the whole run: setup, simulation, checks
+  double cpu_seconds = 0;    // this thread's CPU time over the same span
   uint64_t sim_packets = 0;  // packets handed to hosts' uplinks
+  uint64_t sim_events = 0;   // simulator events run
   bool timed_out = false;    // time_limit hit with sends pending
   // Non-empty if the scenario could not start (e.g. the topology refused
   // its options): nothing ran.

@@ -198,5 +198,33 @@ TEST_F(SimBackendTest, RxBuffersStayValidUntilTheNextRxBurst) {
   EXPECT_EQ(sim_.pool().in_use(), 1u);  // the first one went back
 }
 
+TEST_F(SimBackendTest, WithoutTailBytesOnlyTheHeadAndTheTailsFirstBytesArrive) {
+  SimBackendOptions o;
+  o.carry_tail_bytes = false;
+  a_ = std::make_unique<SimBackend>(&net_->host(0), o);
+  const std::string head = "header";
+  std::vector<uint8_t> tail(1000);
+  for (size_t i = 0; i < tail.size(); ++i) tail[i] = static_cast<uint8_t>(i);
+  TxPacket t = Datagram(head, 3);
+  t.tail = tail.data();
+  t.tail_len = static_cast<uint32_t>(tail.size());
+  ASSERT_EQ(a_->TxBurst(absl::MakeConstSpan(&t, 1)), 1u);
+  sim_.RunUntilIdle();
+  std::array<RxPacket, 4> rx;
+  ASSERT_EQ(b_->RxBurst(absl::MakeSpan(rx)), 1u);
+  // The full length, as the links serialised it.
+  ASSERT_EQ(rx[0].len, head.size() + tail.size());
+  EXPECT_EQ(std::memcmp(rx[0].data, head.data(), head.size()), 0);
+  const uint8_t* got = rx[0].data + head.size();
+  EXPECT_EQ(std::memcmp(got, tail.data(), SimBackend::kCarriedTailBytes), 0);
+  // Beyond them the packet holds what its buffer held, not the tail.
+  size_t same = 0;
+  for (size_t i = SimBackend::kCarriedTailBytes; i < tail.size(); ++i) {
+    same += got[i] == tail[i];
+  }
+  EXPECT_LT(same, tail.size() / 2);
+  EXPECT_EQ(a_->counters().tx_bytes, head.size() + tail.size());
+}
+
 }  // namespace
 }  // namespace braid::backend

@@ -151,6 +151,19 @@ TEST(SimFlagsTest, ReorderKeysSetTheLinkReordering) {
             DurationNs::Micros(20));
 }
 
+TEST(SimFlagsTest, PayloadChoosesBytesOrChecksumAndDefaultsToBytes) {
+  absl::StatusOr<SimFlags> f = Parse({});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->config.payload, sim::PayloadMode::kBytes);
+  f = Parse({"--payload", "checksum"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->config.payload, sim::PayloadMode::kChecksum);
+  f = Parse({"--payload=bytes"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->config.payload, sim::PayloadMode::kBytes);
+  EXPECT_FALSE(Parse({"--payload", "none"}).ok());
+}
+
 TEST(SimFlagsTest, FlagsWithoutAValueStillWork) {
   absl::StatusOr<SimFlags> f = Parse({"--json", "--wall", "--ab-demo"});
   ASSERT_TRUE(f.ok()) << f.status();

@@ -24,7 +24,12 @@ BRAID_BUILD_DIR=build scripts/build.sh -DBRAID_WERROR=ON \
 # The sanitizer tree's build runs at the lowest CPU priority while the main
 # tests run: they leave a core idle much of the time (serial fabric and
 # perftest cases, sleeps), and at nice 19 the build barely takes CPU from
-# them when they want it.
+# them when they want it. The build runs in a session of its own (setsid),
+# and with the kernel's autogroup scheduling (on by default) each session
+# is a group that gets an equal CPU share whatever its tasks' nice values:
+# the group itself is set to nice 19 (/proc/self/autogroup), else the build
+# takes half the machine from the tests (DPDK's busy-polling fabric tests
+# then starved and failed).
 san=build-sanitize
 san_pid=""
 # The labels the sanitizer pass runs: all but install (fabric tests skip
@@ -111,7 +116,8 @@ if [ "$sanitize" = 1 ]; then
   mkdir -p "$san"
   # Its own process group (setsid), so a failing main pass stops all of it.
   setsid nice -n 19 bash -c \
-    "$(declare -f sanitizer_targets build_sanitizer build_tsan)
+    "{ echo 19 >/proc/self/autogroup; } 2>/dev/null || true
+     $(declare -f sanitizer_targets build_sanitizer build_tsan)
      san=$san tsan=$tsan
      san_labels='$san_labels' san_skip='$san_skip'; set -euo pipefail
      build_sanitizer; build_tsan" \

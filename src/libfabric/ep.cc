@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "braid/stats.h"
 #include "libfabric/config.h"
 #include "libfabric/provider.h"
@@ -357,13 +359,20 @@ void Ep::Close() {
       absl::StrAppend(&drops, " ", HeaderErrorName(static_cast<HeaderError>(i)),
                       "=", counters.dropped[i]);
     }
+    const std::string local = local_address().ToString();
     FI_INFO(Provider(), FI_LOG_EP_CTRL,
             "endpoint %s closing: unexpected=%lu send_failures=%lu "
-            "backpressure_polls=%lu dropped:%s placed=%lu\n%s",
-            local_address().ToString().c_str(), counters.unexpected,
-            counters.send_failures, counters.backpressure_polls, drops.c_str(),
-            counters.dropped_placed,
-            FormatStatsTable(endpoint->stats()).c_str());
+            "backpressure_polls=%lu dropped:%s placed=%lu\n",
+            local.c_str(), counters.unexpected, counters.send_failures,
+            counters.backpressure_polls, drops.c_str(),
+            counters.dropped_placed);
+    // One log call per line of the table: libfabric cuts a log message at
+    // about 1 KiB, and the table is longer.
+    for (absl::string_view line : absl::StrSplit(
+             FormatStatsTable(endpoint->stats()), '\n', absl::SkipEmpty())) {
+      FI_INFO(Provider(), FI_LOG_EP_CTRL, "endpoint %s: %.*s\n", local.c_str(),
+              static_cast<int>(line.size()), line.data());
+    }
   }
   // Linger briefly so that acks owed to peers (for messages this side has
   // delivered) go out: otherwise a peer whose last message was received

@@ -44,7 +44,15 @@ done
 ((flowing > 2000)) || fabric_fail "no data crossed the fabric: $(tail -c 400 "$FABRIC_TMP/server.err")"
 fab impair --spine "$bad" --dir both --blackhole
 fabric_log "spine $bad blackholed after $flowing data frames"
-sleep 2
+# Blackholed for 2 s, and longer (up to 6 s) until it has dropped 200 of
+# the client's data frames: penalising and recycling are decided by losses,
+# not by time, and a host short of CPU sends fewer frames per second.
+for ((n = 0; n < 24; n++)); do
+  sleep 0.25
+  ((n < 7)) && continue
+  perf_spread_snapshot
+  (($(perf_link_counter "$bad" 0 up_drop) >= 200)) && break
+done
 fab impair --spine "$bad" --restore
 perf_spread_snapshot
 t_restore=$(date +%s.%N)

@@ -203,10 +203,6 @@ perf_get() {
 # run's iterations; a lat run's server also counts the warm-up pings).
 perf_check_ok() {
   local what=$1 expect=${2:-} verdict
-  [[ $PERF_RC -eq 0 ]] ||
-    fabric_fail "$what: braid-perf client exit $PERF_RC: $(tail -c 600 "$FABRIC_TMP/client.err") $(tail -c 600 "$FABRIC_TMP/client.json")"
-  [[ ${PERF_SERVER_RC:-0} -eq 0 ]] ||
-    fabric_fail "$what: braid-perf server exit $PERF_SERVER_RC: $(tail -c 600 "$FABRIC_TMP/server.err")"
   verdict=$(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -223,7 +219,11 @@ for x in r.get("results", []):
     want = int(sys.argv[2]) if sys.argv[2] else x["iters"]
     if x["server_received"] != want:
         bad.append("server received %d of %d messages" % (x["server_received"], want))
-print("; ".join(bad) if bad else "ok")' "$FABRIC_TMP/client.json" "$expect" 2>&1)
+print("; ".join(bad) if bad else "ok")' "$FABRIC_TMP/client.json" "$expect" 2>&1 | tail -1) || true
+  [[ $PERF_RC -eq 0 ]] ||
+    fabric_fail "$what: braid-perf client exit $PERF_RC ($verdict): $(tail -c 600 "$FABRIC_TMP/client.err")"
+  [[ ${PERF_SERVER_RC:-0} -eq 0 ]] ||
+    fabric_fail "$what: braid-perf server exit $PERF_SERVER_RC: $(tail -c 600 "$FABRIC_TMP/server.err")"
   [[ $verdict == ok ]] || fabric_fail "$what: $verdict"
 }
 

@@ -25,7 +25,7 @@ if ! timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
   exit 1
 fi
 # Both ranks opened braid endpoints, and NetPIPE reached 16 KiB.
-opened=$(grep -c "braid:ep_ctrl:Close" "$tmp/log.txt" || true)
+opened=$(grep -c "braid:ep_ctrl:Close.* closing: " "$tmp/log.txt" || true)
 if [ "$opened" -ne 2 ] || ! awk '$1 == 16384 {found = 1} END {exit !found}' "$tmp/np.out"; then
   echo "FAIL: expected 2 braid endpoints and a 16 KiB NetPIPE line"
   cat "$tmp/np.out"

@@ -18,8 +18,11 @@ using sim::Restart;
 using sim::RunScenario;
 using sim::ScenarioConfig;
 using sim::ScenarioResult;
+using sim::ScenarioShape;
+using sim::ShapeOf;
 using sim::TimedImpairment;
 using sim::TimelineGbps;
+using sim::TopologyKind;
 using sim::Traffic;
 
 struct SimFlags {

@@ -93,6 +93,9 @@ Run
                        16-byte header only (same packets, same table; no
                        per-byte work: for scale runs)
   --wall               also print wall-clock time (not deterministic)
+  --timeline-us B      with --json: goodput per B-microsecond bin of
+                       simulated time ("timeline_gbps", every host's
+                       deliveries summed; default bin 100)
   --ab-demo            spray vs gbn under: clean, 1% loss on one spine, that
                        spine blackholed mid-run, that spine congested (one
                        table); the spine is the one gbn uses most when clean
@@ -332,6 +335,13 @@ void AddRunFlags(tools::FlagParser& p, SimFlags& f) {
   Millis(p, "--time-limit-ms", &c.time_limit);
   p.Switch({"--json"}, &f.json);
   p.Switch({"--wall"}, &f.wall);
+  p.Value({"--timeline-us"}, [&f](absl::string_view flag, absl::string_view v) {
+    int64_t us = 0;
+    absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 1000000, &us);
+    f.timeline = true;
+    f.config.goodput_bin = DurationNs::Micros(us);
+    return s;
+  });
   p.Choice<sim::PayloadMode>({"--payload"},
                              {{"bytes", sim::PayloadMode::kBytes},
                               {"checksum", sim::PayloadMode::kChecksum}},

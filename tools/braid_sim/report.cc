@@ -110,6 +110,15 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["timed_out"] = r.timed_out;
     j["clean"] = r.Clean();
     if (!r.setup_error.empty()) j["setup_error"] = r.setup_error;
+    if (flags.timeline) {
+      const DurationNs bin = flags.config.goodput_bin;
+      j["timeline_bin_us"] = bin.us();
+      tools::Json& t = j["timeline_gbps"] = tools::Json::array();
+      for (uint64_t bytes : r.timeline) {
+        t.push_back(Fixed(
+            static_cast<double>(bytes) * 8 / static_cast<double>(bin.ns()), 3));
+      }
+    }
     if (flags.wall) {
       j["wall_s"] = Fixed(r.wall_seconds, 4);
       j["cpu_s"] = Fixed(r.cpu_seconds, 4);

@@ -204,6 +204,17 @@ TEST(SimFlagsTest, FatTreeFlagsBuildAFatTreeWithTheLinkRates) {
   EXPECT_EQ(ShapeOf(c).hosts, 16 * 8 * 12);
 }
 
+TEST(SimFlagsTest, TimelineSetsTheGoodputBin) {
+  absl::StatusOr<SimFlags> f = Parse({"--json", "--timeline-us", "20"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->timeline);
+  EXPECT_EQ(f->config.goodput_bin, DurationNs::Micros(20));
+  f = Parse({"--json"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(f->timeline);
+  EXPECT_FALSE(Parse({"--timeline-us", "0"}).ok());
+}
+
 TEST(SimFlagsTest, BadFlagsAreErrorsNamingTheFlag) {
   struct Case {
     std::vector<std::string> args;

@@ -256,11 +256,27 @@ void FatTree::SetSwitchImpairment(Tier tier, int index,
   }
 }
 
-void FatTree::SetCoreLinkImpairment(int agg, int uplink,
-                                    const Impairment& impairment) {
-  Wire& w = core_wires_[static_cast<size_t>(agg) * half() + uplink];
-  w.up->SetImpairment(impairment);
-  w.down->SetImpairment(impairment);
+void FatTree::SetTopImpairment(int c, int pod, Direction dir,
+                               const Impairment& impairment) {
+  const int first = pod < 0 ? 0 : pod;
+  const int last = pod < 0 ? options_.k - 1 : pod;
+  for (int p = first; p <= last; ++p) {
+    const int agg = p * half() + c / half();
+    Wire& w = core_wires_[static_cast<size_t>(agg) * half() + c % half()];
+    if (dir != Direction::kDown) w.up->SetImpairment(impairment);
+    if (dir != Direction::kUp) w.down->SetImpairment(impairment);
+  }
+}
+
+void FatTree::ForEachNetworkLink(
+    absl::FunctionRef<void(const Link&)> fn) const {
+  for (const Wire& w : host_wires_) fn(*w.down);
+  for (const auto* v : {&edge_wires_, &core_wires_}) {
+    for (const Wire& w : *v) {
+      fn(*w.up);
+      fn(*w.down);
+    }
+  }
 }
 
 uint64_t FatTree::TotalLinkDrops() const {

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "braid/address.h"
+#include "sim/fabric.h"
 #include "sim/host.h"
 #include "sim/impairment.h"
 #include "sim/link.h"
@@ -48,7 +49,7 @@ struct FatTreeOptions {
 // the field and its range.
 absl::Status ValidateFatTreeOptions(const FatTreeOptions& options);
 
-class FatTree {
+class FatTree : public Fabric {
  public:
   enum class Tier { kEdge, kAggregation, kCore };
 
@@ -59,11 +60,11 @@ class FatTree {
 
   int k() const { return options_.k; }
   int hosts_per_edge() const { return hosts_per_edge_; }
-  int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  int num_hosts() const override { return static_cast<int>(hosts_.size()); }
   int num_pods() const { return options_.k; }
   // Switches per tier: k * k/2 edge, k * k/2 aggregation, (k/2)^2 core.
   int num_switches(Tier tier) const;
-  Host& host(int i) { return *hosts_[i]; }
+  Host& host(int i) override { return *hosts_[i]; }
   // Switch `index` of `tier`: edge and aggregation switches are numbered
   // pod * k/2 + position in the pod.
   Switch& switch_at(Tier tier, int index);
@@ -71,7 +72,7 @@ class FatTree {
   // The edge switch (tier-wide index) host i hangs off.
   int EdgeOf(int host) const { return host / hosts_per_edge_; }
   // Index of the host with this IPv4 address, or -1.
-  int HostIndex(const NetAddr& addr) const;
+  int HostIndex(const NetAddr& addr) const override;
   // Packets that entered core switch c.
   uint64_t core_packets(int c) const { return core_[c]->counters().rx_packets; }
   // The fraction of the hosts' aggregate rate the core tier carries when
@@ -82,12 +83,19 @@ class FatTree {
   // of `tier` (blackhole = the switch fails; a default Impairment restores
   // it). Links towards hosts are included for an edge switch.
   void SetSwitchImpairment(Tier tier, int index, const Impairment& impairment);
-  // Applies `impairment` to both directions of the link between
-  // aggregation switch `agg` (tier-wide index) and its core uplink number
-  // `uplink` (0..k/2-1).
-  void SetCoreLinkImpairment(int agg, int uplink, const Impairment& impairment);
   // Sum of drops (all causes) over every link.
-  uint64_t TotalLinkDrops() const;
+  uint64_t TotalLinkDrops() const override;
+
+  // Fabric: the top tier is the core switches; a top link is a core's link
+  // to one pod (to that pod's aggregation switch c / (k/2)); up = towards
+  // the core.
+  int num_top_switches() const override { return half() * half(); }
+  int num_top_links() const override { return options_.k; }
+  uint64_t top_packets(int c) const override { return core_packets(c); }
+  void SetTopImpairment(int c, int pod, Direction dir,
+                        const Impairment& impairment) override;
+  void ForEachNetworkLink(
+      absl::FunctionRef<void(const Link&)> fn) const override;
   const FatTreeOptions& options() const { return options_; }
 
  private:

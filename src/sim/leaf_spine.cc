@@ -149,6 +149,23 @@ void LeafSpine::SetSpineImpairment(int spine, Direction dir,
   }
 }
 
+void LeafSpine::SetTopImpairment(int s, int link, Direction dir,
+                                 const Impairment& impairment) {
+  if (link < 0) {
+    SetSpineImpairment(s, dir, impairment);
+    return;
+  }
+  if (dir != Direction::kDown) up_link(link, s).SetImpairment(impairment);
+  if (dir != Direction::kUp) down_link(link, s).SetImpairment(impairment);
+}
+
+void LeafSpine::ForEachNetworkLink(
+    absl::FunctionRef<void(const Link&)> fn) const {
+  for (const auto* v : {&host_down_, &up_, &down_}) {
+    for (const auto& link : *v) fn(*link);
+  }
+}
+
 uint64_t LeafSpine::TotalLinkDrops() const {
   uint64_t total = 0;
   for (const auto* v : {&host_up_, &host_down_, &up_, &down_}) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/fabric.h"
 #include "sim/host.h"
 #include "sim/impairment.h"
 #include "sim/link.h"
@@ -45,29 +46,26 @@ struct LeafSpineOptions {
 // before building anything.
 absl::Status ValidateLeafSpineOptions(const LeafSpineOptions& options);
 
-class LeafSpine {
+class LeafSpine : public Fabric {
  public:
-  enum class Direction {
-    kUp,    // leaf -> spine
-    kDown,  // spine -> leaf
-    kBoth,
-  };
+  // kUp: leaf -> spine; kDown: spine -> leaf.
+  using Direction = Fabric::Direction;
 
   // Builds the fabric inside `sim` (which must outlive it). Returns
   // InvalidArgument for out-of-range sizes.
   static absl::StatusOr<std::unique_ptr<LeafSpine>> Create(
       Simulator* sim, const LeafSpineOptions& options);
 
-  int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  int num_hosts() const override { return static_cast<int>(hosts_.size()); }
   int num_leaves() const { return options_.num_leaves; }
   int num_spines() const { return options_.num_spines; }
-  Host& host(int i) { return *hosts_[i]; }
+  Host& host(int i) override { return *hosts_[i]; }
   Switch& leaf(int l) { return *leaves_[l]; }
   Switch& spine(int s) { return *spines_[s]; }
   // The leaf host i is attached to.
   int LeafOf(int host) const { return host / options_.hosts_per_leaf; }
   // Index of the host with this IPv4 address, or -1.
-  int HostIndex(const NetAddr& addr) const;
+  int HostIndex(const NetAddr& addr) const override;
 
   // host -> leaf and leaf -> host links of host i.
   Link& host_uplink(int host) { return *host_up_[host]; }
@@ -88,7 +86,17 @@ class LeafSpine {
     return spines_[spine]->counters().rx_packets;
   }
   // Sum of drops (all causes) over every link in the fabric.
-  uint64_t TotalLinkDrops() const;
+  uint64_t TotalLinkDrops() const override;
+
+  // Fabric: the top tier is the spines; a top link is a spine's link to
+  // one leaf.
+  int num_top_switches() const override { return options_.num_spines; }
+  int num_top_links() const override { return options_.num_leaves; }
+  uint64_t top_packets(int s) const override { return spine_packets(s); }
+  void SetTopImpairment(int s, int link, Direction dir,
+                        const Impairment& impairment) override;
+  void ForEachNetworkLink(
+      absl::FunctionRef<void(const Link&)> fn) const override;
 
   const LeafSpineOptions& options() const { return options_; }
 

@@ -214,8 +214,8 @@ TEST(FatTreeTest, FailedCoreLinkLosesOnlyTheFlowsHashedOntoIt) {
   FatTree& net = **net_or;
   Impairment down;
   down.blackhole = true;
-  // Pod 0's aggregation switch 0, uplink 0 (to core 0).
-  net.SetCoreLinkImpairment(0, 0, down);
+  // Core 0's link to pod 0 (pod 0's aggregation switch 0, its uplink 0).
+  net.SetTopImpairment(0, 0, Fabric::Direction::kBoth, down);
   std::vector<uint64_t> before(4, 0);
   size_t delivered_expected = 0;
   for (int e = 0; e < 64; ++e) {
@@ -244,6 +244,46 @@ TEST(FatTreeTest, MoreHostsPerEdgeOversubscribeTheFabric) {
   auto slow = FatTree::Create(&sim, o);
   ASSERT_TRUE(slow.ok());
   EXPECT_DOUBLE_EQ((*slow)->BisectionFraction(), 0.25);
+}
+
+TEST(FatTreeTest, NetworkLinksAreEveryLinkButTheHostsUplinks) {
+  Simulator sim;
+  auto net = FatTree::Create(&sim, FatTreeOptions{});
+  ASSERT_TRUE(net.ok());
+  int links = 0;
+  (*net)->ForEachNetworkLink([&links](const Link&) { ++links; });
+  // 16 host downlinks, 8 edges x 2 aggregation switches x 2 directions,
+  // 8 aggregation switches x 2 cores x 2 directions.
+  EXPECT_EQ(links, 16 + 32 + 32);
+}
+
+TEST(FatTreeTest, ImpairingACoreUpwardsLeavesItsDownwardTrafficAlone) {
+  Simulator sim;
+  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
+  ASSERT_TRUE(net_or.ok());
+  FatTree& net = **net_or;
+  Impairment down;
+  down.blackhole = true;
+  for (int c = 0; c < 4; ++c) {
+    net.SetTopImpairment(c, -1, Fabric::Direction::kUp, down);
+  }
+  Send(net, 0, 12, 50000);
+  sim.RunUntilIdle();
+  EXPECT_EQ(Drain(net, 12), 0u);
+  for (int c = 0; c < 4; ++c) {
+    net.SetTopImpairment(c, -1, Fabric::Direction::kUp, Impairment{});
+    net.SetTopImpairment(c, -1, Fabric::Direction::kDown, down);
+  }
+  Send(net, 0, 12, 50000);
+  sim.RunUntilIdle();
+  EXPECT_EQ(Drain(net, 12), 0u);
+  EXPECT_EQ(net.TotalLinkDrops(), 2u);
+  for (int c = 0; c < 4; ++c) {
+    net.SetTopImpairment(c, -1, Fabric::Direction::kBoth, Impairment{});
+  }
+  Send(net, 0, 12, 50000);
+  sim.RunUntilIdle();
+  EXPECT_EQ(Drain(net, 12), 1u);
 }
 
 }  // namespace

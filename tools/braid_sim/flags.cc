@@ -33,8 +33,16 @@ const char* SimUsage() {
 Runs one simulated scenario (deterministic for a given --seed) and prints a table.
 A flag's value may follow it (--hosts 8) or be joined to it (--hosts=8).
 Topology
-  --hosts N            hosts, split evenly over 2 leaves (default 8; even, 2..508)
-  --spines N           spine switches (default 4)
+  --topology T         leaf-spine | fat-tree (default leaf-spine)
+  --hosts N            leaf-spine: hosts, split evenly over the leaves
+                       (default 8; a multiple of --leaves, at most 254 a leaf)
+  --leaves L           leaf-spine: leaf switches (default 2; 1..256)
+  --spines N           leaf-spine: spine switches (default 4; 1..256)
+  --k K                fat-tree: k-ary three-tier fat-tree, k pods, (k/2)^2
+                       core switches, k^3/4 hosts (default 4; even, 2..64;
+                       16 = 1,024 hosts)
+  --hosts-per-edge H   fat-tree: hosts on each edge switch (default k/2; more
+                       oversubscribes the edge tier H:(k/2))
   --link-gbps R        fabric link rate (default 100)
   --host-gbps R        host link rate (default 100)
   --delay-us D         per-link propagation delay (default 1)
@@ -42,8 +50,11 @@ Topology
   --queue-kb Q         fabric link queue, KiB (default 512)
   --mtu B              largest datagram in bytes (default 4096)
 Traffic
-  --traffic T          pairs | permutation | incast (default pairs)
-  --incast N           senders for incast (default 8)
+  --traffic T          pairs | permutation | incast | all-to-all | mix
+                       (default pairs; all-to-all: each host sends message m
+                       to host (i + 1 + m % (hosts-1)) % hosts; mix: incast
+                       onto host 0 while the other hosts run a permutation)
+  --incast N           senders for incast and mix (default 8)
   --size S             message size in bytes (default 65536, min 16)
   --size-range A:B     uniform sizes in [A, B]
   --messages N         messages per sender (default 1000)
@@ -62,7 +73,11 @@ Protocol
                        signal (default 0: start at 512 KiB)
 Impairments (repeatable)
   --impair SPEC        e.g. spine=1,dir=up,loss=0.01,start_us=0,stop_us=5000
-                       keys: spine=K|all dir=up|down|both loss=P ge=PGB:PBG dup=P
+                       spine=K names a spine (leaf-spine) or a core switch
+                       (fat-tree); link=J only its link to leaf (pod) J;
+                       blackhole with start_us fails the switch or link
+                       mid-run; dir=up is towards the spine (core)
+                       keys: spine=K|all link=J dir=up|down|both loss=P ge=PGB:PBG dup=P
                        corrupt=P ecn_kb=K blackhole delay_us=D start_us=T stop_us=T
                        reorder=P reorder_us=D (hold a packet D us, default 10,
                        so later ones on the link overtake it)
@@ -78,6 +93,9 @@ Run
                        16-byte header only (same packets, same table; no
                        per-byte work: for scale runs)
   --wall               also print wall-clock time (not deterministic)
+  --timeline-us B      with --json: goodput per B-microsecond bin of
+                       simulated time ("timeline_gbps", every host's
+                       deliveries summed; default bin 100)
   --ab-demo            spray vs gbn under: clean, 1% loss on one spine, that
                        spine blackholed mid-run, that spine congested (one
                        table); the spine is the one gbn uses most when clean
@@ -101,6 +119,8 @@ absl::StatusOr<TimedImpairment> ParseImpairment(const std::string& spec) {
       } else {
         s = Int<int>("--impair spine", v, 0, 4095, &t.spine);
       }
+    } else if (k == "link") {
+      s = Int<int>("--impair link", v, 0, 255, &t.link);
     } else if (k == "dir") {
       if (v == "up") {
         t.dir = sim::LeafSpine::Direction::kUp;
@@ -169,19 +189,44 @@ struct TopologyFlags {
   double link_gbps = 100, host_gbps = 100;
   int64_t delay_us = 1, queue_kb = 512;
   std::vector<int64_t> spine_delays;
+  int hosts = 0;  // --hosts (0: not given)
+  bool hosts_given = false, leaves_given = false, spines_given = false;
+  bool k_given = false, hosts_per_edge_given = false;
 };
 
 void AddTopologyFlags(tools::FlagParser& p, ScenarioConfig& c,
                       TopologyFlags& t) {
-  p.Value({"--hosts"}, [&c](absl::string_view flag, absl::string_view v) {
-    int h = 0;
+  p.Choice<TopologyKind>({"--topology"},
+                         {{"leaf-spine", TopologyKind::kLeafSpine},
+                          {"fat-tree", TopologyKind::kFatTree}},
+                         &c.topology_kind);
+  p.Value({"--hosts"}, [&t](absl::string_view flag, absl::string_view v) {
+    t.hosts_given = true;
+    return tools::ParseIntFlag<int>(
+        flag, v, 2, sim::kMaxLeaves * sim::kMaxHostsPerLeaf, &t.hosts);
+  });
+  p.Value({"--leaves"}, [&c, &t](absl::string_view flag, absl::string_view v) {
+    t.leaves_given = true;
+    return tools::ParseIntFlag<int>(flag, v, 1, sim::kMaxLeaves,
+                                    &c.topology.num_leaves);
+  });
+  p.Value({"--spines"}, [&c, &t](absl::string_view flag, absl::string_view v) {
+    t.spines_given = true;
+    return tools::ParseIntFlag<int>(flag, v, 1, 256, &c.topology.num_spines);
+  });
+  p.Value({"--k"}, [&c, &t](absl::string_view flag, absl::string_view v) {
+    t.k_given = true;
     absl::Status s =
-        tools::ParseIntFlag<int>(flag, v, 2, 2 * sim::kMaxHostsPerLeaf, &h);
-    if (s.ok() && h % 2) s = Bad(flag, "must be even (two leaves)");
-    c.topology.hosts_per_leaf = h / 2;
+        tools::ParseIntFlag<int>(flag, v, 2, sim::kMaxFatTreeK, &c.fat_tree.k);
+    if (s.ok() && c.fat_tree.k % 2 != 0) s = Bad(flag, "must be even");
     return s;
   });
-  p.Int({"--spines"}, 1, 64, &c.topology.num_spines);
+  p.Value({"--hosts-per-edge"}, [&c, &t](absl::string_view flag,
+                                         absl::string_view v) {
+    t.hosts_per_edge_given = true;
+    return tools::ParseIntFlag<int>(flag, v, 1, sim::kMaxFatTreeHostsPerEdge,
+                                    &c.fat_tree.hosts_per_edge);
+  });
   p.Real({"--link-gbps"}, {0.001, 10000}, &t.link_gbps);
   p.Real({"--host-gbps"}, {0.001, 10000}, &t.host_gbps);
   p.Int({"--delay-us"}, 0, 1000000, &t.delay_us);
@@ -203,9 +248,11 @@ void AddTrafficFlags(tools::FlagParser& p, ScenarioConfig& c) {
   p.Choice<Traffic>({"--traffic"},
                     {{"pairs", Traffic::kPairs},
                      {"permutation", Traffic::kPermutation},
-                     {"incast", Traffic::kIncast}},
+                     {"incast", Traffic::kIncast},
+                     {"all-to-all", Traffic::kAllToAll},
+                     {"mix", Traffic::kMix}},
                     &c.traffic);
-  p.Int({"--incast"}, 1, 511, &c.incast);
+  p.Int({"--incast"}, 1, 65535, &c.incast);
   p.Value({"--size"}, [&c](absl::string_view flag, absl::string_view v) {
     absl::Status s =
         tools::ParseIntFlag<uint32_t>(flag, v, 16, 1u << 30, &c.sizes.min);
@@ -271,7 +318,7 @@ void AddImpairmentFlags(tools::FlagParser& p, ScenarioConfig& c) {
     if (r.size() != 2) {
       s = Bad(flag, "expected HOST@MICROSECONDS");
     } else {
-      s = tools::ParseIntFlag<int>(flag, r[0], 0, 511, &rs.host);
+      s = tools::ParseIntFlag<int>(flag, r[0], 0, 65535, &rs.host);
       if (s.ok()) {
         s = tools::ParseIntFlag<int64_t>(flag, r[1], 0, int64_t{1} << 40, &us);
       }
@@ -288,6 +335,13 @@ void AddRunFlags(tools::FlagParser& p, SimFlags& f) {
   Millis(p, "--time-limit-ms", &c.time_limit);
   p.Switch({"--json"}, &f.json);
   p.Switch({"--wall"}, &f.wall);
+  p.Value({"--timeline-us"}, [&f](absl::string_view flag, absl::string_view v) {
+    int64_t us = 0;
+    absl::Status s = tools::ParseIntFlag<int64_t>(flag, v, 1, 1000000, &us);
+    f.timeline = true;
+    f.config.goodput_bin = DurationNs::Micros(us);
+    return s;
+  });
   p.Choice<sim::PayloadMode>({"--payload"},
                              {{"bytes", sim::PayloadMode::kBytes},
                               {"checksum", sim::PayloadMode::kChecksum}},
@@ -308,21 +362,27 @@ void SetDefaults(ScenarioConfig& c) {
       DurationNs::Micros(200);  // simulated fabric: no host jitter
 }
 
-// Checks that need several flags, then applies the topology flags.
-absl::Status Finish(const TopologyFlags& t, ScenarioConfig& c) {
-  const int hosts = c.topology.hosts_per_leaf * 2;
-  if (c.traffic == Traffic::kIncast && c.incast >= hosts) {
-    return Bad("--incast",
-               absl::StrCat("needs fewer senders than hosts (", hosts, ")"));
+// Fills c.topology (leaf-spine) from the topology flags.
+absl::Status FinishLeafSpine(const TopologyFlags& t, ScenarioConfig& c) {
+  if (t.k_given || t.hosts_per_edge_given) {
+    return Bad(t.k_given ? "--k" : "--hosts-per-edge",
+               "applies to --topology fat-tree only");
   }
-  for (const TimedImpairment& i : c.impairments) {
-    if (i.spine >= c.topology.num_spines) {
-      return Bad("--impair",
-                 absl::StrCat("spine ", i.spine, " does not exist"));
+  const int leaves = c.topology.num_leaves;
+  if (t.hosts_given) {
+    if (t.hosts % leaves != 0) {
+      return Bad("--hosts", absl::StrCat(t.hosts,
+                                         " hosts do not split evenly "
+                                         "over ",
+                                         leaves, " leaves"));
     }
-  }
-  for (const Restart& r : c.restarts) {
-    if (r.host >= hosts) return Bad("--restart", "no such host");
+    if (t.hosts / leaves > sim::kMaxHostsPerLeaf) {
+      return Bad("--hosts",
+                 absl::StrCat("at most ", sim::kMaxHostsPerLeaf,
+                              " hosts a leaf (", leaves, " leaves: at most ",
+                              leaves * sim::kMaxHostsPerLeaf, ")"));
+    }
+    c.topology.hosts_per_leaf = t.hosts / leaves;
   }
   if (!t.spine_delays.empty() &&
       t.spine_delays.size() != static_cast<size_t>(c.topology.num_spines)) {
@@ -338,10 +398,68 @@ absl::Status Finish(const TopologyFlags& t, ScenarioConfig& c) {
     lo.delay = DurationNs::Micros(d);
     c.topology.per_spine_fabric_link.push_back(lo);
   }
-  // The flag ranges above should already guarantee this; refusing here too
-  // keeps a range that drifts from the topology's an error, not a dead run.
   absl::Status topo = sim::ValidateLeafSpineOptions(c.topology);
   if (!topo.ok()) return Bad("topology", topo.message());
+  return absl::OkStatus();
+}
+
+// Fills c.fat_tree from the topology flags.
+absl::Status FinishFatTree(const TopologyFlags& t, ScenarioConfig& c) {
+  if (t.hosts_given || t.leaves_given || t.spines_given ||
+      !t.spine_delays.empty()) {
+    return Bad(t.hosts_given    ? "--hosts"
+               : t.leaves_given ? "--leaves"
+               : t.spines_given ? "--spines"
+                                : "--spine-delays-us",
+               "applies to --topology leaf-spine only (a fat-tree is sized "
+               "by --k and --hosts-per-edge)");
+  }
+  sim::FatTreeOptions& f = c.fat_tree;
+  f.host_link = c.topology.host_link;  // the defaults' deep transmit queue
+  f.host_link.rate_bps = static_cast<uint64_t>(t.host_gbps * 1e9);
+  f.host_link.delay = DurationNs::Micros(t.delay_us);
+  f.edge_link = c.topology.fabric_link;
+  f.edge_link.rate_bps = static_cast<uint64_t>(t.link_gbps * 1e9);
+  f.edge_link.delay = DurationNs::Micros(t.delay_us);
+  f.edge_link.queue_bytes = static_cast<uint32_t>(t.queue_kb * 1024);
+  f.core_link = f.edge_link;
+  absl::Status topo = sim::ValidateFatTreeOptions(f);
+  if (!topo.ok()) return Bad("topology", topo.message());
+  return absl::OkStatus();
+}
+
+// Checks that need several flags, then applies the topology flags.
+absl::Status Finish(const TopologyFlags& t, ScenarioConfig& c) {
+  absl::Status s = c.topology_kind == TopologyKind::kFatTree
+                       ? FinishFatTree(t, c)
+                       : FinishLeafSpine(t, c);
+  if (!s.ok()) return s;
+  const ScenarioShape shape = ShapeOf(c);
+  if ((c.traffic == Traffic::kIncast || c.traffic == Traffic::kMix) &&
+      c.incast >= shape.hosts) {
+    return Bad("--incast", absl::StrCat("needs fewer senders than hosts (",
+                                        shape.hosts, ")"));
+  }
+  for (const TimedImpairment& i : c.impairments) {
+    if (i.spine >= shape.top_switches) {
+      return Bad("--impair",
+                 absl::StrCat(
+                     c.topology_kind == TopologyKind::kFatTree ? "core switch "
+                                                               : "spine ",
+                     i.spine, " does not exist (", shape.top_switches, ")"));
+    }
+    if (i.link >= shape.top_links) {
+      return Bad(
+          "--impair",
+          absl::StrCat(
+              "link ", i.link, " does not exist (", shape.top_links, " ",
+              c.topology_kind == TopologyKind::kFatTree ? "pods" : "leaves",
+              ")"));
+    }
+  }
+  for (const Restart& r : c.restarts) {
+    if (r.host >= shape.hosts) return Bad("--restart", "no such host");
+  }
   return absl::OkStatus();
 }
 
@@ -366,6 +484,9 @@ absl::StatusOr<SimFlags> ParseSimFlags(int argc, char** argv) {
   }
   s = Finish(topology, f.config);
   if (!s.ok()) return s;
+  if (f.ab_demo && f.config.topology_kind != TopologyKind::kLeafSpine) {
+    return Bad("--ab-demo", "runs on --topology leaf-spine only");
+  }
   return f;
 }
 

@@ -18,8 +18,11 @@ using sim::Restart;
 using sim::RunScenario;
 using sim::ScenarioConfig;
 using sim::ScenarioResult;
+using sim::ScenarioShape;
+using sim::ShapeOf;
 using sim::TimedImpairment;
 using sim::TimelineGbps;
+using sim::TopologyKind;
 using sim::Traffic;
 
 struct SimFlags {
@@ -27,6 +30,7 @@ struct SimFlags {
   std::vector<Mode> modes{Mode::kSpray};  // --mode both → spray then gbn
   bool json = false;
   bool wall = false;
+  bool timeline = false;  // --timeline-us: goodput per bin in the JSON
   bool help = false;
   bool ab_demo = false;      // --ab-demo: spray vs gbn under four conditions
   std::string command_line;  // echoed in the output

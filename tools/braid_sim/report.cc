@@ -1,5 +1,8 @@
 #include "tools/braid_sim/report.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -17,13 +20,21 @@ std::string FormatSpeed(const ScenarioResult& r) {
       r.cpu_seconds > 0 ? pkts / r.cpu_seconds : 0.0);
 }
 
+// Packets per top switch: each count for up to 8 switches, else the range.
+std::string TopPackets(const std::vector<uint64_t>& v) {
+  if (v.size() <= 8) return absl::StrJoin(v, "/");
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return absl::StrCat(*lo, "..", *hi, " over ", v.size());
+}
+
 std::string FormatTable(const SimFlags& flags, const Runs& runs) {
   std::string o = absl::StrCat("braid-sim ", flags.command_line, "\n");
   absl::StrAppendFormat(
       &o, "%-6s %8s %8s %7s %4s %5s %5s %9s %9s %9s %9s %8s %7s %5s %s\n",
       "mode", "sent", "deliv", "failed", "dup", "badb", "lost", "gbps",
       "mct_p50", "mct_p99", "p999(us)", "retx", "spur", "rtos",
-      "spine packets");
+      flags.config.topology_kind == TopologyKind::kFatTree ? "core packets"
+                                                           : "spine packets");
   for (const auto& [name, r] : runs) {
     absl::StrAppendFormat(
         &o,
@@ -32,7 +43,7 @@ std::string FormatTable(const SimFlags& flags, const Runs& runs) {
         r.duplicates_delivered, r.byte_mismatches, r.lost_without_error,
         r.goodput_gbps, r.mct_p50.us(), r.mct_p99.us(), r.mct_p999.us(),
         r.retransmits, r.spurious_retransmits, r.rtos,
-        absl::StrJoin(r.spine_packets, "/"));
+        TopPackets(r.spine_packets));
   }
   for (const auto& [name, r] : runs) {
     absl::StrAppendFormat(
@@ -99,6 +110,15 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["timed_out"] = r.timed_out;
     j["clean"] = r.Clean();
     if (!r.setup_error.empty()) j["setup_error"] = r.setup_error;
+    if (flags.timeline) {
+      const DurationNs bin = flags.config.goodput_bin;
+      j["timeline_bin_us"] = bin.us();
+      tools::Json& t = j["timeline_gbps"] = tools::Json::array();
+      for (uint64_t bytes : r.timeline) {
+        t.push_back(Fixed(
+            static_cast<double>(bytes) * 8 / static_cast<double>(bin.ns()), 3));
+      }
+    }
     if (flags.wall) {
       j["wall_s"] = Fixed(r.wall_seconds, 4);
       j["cpu_s"] = Fixed(r.cpu_seconds, 4);

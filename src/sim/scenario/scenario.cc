@@ -40,8 +40,8 @@ struct HostDriver {
   std::vector<Completion> comps;
   sim::Simulator::TimerId timer;
   TimeNs timer_at = TimeNs::Infinite();
-  // Application (sender) state.
-  int dest = -1;
+  // Application (sender) state: message m goes to dests[m % size].
+  std::vector<int> dests;
   uint32_t next_msg = 0;
   uint32_t outstanding = 0;
   std::vector<TimeNs> send_time;        // per msg id
@@ -70,8 +70,10 @@ class Run {
   // Builds the fabric and one HostDriver per host; false (with the reason
   // in res_) if the topology is invalid.
   bool BuildHosts();
-  // Gives each sender its destination by cfg_.traffic.
+  // Gives each sender its destinations by cfg_.traffic.
   void AssignTraffic();
+  // Makes each of `hosts` send to the next in a random cycle over them.
+  void AssignCycle(const std::vector<int>& hosts);
   // Schedules each timed impairment's start and stop.
   void ScheduleImpairments();
   // Schedules the host restarts (RestartHost).
@@ -100,7 +102,7 @@ class Run {
   Rng rng_;
   sim::Simulator sim_;
   SimClock clock_;  // what the hosts' drive loops read
-  std::unique_ptr<sim::LeafSpine> fabric_;
+  std::unique_ptr<sim::Fabric> fabric_;
   std::vector<std::unique_ptr<HostDriver>> hosts_;
   ScenarioResult res_;
   std::vector<DurationNs> mct_;
@@ -155,7 +157,7 @@ uint32_t Run::TakeBuffer(HostDriver& d) {
 }
 
 void Run::SendMore(HostDriver& d, TimeNs now) {
-  if (d.dest < 0) return;
+  if (d.dests.empty()) return;
   while (d.outstanding < cfg_.window && d.next_msg < cfg_.messages_per_sender) {
     const uint32_t id = d.next_msg;
     const uint32_t span = cfg_.sizes.max - cfg_.sizes.min;
@@ -173,8 +175,8 @@ void Run::SendMore(HostDriver& d, TimeNs now) {
     m.len = len;
     m.cookie = id;
     m.stream = cfg_.streams ? static_cast<uint16_t>(1 + id % cfg_.streams) : 0;
-    const absl::Status s =
-        d.loop->Send(hosts_[d.dest]->host->address(), std::move(m));
+    const absl::Status s = d.loop->Send(
+        hosts_[d.dests[id % d.dests.size()]]->host->address(), std::move(m));
     if (!s.ok()) {  // queue full: try again after completions
       d.free_buffers.push_back(b);
       break;
@@ -297,16 +299,26 @@ void Run::Reschedule(HostDriver& d) {
 bool Run::AllDone() const { return pending_total_ == 0 && started_; }
 
 bool Run::BuildHosts() {
-  sim::LeafSpineOptions topo = cfg_.topology;
   // Checksums are stamped only where a link corrupts a packet; the result is
   // the same as stamping every packet at send, at a fraction of the cost.
-  topo.host.lazy_checksum = true;
-  auto fabric = sim::LeafSpine::Create(&sim_, topo);
-  if (!fabric.ok()) {
-    res_.setup_error = std::string(fabric.status().message());
+  absl::Status built;
+  if (cfg_.topology_kind == TopologyKind::kFatTree) {
+    sim::FatTreeOptions topo = cfg_.fat_tree;
+    topo.host.lazy_checksum = true;
+    auto fabric = sim::FatTree::Create(&sim_, topo);
+    if (fabric.ok()) fabric_ = std::move(*fabric);
+    built = fabric.status();
+  } else {
+    sim::LeafSpineOptions topo = cfg_.topology;
+    topo.host.lazy_checksum = true;
+    auto fabric = sim::LeafSpine::Create(&sim_, topo);
+    if (fabric.ok()) fabric_ = std::move(*fabric);
+    built = fabric.status();
+  }
+  if (!built.ok()) {
+    res_.setup_error = std::string(built.message());
     return false;
   }
-  fabric_ = std::move(*fabric);
   const int n = fabric_->num_hosts();
   for (int i = 0; i < n; ++i) {
     auto d = std::make_unique<HostDriver>();
@@ -330,29 +342,46 @@ bool Run::BuildHosts() {
   return true;
 }
 
+// Sattolo's algorithm: a random single cycle over `hosts`, so nobody sends
+// to itself; each host's destination is its successor.
+void Run::AssignCycle(const std::vector<int>& hosts) {
+  if (hosts.size() < 2) return;
+  std::vector<int> perm = hosts;
+  for (size_t i = perm.size() - 1; i > 0; --i) {
+    const size_t j = static_cast<size_t>(rng_.Uniform(i));
+    std::swap(perm[i], perm[j]);
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    hosts_[hosts[i]]->dests = {perm[i]};
+  }
+}
+
 void Run::AssignTraffic() {
   const int n = static_cast<int>(hosts_.size());
+  std::vector<int> all(n);
+  for (int i = 0; i < n; ++i) all[i] = i;
   switch (cfg_.traffic) {
     case Traffic::kPairs:
-      for (int i = 0; i < n / 2; ++i) hosts_[i]->dest = i + n / 2;
+      for (int i = 0; i < n / 2; ++i) hosts_[i]->dests = {i + n / 2};
       break;
-    case Traffic::kPermutation: {
-      std::vector<int> perm(n);
-      for (int i = 0; i < n; ++i) perm[i] = i;
-      // Sattolo's algorithm: a single cycle, so nobody sends to itself.
-      for (int i = n - 1; i > 0; --i) {
-        const int j = static_cast<int>(rng_.Uniform(i));
-        std::swap(perm[i], perm[j]);
-      }
-      for (int i = 0; i < n; ++i) hosts_[i]->dest = perm[i];
+    case Traffic::kPermutation:
+      AssignCycle(all);
       break;
-    }
     case Traffic::kIncast:
-      for (int i = 1; i <= cfg_.incast && i < n; ++i) hosts_[i]->dest = 0;
+    case Traffic::kMix:
+      for (int i = 1; i <= cfg_.incast && i < n; ++i) hosts_[i]->dests = {0};
+      if (cfg_.traffic == Traffic::kMix && cfg_.incast + 1 < n) {
+        AssignCycle(std::vector<int>(all.begin() + cfg_.incast + 1, all.end()));
+      }
+      break;
+    case Traffic::kAllToAll:
+      for (int i = 0; i < n; ++i) {
+        for (int k = 1; k < n; ++k) hosts_[i]->dests.push_back((i + k) % n);
+      }
       break;
   }
   for (auto& d : hosts_) {
-    if (d->dest < 0) continue;
+    if (d->dests.empty()) continue;
     d->send_time.assign(cfg_.messages_per_sender, TimeNs::Zero());
     d->buffer_of.assign(cfg_.messages_per_sender, 0);
     d->completed.assign(cfg_.messages_per_sender, 0);
@@ -362,11 +391,13 @@ void Run::AssignTraffic() {
 void Run::ScheduleImpairments() {
   for (const TimedImpairment& ti : cfg_.impairments) {
     auto apply = [this, ti](bool on) {
+      const int top = fabric_->num_top_switches();
       const int first = ti.spine < 0 ? 0 : ti.spine;
-      const int last = ti.spine < 0 ? fabric_->num_spines() - 1 : ti.spine;
-      for (int s = first; s <= last && s < fabric_->num_spines(); ++s) {
-        fabric_->SetSpineImpairment(s, ti.dir,
-                                    on ? ti.impairment : sim::Impairment{});
+      const int last = ti.spine < 0 ? top - 1 : ti.spine;
+      if (ti.link >= fabric_->num_top_links()) return;
+      for (int s = first; s <= last && s < top; ++s) {
+        fabric_->SetTopImpairment(s, ti.link, ti.dir,
+                                  on ? ti.impairment : sim::Impairment{});
       }
     };
     sim_.Schedule(ti.start, [apply] { apply(true); });
@@ -432,25 +463,16 @@ void Run::FoldHosts() {
               FormatStatsTable(d->core->stats()).c_str());
     }
   }
-  for (int s = 0; s < fabric_->num_spines(); ++s) {
-    res_.spine_packets.push_back(fabric_->spine_packets(s));
+  for (int s = 0; s < fabric_->num_top_switches(); ++s) {
+    res_.spine_packets.push_back(fabric_->top_packets(s));
   }
   res_.link_drops = fabric_->TotalLinkDrops();
   // The network's queues: every link but the hosts' own transmit queues.
-  auto fold_queue = [this](const sim::Link& l) {
+  fabric_->ForEachNetworkLink([this](const sim::Link& l) {
     res_.queue_drops += l.counters().drops_queue_full;
     res_.max_queue_bytes =
         std::max(res_.max_queue_bytes, l.counters().max_queue_bytes);
-  };
-  for (int i = 0; i < fabric_->num_hosts(); ++i) {
-    fold_queue(fabric_->host_downlink(i));
-  }
-  for (int l = 0; l < fabric_->num_leaves(); ++l) {
-    for (int s = 0; s < fabric_->num_spines(); ++s) {
-      fold_queue(fabric_->up_link(l, s));
-      fold_queue(fabric_->down_link(l, s));
-    }
-  }
+  });
   for (int i = 0; i < fabric_->num_hosts(); ++i)
     res_.sim_packets += fabric_->host(i).counters().tx_packets;
   res_.sim_events = sim_.counters().events_run;
@@ -501,6 +523,23 @@ ScenarioResult Run::Go() {
 }
 
 }  // namespace
+
+ScenarioShape ShapeOf(const ScenarioConfig& cfg) {
+  ScenarioShape shape;
+  if (cfg.topology_kind == TopologyKind::kFatTree) {
+    const int half = cfg.fat_tree.k / 2;
+    const int per_edge =
+        cfg.fat_tree.hosts_per_edge > 0 ? cfg.fat_tree.hosts_per_edge : half;
+    shape.hosts = cfg.fat_tree.k * half * per_edge;
+    shape.top_switches = half * half;
+    shape.top_links = cfg.fat_tree.k;
+  } else {
+    shape.hosts = cfg.topology.num_leaves * cfg.topology.hosts_per_leaf;
+    shape.top_switches = cfg.topology.num_spines;
+    shape.top_links = cfg.topology.num_leaves;
+  }
+  return shape;
+}
 
 ScenarioResult RunScenario(const ScenarioConfig& cfg) {
   Run run(cfg);

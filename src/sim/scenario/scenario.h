@@ -1,5 +1,5 @@
-// A simulated scenario: a leaf-spine fabric, a braid EndpointCore on every
-// host (through the sim backend, unchanged), a traffic pattern, timed
+// A simulated scenario: a leaf-spine or fat-tree fabric, a braid EndpointCore
+// on every host (through the sim backend, unchanged), a traffic pattern, timed
 // impairments — and a checker that asserts exactly-once, byte-exact delivery
 // and the completion of every send. Used by braid-sim, tests/sim/scenarios
 // and bench/sim_benchmark.
@@ -12,6 +12,8 @@
 
 #include "braid/options.h"
 #include "braid/time.h"
+#include "sim/fabric.h"
+#include "sim/fat_tree.h"
 #include "sim/impairment.h"
 #include "sim/leaf_spine.h"
 
@@ -21,6 +23,17 @@ enum class Traffic : uint8_t {
   kPairs,        // host i sends to host (i + hosts/2) % hosts (across leaves)
   kPermutation,  // a seeded random derangement
   kIncast,       // `incast` senders (hosts 1..incast) all send to host 0
+  // All-to-all (shuffle): host i sends its messages to every other host in
+  // turn, message m to host (i + 1 + m % (hosts - 1)) % hosts.
+  kAllToAll,
+  // Incast with background load: hosts 1..incast send to host 0 while the
+  // other hosts (incast+1..) run a random permutation among themselves.
+  kMix,
+};
+
+enum class TopologyKind : uint8_t {
+  kLeafSpine,  // ScenarioConfig::topology
+  kFatTree,    // ScenarioConfig::fat_tree
 };
 
 // What the simulated packets carry.
@@ -41,11 +54,14 @@ struct SizeDist {
   uint32_t max = 65536;
 };
 
-// An impairment applied to spine `spine` (or all spines if -1) in `dir`
-// from `start` until `stop`.
+// An impairment applied to top switch `spine` (a spine of a leaf-spine, a
+// core switch of a fat-tree; all of them if -1) in `dir` from `start` until
+// `stop`: to all its links, or with `link` >= 0 only to its link to leaf
+// (pod) `link`. A blackhole in both directions is a failed switch or link.
 struct TimedImpairment {
   int spine = 0;
-  sim::LeafSpine::Direction dir = sim::LeafSpine::Direction::kBoth;
+  int link = -1;
+  sim::Fabric::Direction dir = sim::Fabric::Direction::kBoth;
   sim::Impairment impairment;
   TimeNs start = TimeNs::Zero();
   TimeNs stop = TimeNs::Infinite();
@@ -59,7 +75,9 @@ struct Restart {
 };
 
 struct ScenarioConfig {
+  TopologyKind topology_kind = TopologyKind::kLeafSpine;
   sim::LeafSpineOptions topology;
+  sim::FatTreeOptions fat_tree;
   ProtocolOptions protocol;
   uint32_t mtu_payload = 4096;  // largest datagram
   Traffic traffic = Traffic::kPairs;
@@ -105,7 +123,7 @@ struct ScenarioResult {
   // hosts' own transmit queues): tail drops, and the largest queue reached.
   uint64_t queue_drops = 0;
   uint64_t max_queue_bytes = 0;
-  std::vector<uint64_t> spine_packets;
+  std::vector<uint64_t> spine_packets;  // per top switch (spine, core)
   TimeNs first_send, last_delivery;
   DurationNs sim_time;
   double wall_seconds = 0;   // the whole run: setup, simulation, checks
@@ -127,6 +145,14 @@ struct ScenarioResult {
            order_violations == 0 && lost_without_error == 0;
   }
 };
+
+// The sizes a config's topology will have, without building it.
+struct ScenarioShape {
+  int hosts = 0;
+  int top_switches = 0;  // spines, or core switches
+  int top_links = 0;     // links of one top switch: leaves, or pods
+};
+ScenarioShape ShapeOf(const ScenarioConfig& cfg);
 
 // Runs one scenario to completion (every send completed) or time_limit.
 ScenarioResult RunScenario(const ScenarioConfig& cfg);

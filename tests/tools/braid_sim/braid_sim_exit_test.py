@@ -11,8 +11,12 @@ SIM = sys.argv[1]
 # (arguments, expected exit status, text the reason must contain)
 CASES = [
     (["--hosts", "2", "--messages", "5"], 0, ""),
-    (["--hosts", "512"], 2, "--hosts: expected an integer in 2..508"),
-    (["--hosts", "7"], 2, "--hosts: must be even"),
+    (["--hosts", "512"], 2, "--hosts: at most 254 hosts a leaf"),
+    (["--hosts", "7"], 2, "--hosts: 7 hosts do not split evenly"),
+    (["--topology", "fat-tree", "--k", "4", "--messages", "5"], 0, ""),
+    (["--topology", "fat-tree", "--k", "3"], 2, "--k: must be even"),
+    (["--topology", "fat-tree", "--spines", "4"], 2,
+     "--spines: applies to --topology leaf-spine only"),
     (["--traffic", "incast", "--incast", "8"], 2, "--incast: needs fewer"),
     (["--impair", "spine=4,loss=0.1"], 2, "spine 4 does not exist"),
     (["--messages", "2000", "--time-limit-ms", "1"], 3, "timed out"),

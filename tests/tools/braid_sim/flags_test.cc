@@ -19,7 +19,8 @@ absl::StatusOr<SimFlags> Parse(std::vector<std::string> args) {
 // Every flag that takes a value, with a value other than its default.
 // clang-format off
 const std::vector<std::pair<std::string, std::string>> kValueFlags = {
-    {"--hosts", "6"}, {"--spines", "3"}, {"--link-gbps", "40"},
+    {"--hosts", "6"}, {"--leaves", "3"}, {"--spines", "3"},
+    {"--link-gbps", "40"},
     {"--host-gbps", "25"}, {"--delay-us", "3"},
     {"--spine-delays-us", "1,2,5"}, {"--queue-kb", "64"}, {"--mtu", "1500"},
     {"--traffic", "incast"}, {"--incast", "4"}, {"--size", "1024"},
@@ -52,7 +53,9 @@ std::vector<std::string> Joined() {
 
 void ExpectAllValuesApplied(const SimFlags& f) {
   const ScenarioConfig& c = f.config;
-  EXPECT_EQ(c.topology.hosts_per_leaf, 3);
+  EXPECT_EQ(c.topology_kind, TopologyKind::kLeafSpine);
+  EXPECT_EQ(c.topology.num_leaves, 3);
+  EXPECT_EQ(c.topology.hosts_per_leaf, 2);
   EXPECT_EQ(c.topology.num_spines, 3);
   EXPECT_EQ(c.topology.fabric_link.rate_bps, 40'000'000'000ULL);
   EXPECT_EQ(c.topology.host_link.rate_bps, 25'000'000'000ULL);
@@ -178,6 +181,40 @@ TEST(SimFlagsTest, FlagsWithoutAValueStillWork) {
   }
 }
 
+TEST(SimFlagsTest, FatTreeFlagsBuildAFatTreeWithTheLinkRates) {
+  absl::StatusOr<SimFlags> f =
+      Parse({"--topology", "fat-tree", "--k", "16", "--hosts-per-edge", "12",
+             "--link-gbps", "400", "--host-gbps", "100", "--queue-kb", "256",
+             "--traffic", "all-to-all", "--impair",
+             "spine=63,link=15,blackhole,start_us=100"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const ScenarioConfig& c = f->config;
+  EXPECT_EQ(c.topology_kind, TopologyKind::kFatTree);
+  EXPECT_EQ(c.fat_tree.k, 16);
+  EXPECT_EQ(c.fat_tree.hosts_per_edge, 12);
+  EXPECT_EQ(c.fat_tree.host_link.rate_bps, 100'000'000'000ULL);
+  EXPECT_EQ(c.fat_tree.edge_link.rate_bps, 400'000'000'000ULL);
+  EXPECT_EQ(c.fat_tree.core_link.rate_bps, 400'000'000'000ULL);
+  EXPECT_EQ(c.fat_tree.core_link.queue_bytes, 256u * 1024);
+  EXPECT_EQ(c.fat_tree.host_link.queue_bytes, 16u << 20);
+  EXPECT_EQ(c.traffic, Traffic::kAllToAll);
+  ASSERT_EQ(c.impairments.size(), 1u);
+  EXPECT_EQ(c.impairments[0].spine, 63);
+  EXPECT_EQ(c.impairments[0].link, 15);
+  EXPECT_EQ(ShapeOf(c).hosts, 16 * 8 * 12);
+}
+
+TEST(SimFlagsTest, TimelineSetsTheGoodputBin) {
+  absl::StatusOr<SimFlags> f = Parse({"--json", "--timeline-us", "20"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->timeline);
+  EXPECT_EQ(f->config.goodput_bin, DurationNs::Micros(20));
+  f = Parse({"--json"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(f->timeline);
+  EXPECT_FALSE(Parse({"--timeline-us", "0"}).ok());
+}
+
 TEST(SimFlagsTest, BadFlagsAreErrorsNamingTheFlag) {
   struct Case {
     std::vector<std::string> args;
@@ -196,15 +233,45 @@ TEST(SimFlagsTest, BadFlagsAreErrorsNamingTheFlag) {
       {{"-hosts=8"}, "-hosts=8: needs a value (or unknown flag)"},
       // A missing value; an empty joined value is a (bad) value.
       {{"--hosts"}, "--hosts: needs a value (or unknown flag)"},
-      {{"--hosts="}, "--hosts: expected an integer in 2..508, got ''"},
-      // Ranges are the topology's: two leaves of at most 254 hosts.
-      {{"--hosts", "512"}, "--hosts: expected an integer in 2..508, got '512'"},
+      {{"--hosts="}, "--hosts: expected an integer in 2..65024, got ''"},
+      // Ranges are the topology's: leaves of at most 254 hosts.
+      {{"--hosts", "512"},
+       "--hosts: at most 254 hosts a leaf (2 leaves: at most 508)"},
+      {{"--hosts", "1024", "--leaves", "4"},
+       "--hosts: at most 254 hosts a leaf (4 leaves: at most 1016)"},
       // Value checks are the same in both forms.
-      {{"--hosts", "7"}, "--hosts: must be even (two leaves)"},
-      {{"--hosts=7"}, "--hosts: must be even (two leaves)"},
-      {{"--spines=0"}, "--spines: expected an integer in 1..64, got '0'"},
+      {{"--hosts", "7"}, "--hosts: 7 hosts do not split evenly over 2 leaves"},
+      {{"--hosts=7"}, "--hosts: 7 hosts do not split evenly over 2 leaves"},
+      {{"--leaves=257"}, "--leaves: expected an integer in 1..256, got '257'"},
+      {{"--spines=0"}, "--spines: expected an integer in 1..256, got '0'"},
+      // Each topology's own flags, and only those.
+      {{"--k=5", "--topology=fat-tree"}, "--k: must be even"},
+      {{"--k=66"}, "--k: expected an integer in 2..64, got '66'"},
+      {{"--k=8"}, "--k: applies to --topology fat-tree only"},
+      {{"--hosts-per-edge=4"},
+       "--hosts-per-edge: applies to --topology fat-tree only"},
+      {{"--topology=fat-tree", "--spines=4"},
+       "--spines: applies to --topology leaf-spine only (a fat-tree is sized "
+       "by --k and --hosts-per-edge)"},
+      {{"--topology=fat-tree", "--hosts=16"},
+       "--hosts: applies to --topology leaf-spine only (a fat-tree is sized "
+       "by --k and --hosts-per-edge)"},
+      {{"--topology=torus"}, "--topology: expected leaf-spine or fat-tree"},
+      {{"--topology=fat-tree", "--ab-demo"},
+       "--ab-demo: runs on --topology leaf-spine only"},
+      // Impairments name switches and links that exist.
+      {{"--topology=fat-tree", "--impair=spine=4,blackhole"},
+       "--impair: core switch 4 does not exist (4)"},
+      {{"--impair=spine=4,blackhole"}, "--impair: spine 4 does not exist (4)"},
+      {{"--impair=spine=1,link=2,blackhole"},
+       "--impair: link 2 does not exist (2 leaves)"},
+      {{"--topology=fat-tree", "--k=8", "--impair=spine=1,link=8,blackhole"},
+       "--impair: link 8 does not exist (8 pods)"},
+      {{"--topology=fat-tree", "--traffic=mix", "--incast=16"},
+       "--incast: needs fewer senders than hosts (16)"},
       {{"--mode=rc"}, "--mode: expected spray, gbn or both"},
-      {{"--traffic=all"}, "--traffic: expected pairs, permutation or incast"},
+      {{"--traffic=all"},
+       "--traffic: expected pairs, permutation, incast, all-to-all or mix"},
       {{"--size-range=5"}, "--size-range: expected A:B"},
       {{"--impair=spine=1,color=red"}, "--impair: unknown key 'color'"},
       {{"--impair=spine=1,reorder=2"},

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,6 +34,13 @@ class LoopbackTap {
     ifindex_ = static_cast<int>(if_nametoindex("lo"));
     fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
     if (fd_ < 0 || ifindex_ == 0) return;
+    // Other tests may be sending on lo at the same time: a deep buffer so
+    // that their frames do not push ours out (root: past rmem_max).
+    const int rcvbuf = 8 << 20;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) !=
+        0) {
+      (void)setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    }
     sockaddr_ll sll{};
     sll.sll_family = AF_PACKET;
     sll.sll_protocol = htons(ETH_P_ALL);
@@ -47,16 +55,17 @@ class LoopbackTap {
   }
   bool ok() const { return fd_ >= 0; }
 
-  // The next frame on lo carrying UDP from src_port to dst_port (5 s hang
-  // guard; empty if none came).
-  Bytes NextUdp(uint16_t src_port, uint16_t dst_port) {
-    for (int polls = 0; polls < 50;) {
+  // The next frame on lo carrying UDP from src_port to dst_port within
+  // `wait` (empty if none came).
+  Bytes NextUdp(uint16_t src_port, uint16_t dst_port,
+                std::chrono::milliseconds wait) {
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < deadline) {
       uint8_t buf[2048];
       const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
       if (n < 0) {
         pollfd p{fd_, POLLIN, 0};
         (void)poll(&p, 1, 100);
-        ++polls;
         continue;
       }
       const Bytes f(buf, buf + n);
@@ -125,10 +134,16 @@ TEST_P(FrameKernelTest, KernelSendsTheHeadersWeWrite) {
   const Bytes payload = {'h', 'e', 'l', 'l', 'o', ' ', 'd', 'p', 'd', 'k', '!'};
   sockaddr_storage ss;
   const socklen_t len = ToSockaddr(s->local, s->family, &ss);
-  ASSERT_EQ(sendto(s->tx_fds[0], payload.data(), payload.size(), 0,
-                   reinterpret_cast<sockaddr*>(&ss), len),
-            static_cast<ssize_t>(payload.size()));
-  const Bytes kernel = tap.NextUdp(s->tx_ports[0], s->local.port);
+  // Up to 3 datagrams: a tap can still drop a frame when lo is busy with
+  // other tests' traffic (every copy is the same datagram).
+  Bytes kernel;
+  for (int attempt = 0; attempt < 3 && kernel.empty(); ++attempt) {
+    ASSERT_EQ(sendto(s->tx_fds[0], payload.data(), payload.size(), 0,
+                     reinterpret_cast<sockaddr*>(&ss), len),
+              static_cast<ssize_t>(payload.size()));
+    kernel = tap.NextUdp(s->tx_ports[0], s->local.port,
+                         std::chrono::milliseconds(2000));
+  }
   ASSERT_FALSE(kernel.empty()) << "the datagram never showed on lo";
 
   FrameHeaderSpec spec;  // lo's MAC is all zeros

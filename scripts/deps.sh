@@ -8,6 +8,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       libibverbs-dev ibverbs-utils perftest libfabric-dev libfabric-bin
       openmpi-bin netpipe-openmpi
       nlohmann-json3-dev
+      libgloo-dev
       libdpdk-dev libssl-dev
       iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3
       ethtool clang libbpf-dev)

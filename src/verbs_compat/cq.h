@@ -34,8 +34,13 @@ class CompChannel {
   }
   Context* context() const { return ctx_; }
 
-  // Queues an event for `cq` and makes the fd readable. Context lock held.
+  // Queues an event for `cq` and makes the fd readable: at once, or, during
+  // a progress step of the context, when the step ends (SignalHeld), after
+  // the ACKs the step owes have left. Context lock held.
   void Raise(Cq* cq);
+  // Makes the fd readable for the events Raise queued during a step.
+  // Context lock held.
+  void SignalHeld();
   // Takes the oldest queued event and its count on the fd (one per queued
   // event, so the read never blocks). Context lock held. nullptr if none
   // is queued (another thread took it).
@@ -49,6 +54,7 @@ class CompChannel {
   Shell<ibv_comp_channel, CompChannel> shell_;
   Context* ctx_;
   std::deque<Cq*> pending_;
+  uint64_t held_ = 0;  // events queued, not yet counted on the fd
 };
 
 class Cq {
@@ -83,6 +89,9 @@ class Cq {
     armed_ = true;
     solicited_only_ = solicited_only;
   }
+  // Armed, and no event raised since: the application waits for the
+  // channel (or is about to) rather than busy-polling. Context lock held.
+  bool armed() const { return armed_; }
   // Resizes the nominal capacity (ibv_resize_cq).
   void set_capacity(int cqe) {
     cqe_ = cqe;

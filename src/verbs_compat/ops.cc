@@ -14,11 +14,21 @@
 namespace braid::verbs_compat {
 namespace {
 
+// Whether an application call on a QP comes from an event-driven
+// application: one of the QP's CQs is armed, so it waits for the channel
+// rather than polling (Context::BeforeAppSleeps).
+bool EventDriven(const Qp* qp) {
+  return (qp->send_cq() != nullptr && qp->send_cq()->armed()) ||
+         (qp->recv_cq() != nullptr && qp->recv_cq()->armed());
+}
+
 int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Cq* cq = Cq::From(ibcq);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  // Armed when the poll starts: the application drains the CQ and then
+  // sleeps on its channel (an event raised meanwhile wakes it at once).
+  const bool event_driven = cq->armed();
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
@@ -26,6 +36,15 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
     ctx->Progress(/*flush_acks=*/false);
   }
   const int k = cq->Pop(n, wc);
+  if (event_driven && cq->size() == 0) {
+    // Drained: its next call may be a long way off (gloo's device thread
+    // calls again only at the next event). Deferred ACKs would wait for
+    // the progress thread's nap, and the peer's send completions with
+    // them.
+    ctx->BeforeAppSleeps();
+    return k;
+  }
+  ctx->driver().NoteAppActivity();
   if (k == 0) ctx->FlushAcks();
   return k;
 }
@@ -47,15 +66,25 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
-  return qp->PostSend(wr, bad);
+  const int r = qp->PostSend(wr, bad);
+  // An event-driven application does not poll after posting: the requests
+  // leave now (not batched for a next Poll) and the thread keeps watching
+  // for their ACKs.
+  if (EventDriven(qp)) {
+    ctx->BeforeAppSleeps();
+  } else {
+    ctx->driver().NoteAppActivity();
+  }
+  return r;
 }
 
 int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  // Posting receives drives no progress: only a polling application makes
+  // the thread back off.
+  if (!EventDriven(qp)) ctx->driver().NoteAppActivity();
   return qp->PostRecv(wr, bad);
 }
 
@@ -115,16 +144,25 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Cq* cq = CqOf(cqx);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  const bool event_driven = cq->armed();  // as in PollCq
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
   const int r = NextOneLocked(cqx);
+  if (event_driven && r != 0) {
+    ctx->BeforeAppSleeps();
+    return r;
+  }
+  ctx->driver().NoteAppActivity();
   if (r != 0) ctx->FlushAcks();
   return r;
 }
 int NextPoll(ibv_cq_ex* cqx) {
-  Context* ctx = CqOf(cqx)->context();
+  Cq* cq = CqOf(cqx);
+  Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  return NextOneLocked(cqx);
+  const int r = NextOneLocked(cqx);
+  // The batch ends with the CQ drained: as PollCq.
+  if (r != 0 && cq->armed()) ctx->BeforeAppSleeps();
+  return r;
 }
 // Nothing is held between start_poll and end_poll.
 void EndPoll(ibv_cq_ex* /*cqx*/) {}

@@ -1,5 +1,7 @@
 #include "verbs_compat/ops.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -15,11 +17,11 @@ namespace braid::verbs_compat {
 namespace {
 
 // Whether an application call on a QP comes from an event-driven
-// application: one of the QP's CQs is armed, so it waits for the channel
-// rather than polling (Context::BeforeAppSleeps).
+// application that waits on a channel fd itself: one of the QP's CQs is
+// armed so (Cq::awaited_on_fd, Context::BeforeAppSleeps).
 bool EventDriven(const Qp* qp) {
-  return (qp->send_cq() != nullptr && qp->send_cq()->armed()) ||
-         (qp->recv_cq() != nullptr && qp->recv_cq()->armed());
+  return (qp->send_cq() != nullptr && qp->send_cq()->awaited_on_fd()) ||
+         (qp->recv_cq() != nullptr && qp->recv_cq()->awaited_on_fd());
 }
 
 int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
@@ -27,8 +29,9 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
   // Armed when the poll starts: the application drains the CQ and then
-  // sleeps on its channel (an event raised meanwhile wakes it at once).
-  const bool event_driven = cq->armed();
+  // sleeps on its channel's fd (an event raised meanwhile wakes it at
+  // once). One that sleeps in ibv_get_cq_event drives progress there.
+  const bool event_driven = cq->awaited_on_fd();
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
@@ -55,7 +58,8 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   // Without a channel there is nobody to notify; devices (mlx5, rxe)
   // accept the call all the same, and programs check its return.
   if (cq->channel() == nullptr) return 0;
-  cq->Arm(solicited_only != 0);
+  const int fl = fcntl(cq->channel()->ibv()->fd, F_GETFL);
+  cq->Arm(solicited_only != 0, fl >= 0 && (fl & O_NONBLOCK) != 0);
   // Arming precedes a wait for the event (in ibv_get_cq_event or poll()
   // on the channel fd): let the thread drive progress meanwhile.
   cq->context()->driver().NoteAppBlocked();
@@ -144,7 +148,7 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Cq* cq = CqOf(cqx);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  const bool event_driven = cq->armed();  // as in PollCq
+  const bool event_driven = cq->awaited_on_fd();  // as in PollCq
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
   const int r = NextOneLocked(cqx);
   if (event_driven && r != 0) {
@@ -161,7 +165,7 @@ int NextPoll(ibv_cq_ex* cqx) {
   std::lock_guard<std::mutex> lk(ctx->mu());
   const int r = NextOneLocked(cqx);
   // The batch ends with the CQ drained: as PollCq.
-  if (r != 0 && cq->armed()) ctx->BeforeAppSleeps();
+  if (r != 0 && cq->awaited_on_fd()) ctx->BeforeAppSleeps();
   return r;
 }
 // Nothing is held between start_poll and end_poll.

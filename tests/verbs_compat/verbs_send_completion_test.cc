@@ -3,6 +3,7 @@
 // and without the requester or the responder's application having to do
 // anything more for that ACK to come: no piggy-backed ACK is waited for.
 // Two contexts of this process over loopback, driven through libibverbs.
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
 
@@ -32,11 +33,14 @@ void ExpectSendCompletedWithDataAtReceiver(Pair& p, uint64_t wr_id) {
   EXPECT_TRUE(ReceiverHasTheData(p));
 }
 
-// A pair whose receiver b is event-driven, as gloo's device thread: b's
-// receive CQ is armed on its channel and a receive is posted.
+// A pair whose receiver b is event-driven as gloo's device thread is: b's
+// channel fd is non-blocking (b waits for it in its own poll()), b's
+// receive CQ is armed on it, and a receive is posted.
 struct EventDrivenPair {
   EventDrivenPair() : p(WithChannel()) {
-    ok = p.ok() && ibv_req_notify_cq(p.b.rcq, 0) == 0 &&
+    const int fd = p.ok() ? p.b.channel->fd : -1;
+    ok = p.ok() && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 &&
+         ibv_req_notify_cq(p.b.rcq, 0) == 0 &&
          PostRecv(p.b, 1, kDst, kLen) == 0;
   }
   static PairOptions WithChannel() {
@@ -67,9 +71,9 @@ TEST(SendCompletionTest, ASignalledSendCompletesOnlyOnceTheReceiverHasTheData) {
   EXPECT_EQ(wc.byte_len, kLen);
 }
 
-// The receiver is event-driven (as gloo's device thread): it arms its CQ,
-// drains it, and would then sleep on the channel. Its ACK must not wait for
-// a reply it will never post, nor for its next verbs call.
+// The receiver arms its CQ, drains it, and would then sleep in poll() on
+// the channel fd. Its ACK must not wait for a reply it will never post,
+// nor for its next verbs call.
 TEST(SendCompletionTest, AnEventDrivenReceiverAcksBeforeItSleeps) {
   EventDrivenPair e;
   ASSERT_TRUE(e.ok);
@@ -101,7 +105,7 @@ TEST(SendCompletionTest, TheReceiversEventComesAfterItsAckLeft) {
   EXPECT_GT(Stats(p.b).acks_sent, acks_before);
   ibv_cq* cq = nullptr;
   void* cq_context = nullptr;
-  ASSERT_EQ(ibv_get_cq_event(p.b.channel, &cq, &cq_context), 0);
+  ASSERT_EQ(ibv_get_cq_event(p.b.channel, &cq, &cq_context), 0);  // ready
   ibv_ack_cq_events(cq, 1);
   ExpectSendCompletedWithDataAtReceiver(p, 7);
 }

@@ -32,6 +32,9 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   // sleeps on its channel's fd (an event raised meanwhile wakes it at
   // once). One that sleeps in ibv_get_cq_event drives progress there.
   const bool event_driven = cq->awaited_on_fd();
+  // Noted before the step (its clock read is then not between a datagram
+  // and the completion it brings).
+  if (!event_driven) ctx->driver().NoteAppActivity();
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
@@ -39,15 +42,17 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
     ctx->Progress(/*flush_acks=*/false);
   }
   const int k = cq->Pop(n, wc);
-  if (event_driven && cq->size() == 0) {
+  if (event_driven) {
     // Drained: its next call may be a long way off (gloo's device thread
     // calls again only at the next event). Deferred ACKs would wait for
     // the progress thread's nap, and the peer's send completions with
-    // them.
-    ctx->BeforeAppSleeps();
-    return k;
+    // them. Not drained: it polls again at once.
+    if (cq->size() == 0) {
+      ctx->BeforeAppSleeps();
+      return k;
+    }
+    ctx->driver().NoteAppActivity();
   }
-  ctx->driver().NoteAppActivity();
   if (k == 0) ctx->FlushAcks();
   return k;
 }
@@ -70,15 +75,13 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  const int r = qp->PostSend(wr, bad);
   // An event-driven application does not poll after posting: the requests
   // leave now (not batched for a next Poll) and the thread keeps watching
   // for their ACKs.
-  if (EventDriven(qp)) {
-    ctx->BeforeAppSleeps();
-  } else {
-    ctx->driver().NoteAppActivity();
-  }
+  const bool event_driven = EventDriven(qp);
+  if (!event_driven) ctx->driver().NoteAppActivity();
+  const int r = qp->PostSend(wr, bad);
+  if (event_driven) ctx->BeforeAppSleeps();
   return r;
 }
 
@@ -149,13 +152,14 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
   const bool event_driven = cq->awaited_on_fd();  // as in PollCq
+  if (!event_driven) ctx->driver().NoteAppActivity();
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
   const int r = NextOneLocked(cqx);
   if (event_driven && r != 0) {
     ctx->BeforeAppSleeps();
     return r;
   }
-  ctx->driver().NoteAppActivity();
+  if (event_driven) ctx->driver().NoteAppActivity();
   if (r != 0) ctx->FlushAcks();
   return r;
 }

@@ -9,6 +9,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       openmpi-bin netpipe-openmpi
       ucx-utils libopenmpi-dev mpich libmpich-dev
       nlohmann-json3-dev
+      libgloo-dev
       libdpdk-dev libssl-dev
       iproute2 procps nftables libnetfilter-queue-dev gnuplot-nox python3
       ethtool clang libbpf-dev)

@@ -42,6 +42,8 @@ struct braid_verbs_stats {
                                          // the QP's PD)
   uint64_t remote_access_no_permission;  // QP or region lacks the flag
   uint64_t remote_access_out_of_bounds;  // range not inside the region
+  // Appended after the fields above:
+  uint64_t acks_sent;  // ACKs sent alone (no reply carried them)
 };
 
 // Fills *out for a braid0 context. Returns 0, or EINVAL if `context` is not

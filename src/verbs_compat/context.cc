@@ -197,6 +197,12 @@ void Context::FlushAcks() {
   ack_list_.clear();
 }
 
+void Context::BeforeAppSleeps() {
+  FlushAcks();
+  ep_->Wait(DurationNs::Zero());
+  driver_.NoteAppBlocked();
+}
+
 void Context::PumpAll() {
   if (pump_list_.empty()) return;
   const TimeNs now = Now();
@@ -262,6 +268,7 @@ void Context::Handle(Completion& c) {
 }
 
 size_t Context::Progress(bool flush_acks) {
+  in_step_ = true;
   FlushAcks();
   comps_.clear();
   ep_->Poll(&comps_, 512);
@@ -270,7 +277,19 @@ size_t Context::Progress(bool flush_acks) {
   CheckRetryTimeouts();
   FailOverrunCqs();
   if (flush_acks) FlushAcks();
+  in_step_ = false;
+  for (CompChannel* ch : held_events_) ch->SignalHeld();
+  held_events_.clear();
   return comps_.size();
+}
+
+bool Context::HoldEvent(CompChannel* channel) {
+  if (!in_step_) return false;
+  if (std::find(held_events_.begin(), held_events_.end(), channel) ==
+      held_events_.end()) {
+    held_events_.push_back(channel);
+  }
+  return true;
 }
 
 int Context::PollTimeoutMs() const {
@@ -357,6 +376,7 @@ void Context::FillStats(braid_verbs_stats* out) {
   for (const auto& [qpn, qp] : qps_) {
     out->rnr_naks_sent += qp->counters().rnr_naks_sent;
     out->rnr_naks_received += qp->counters().rnr_naks_received;
+    out->acks_sent += qp->counters().acks_sent;
   }
 }
 

@@ -40,6 +40,7 @@
 
 namespace braid::verbs_compat {
 
+class CompChannel;
 class Cq;
 class Qp;
 
@@ -94,6 +95,19 @@ class Context : private ProgressTarget {
   void NeedPump(Qp* qp);
   void NeedAck(Qp* qp);
   void FlushAcks();
+  // During a progress step: keeps `channel`'s event for the end of the
+  // step and returns true (CompChannel::Raise). The step's owed ACKs leave
+  // first, so the peer hears them before this application can act on what
+  // they acknowledge, and the woken application does not compete with the
+  // step for the CPU. False outside a step: raise it now. Lock held.
+  bool HoldEvent(CompChannel* channel);
+  // The application is about to sleep on a completion channel (an
+  // event-driven call: a poll that drained an armed CQ, a post on a QP whose
+  // CQ is armed). Nothing may wait for its next call: owed ACKs go out now,
+  // as a NIC's would, with whatever the endpoint holds back (Wait(Zero)),
+  // and the progress thread takes over at once instead of napping. Lock
+  // held.
+  void BeforeAppSleeps();
 
   // Before the context goes away: sends owed ACKs and keeps making
   // progress until the peer acknowledged every message sent (so a peer's
@@ -151,6 +165,8 @@ class Context : private ProgressTarget {
   TimeNs next_retry_check_ = TimeNs::Zero();
   std::vector<Qp*> retry_candidates_;  // scratch
   std::vector<Qp*> ack_list_;
+  bool in_step_ = false;                   // Progress is running
+  std::vector<CompChannel*> held_events_;  // channels to signal after it
   std::vector<Completion> comps_;
   ContextCounters counters_;
   AsyncEvents async_;

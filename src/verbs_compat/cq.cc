@@ -26,8 +26,18 @@ CompChannel::~CompChannel() {
 
 void CompChannel::Raise(Cq* cq) {
   pending_.push_back(cq);
+  if (ctx_->HoldEvent(this)) {
+    ++held_;
+    return;
+  }
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t r = write(shell_.ibv.fd, &one, sizeof(one));
+}
+
+void CompChannel::SignalHeld() {
+  if (held_ == 0) return;
+  [[maybe_unused]] ssize_t r = write(shell_.ibv.fd, &held_, sizeof(held_));
+  held_ = 0;
 }
 
 Cq* CompChannel::Take() {

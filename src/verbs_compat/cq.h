@@ -34,8 +34,13 @@ class CompChannel {
   }
   Context* context() const { return ctx_; }
 
-  // Queues an event for `cq` and makes the fd readable. Context lock held.
+  // Queues an event for `cq` and makes the fd readable: at once, or, during
+  // a progress step of the context, when the step ends (SignalHeld), after
+  // the ACKs the step owes have left. Context lock held.
   void Raise(Cq* cq);
+  // Makes the fd readable for the events Raise queued during a step.
+  // Context lock held.
+  void SignalHeld();
   // Takes the oldest queued event and its count on the fd (one per queued
   // event, so the read never blocks). Context lock held. nullptr if none
   // is queued (another thread took it).
@@ -49,6 +54,7 @@ class CompChannel {
   Shell<ibv_comp_channel, CompChannel> shell_;
   Context* ctx_;
   std::deque<Cq*> pending_;
+  uint64_t held_ = 0;  // events queued, not yet counted on the fd
 };
 
 class Cq {
@@ -78,11 +84,20 @@ class Cq {
   // when given). Context lock held.
   int Pop(int n, ibv_wc* wc, uint64_t* stamps_ns = nullptr);
   size_t size() const { return count_; }
-  // Arms the CQ for one event. Context lock held.
-  void Arm(bool solicited_only) {
+  // Arms the CQ for one event. `fd_waiter`: the channel's fd is
+  // non-blocking, so the application waits for the event in its own
+  // poll()/epoll on the fd, not in ibv_get_cq_event (which drives progress
+  // while it waits). Context lock held.
+  void Arm(bool solicited_only, bool fd_waiter) {
     armed_ = true;
     solicited_only_ = solicited_only;
+    fd_waiter_ = fd_waiter;
   }
+  // Armed (no event raised since) by an application that then waits on
+  // the channel's fd itself: until the event nothing runs braid0 on its
+  // behalf but the progress thread (Context::BeforeAppSleeps). Context
+  // lock held.
+  bool awaited_on_fd() const { return armed_ && fd_waiter_; }
   // Resizes the nominal capacity (ibv_resize_cq).
   void set_capacity(int cqe) {
     cqe_ = cqe;
@@ -112,6 +127,7 @@ class Cq {
   size_t count_ = 0;
   bool armed_ = false;
   bool solicited_only_ = false;
+  bool fd_waiter_ = false;
   uint64_t overruns_ = 0;  // completions dropped (overrun, then error)
   bool error_ = false;
 };

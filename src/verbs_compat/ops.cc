@@ -1,5 +1,7 @@
 #include "verbs_compat/ops.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -14,11 +16,25 @@
 namespace braid::verbs_compat {
 namespace {
 
+// Whether an application call on a QP comes from an event-driven
+// application that waits on a channel fd itself: one of the QP's CQs is
+// armed so (Cq::awaited_on_fd, Context::BeforeAppSleeps).
+bool EventDriven(const Qp* qp) {
+  return (qp->send_cq() != nullptr && qp->send_cq()->awaited_on_fd()) ||
+         (qp->recv_cq() != nullptr && qp->recv_cq()->awaited_on_fd());
+}
+
 int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Cq* cq = Cq::From(ibcq);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  // Armed when the poll starts: the application drains the CQ and then
+  // sleeps on its channel's fd (an event raised meanwhile wakes it at
+  // once). One that sleeps in ibv_get_cq_event drives progress there.
+  const bool event_driven = cq->awaited_on_fd();
+  // Noted before the step (its clock read is then not between a datagram
+  // and the completion it brings).
+  if (!event_driven) ctx->driver().NoteAppActivity();
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
@@ -26,6 +42,17 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
     ctx->Progress(/*flush_acks=*/false);
   }
   const int k = cq->Pop(n, wc);
+  if (event_driven) {
+    // Drained: its next call may be a long way off (gloo's device thread
+    // calls again only at the next event). Deferred ACKs would wait for
+    // the progress thread's nap, and the peer's send completions with
+    // them. Not drained: it polls again at once.
+    if (cq->size() == 0) {
+      ctx->BeforeAppSleeps();
+      return k;
+    }
+    ctx->driver().NoteAppActivity();
+  }
   if (k == 0) ctx->FlushAcks();
   return k;
 }
@@ -36,7 +63,8 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   // Without a channel there is nobody to notify; devices (mlx5, rxe)
   // accept the call all the same, and programs check its return.
   if (cq->channel() == nullptr) return 0;
-  cq->Arm(solicited_only != 0);
+  const int fl = fcntl(cq->channel()->ibv()->fd, F_GETFL);
+  cq->Arm(solicited_only != 0, fl >= 0 && (fl & O_NONBLOCK) != 0);
   // Arming precedes a wait for the event (in ibv_get_cq_event or poll()
   // on the channel fd): let the thread drive progress meanwhile.
   cq->context()->driver().NoteAppBlocked();
@@ -47,15 +75,23 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
-  return qp->PostSend(wr, bad);
+  // An event-driven application does not poll after posting: the requests
+  // leave now (not batched for a next Poll) and the thread keeps watching
+  // for their ACKs.
+  const bool event_driven = EventDriven(qp);
+  if (!event_driven) ctx->driver().NoteAppActivity();
+  const int r = qp->PostSend(wr, bad);
+  if (event_driven) ctx->BeforeAppSleeps();
+  return r;
 }
 
 int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   Qp* qp = Qp::From(ibqp);
   Context* ctx = Context::From(ibqp->context);
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  // Posting receives drives no progress: only a polling application makes
+  // the thread back off.
+  if (!EventDriven(qp)) ctx->driver().NoteAppActivity();
   return qp->PostRecv(wr, bad);
 }
 
@@ -115,16 +151,26 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Cq* cq = CqOf(cqx);
   Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  ctx->driver().NoteAppActivity();
+  const bool event_driven = cq->awaited_on_fd();  // as in PollCq
+  if (!event_driven) ctx->driver().NoteAppActivity();
   if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
   const int r = NextOneLocked(cqx);
+  if (event_driven && r != 0) {
+    ctx->BeforeAppSleeps();
+    return r;
+  }
+  if (event_driven) ctx->driver().NoteAppActivity();
   if (r != 0) ctx->FlushAcks();
   return r;
 }
 int NextPoll(ibv_cq_ex* cqx) {
-  Context* ctx = CqOf(cqx)->context();
+  Cq* cq = CqOf(cqx);
+  Context* ctx = cq->context();
   std::lock_guard<std::mutex> lk(ctx->mu());
-  return NextOneLocked(cqx);
+  const int r = NextOneLocked(cqx);
+  // The batch ends with the CQ drained: as PollCq.
+  if (r != 0 && cq->awaited_on_fd()) ctx->BeforeAppSleeps();
+  return r;
 }
 // Nothing is held between start_poll and end_poll.
 void EndPoll(ibv_cq_ex* /*cqx*/) {}

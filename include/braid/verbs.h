@@ -6,6 +6,7 @@
 #define BRAID_VERBS_H_
 
 #include <infiniband/verbs.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -46,10 +47,23 @@ struct braid_verbs_stats {
   uint64_t acks_sent;  // ACKs sent alone (no reply carried them)
 };
 
-// Fills *out for a braid0 context. Returns 0, or EINVAL if `context` is not
-// a braid0 context.
-int braid_verbs_query_stats(struct ibv_context* context,
-                            struct braid_verbs_stats* out);
+// Fills the first `size` bytes of *out for a braid0 context; pass
+// sizeof(*out). Fields are only ever appended to braid_verbs_stats, so a
+// program built against an older header, whose struct is shorter, gets
+// exactly the fields it knows and nothing is written past them. Returns 0,
+// or EINVAL if `context` is not a braid0 context or `size` is not a
+// positive multiple of 8.
+int braid_verbs_query_stats_sized(struct ibv_context* context,
+                                  struct braid_verbs_stats* out, size_t size);
+
+// braid_verbs_query_stats_sized with this header's struct. (The exported
+// symbol of this name, for programs built before the sized call existed,
+// fills the fields up to remote_access_out_of_bounds only.)
+static inline int braid_verbs_query_stats_current(
+    struct ibv_context* context, struct braid_verbs_stats* out) {
+  return braid_verbs_query_stats_sized(context, out, sizeof(*out));
+}
+#define braid_verbs_query_stats braid_verbs_query_stats_current
 
 #ifdef __cplusplus
 }

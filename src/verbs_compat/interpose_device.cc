@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -295,10 +297,24 @@ int ibv_resolve_eth_l2_from_gid(ibv_context* context, ibv_ah_attr* attr,
   return real ? real(context, attr, eth_mac, vid) : ENOSYS;
 }
 
-int braid_verbs_query_stats(ibv_context* context, braid_verbs_stats* out) {
-  if (!IsBraidContext(context)) return EINVAL;
-  Context::From(context)->FillStats(out);
+int braid_verbs_query_stats_sized(ibv_context* context, braid_verbs_stats* out,
+                                  size_t size) {
+  if (!IsBraidContext(context) || out == nullptr || size == 0 ||
+      size % sizeof(uint64_t) != 0) {
+    return EINVAL;
+  }
+  braid_verbs_stats all{};
+  Context::From(context)->FillStats(&all);
+  std::memcpy(out, &all, std::min(size, sizeof(all)));
   return 0;
+}
+
+// The symbol programs built before braid_verbs_query_stats_sized call (the
+// header now maps the name to the sized call): the struct as it was then.
+#undef braid_verbs_query_stats
+int braid_verbs_query_stats(ibv_context* context, braid_verbs_stats* out) {
+  return braid_verbs_query_stats_sized(context, out,
+                                       offsetof(braid_verbs_stats, acks_sent));
 }
 
 }  // extern "C"

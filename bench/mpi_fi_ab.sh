@@ -23,14 +23,14 @@ done
   echo "usage: mpi_fi_ab.sh --perf PATH/braid-perf --provider-dir DIR" >&2
   exit 2
 }
-for t in mpirun NPopenmpi; do
+for t in mpirun.openmpi NPopenmpi; do
   command -v "$t" >/dev/null || { echo "$t missing (apt-get install openmpi-bin netpipe-openmpi)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 SRV=""
 cleanup() { [[ -n "$SRV" ]] && kill "$SRV" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-MPI=(mpirun --allow-run-as-root --oversubscribe -np 2)
+MPI=(mpirun.openmpi --allow-run-as-root --oversubscribe -np 2)
 
 pick() {  # NetPIPE output file: the lines of 8 B, 64 KiB, 1 MiB
   awk '$1 == 8 || $1 == 65536 || $1 == 1048576 {

@@ -3,11 +3,13 @@
 # NetPIPE (netpipe-openmpi) between 2 ranks on loopback with
 # --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include braid, sizes
 # up to 16 KiB (powers of two, -p 0). Usage: run_ompi_netpipe.sh PROVIDER_DIR
-# Exit 77 (skipped) when mpirun or NPopenmpi is not installed.
+# Exit 77 (skipped) when mpirun.openmpi or NPopenmpi is not installed
+# (Open MPI by name: with MPICH installed too, plain mpirun is whichever
+# the alternatives system picked).
 set -euo pipefail
 
 dir=${1:?usage: run_ompi_netpipe.sh PROVIDER_DIR}
-for tool in mpirun NPopenmpi; do
+for tool in mpirun.openmpi NPopenmpi; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool not installed (Debian: apt-get install openmpi-bin netpipe-openmpi)"
     exit 77
@@ -16,11 +18,11 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FI_PROVIDER_PATH=$dir
-if ! timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
+if ! timeout 100 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 \
        --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include braid \
        -x FI_PROVIDER_PATH -x FI_LOG_LEVEL=info -x FI_LOG_PROV=braid \
        NPopenmpi -p 0 -u 16384 -o "$tmp/np.out" >"$tmp/log.txt" 2>&1; then
-  echo "FAIL: mpirun NPopenmpi over the braid provider"
+  echo "FAIL: mpirun.openmpi NPopenmpi over the braid provider"
   grep -v "fi_param_get\|fi_getinfo" "$tmp/log.txt" | tail -40
   exit 1
 fi

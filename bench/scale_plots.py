@@ -17,7 +17,7 @@ docs/figures/<name>.json and drawn to docs/figures/<name>.png:
                (default and with a slow-start window), spray without
                congestion control and go-back-N.
 
-usage: bench/scale_plots.py [--sim PATH] [--out DIR] [--quick]
+usage: bench/scale_plots.py [--sim PATH] [--out DIR] [--quick] [--only NAME]
   --quick uses k=8 for the permutation (128 hosts, seconds instead of
   minutes). Needs Debian's python3-matplotlib (scripts/plots.sh installs it).
 """
@@ -114,7 +114,30 @@ def failure(sim):
                             "recycles": run["path_recycles"],
                             "rtos": run["rtos"],
                             "sim_time_ms": run["sim_time_ms"]})
+    # Keep the timelines to the plotted window (twice spray's run): go-back-N
+    # runs on for hundreds of ms of empty bins.
+    bins = int(2 * out["runs"][0]["sim_time_ms"] * 1000 /
+               out["runs"][0]["bin_us"]) + 1
+    for run in out["runs"]:
+        run["recovery_us"] = recovery_us(run, fail_us)
+        run["timeline_gbps"] = run["timeline_gbps"][:bins]
     return out
+
+
+def recovery_us(run, fail_us):
+    """Time from the failure until goodput is back at 90 % of its mean over
+    the 200 us before it, after first falling below that (None if it never
+    fell, or never came back)."""
+    t, b = run["timeline_gbps"], run["bin_us"]
+    fb = int(fail_us / b)
+    before = t[max(0, fb - int(200 / b)):fb]
+    level = 0.9 * sum(before) / max(1, len(before))
+    fell = False
+    for i in range(fb, len(t)):
+        fell = fell or t[i] < level
+        if fell and t[i] >= level:
+            return (i - fb) * b
+    return None
 
 
 def draw_failure(d, path):
@@ -125,6 +148,8 @@ def draw_failure(d, path):
         label = "%s: %d/%d delivered, %d failed, %d lost; ends at %.1f ms" % (
             run["mode"], run["delivered"], run["sent"], run["failed"],
             run["lost"], run["sim_time_ms"])
+        if run["recovery_us"] is not None:
+            label += "; back to 90%% in %d us" % run["recovery_us"]
         ax.plot(xs, [v / 1000.0 for v in t], color=color, label=label)
     # Spray's whole run and the recovery; go-back-N's flows through the
     # failed core wait out peer timeouts long after (its end is in the
@@ -199,6 +224,7 @@ def main():
     ap.add_argument("--sim", default="build/tools/braid_sim/braid-sim")
     ap.add_argument("--out", default="docs/figures")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=("permutation", "failure", "incast"))
     a = ap.parse_args()
     if not os.access(a.sim, os.X_OK):
         sys.exit("no braid-sim at %s (build it, or give --sim)" % a.sim)
@@ -210,6 +236,8 @@ def main():
         ("incast", lambda: incast(a.sim), draw_incast),
     ]
     for name, run, draw in experiments:
+        if a.only and name != a.only:
+            continue
         print("running %s ..." % name, flush=True)
         d = run()
         with open(os.path.join(a.out, name + ".json"), "w") as f:

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sim/scenario/scenario.h"
+#include "tests/sim/scenarios/scenario_checks.h"
 
 namespace braid::sim {
 namespace {
@@ -36,34 +37,6 @@ TimedImpairment OnAllSpines(sim::Impairment imp) {
   t.dir = Dir::kBoth;
   t.impairment = imp;
   return t;
-}
-
-std::string Describe(const ScenarioConfig& c, const ScenarioResult& r) {
-  return absl::StrCat(
-      "seed=", c.seed, " sent=", r.messages_sent, " done=", r.messages_done,
-      " failed=", r.messages_failed, " delivered=", r.messages_delivered,
-      " dup=", r.duplicates_delivered, " bad=", r.byte_mismatches,
-      " lost=", r.lost_without_error, " retx=", r.retransmits, " rtos=", r.rtos,
-      " gbps=", r.goodput_gbps, " timed_out=", r.timed_out);
-}
-
-// Every send completed, nothing duplicated/corrupted/lost silently; and when
-// `all_succeed`, nothing failed either.
-void ExpectClean(const ScenarioConfig& c, const ScenarioResult& r,
-                 bool all_succeed = true) {
-  SCOPED_TRACE(Describe(c, r));
-  EXPECT_EQ(r.duplicates_delivered, 0u);
-  EXPECT_EQ(r.byte_mismatches, 0u);
-  EXPECT_EQ(r.order_violations, 0u);
-  EXPECT_EQ(r.lost_without_error, 0u);
-  EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.setup_error, "");
-  EXPECT_EQ(r.messages_done + r.messages_failed + r.messages_gone_with_restart,
-            r.messages_sent);
-  if (all_succeed) {
-    EXPECT_EQ(r.messages_failed, 0u);
-    EXPECT_EQ(r.messages_delivered, r.messages_sent);
-  }
 }
 
 class RandomLossTest : public ::testing::TestWithParam<double> {};

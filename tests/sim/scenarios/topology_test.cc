@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sim/scenario/scenario.h"
+#include "tests/sim/scenarios/scenario_checks.h"
 
 namespace braid::sim {
 namespace {
@@ -48,27 +49,11 @@ ScenarioConfig ThreeLeaves(uint64_t seed = 1) {
   return c;
 }
 
-std::string Describe(const ScenarioConfig& c, const ScenarioResult& r) {
-  return absl::StrCat(
-      "seed=", c.seed, " sent=", r.messages_sent, " done=", r.messages_done,
-      " failed=", r.messages_failed, " delivered=", r.messages_delivered,
-      " dup=", r.duplicates_delivered, " bad=", r.byte_mismatches,
-      " lost=", r.lost_without_error, " retx=", r.retransmits,
-      " recycles=", r.path_recycles, " timed_out=", r.timed_out,
-      " setup_error=", r.setup_error);
-}
-
-// Every message sent, delivered once and byte-exact, every send done.
+// ExpectClean, and every sender sent all its messages.
 void ExpectAllDelivered(const ScenarioConfig& c, const ScenarioResult& r,
                         uint64_t senders) {
-  SCOPED_TRACE(Describe(c, r));
-  EXPECT_EQ(r.setup_error, "");
-  EXPECT_FALSE(r.timed_out);
-  EXPECT_TRUE(r.Clean());
-  EXPECT_EQ(r.messages_sent, senders * c.messages_per_sender);
-  EXPECT_EQ(r.messages_failed, 0u);
-  EXPECT_EQ(r.messages_done, r.messages_sent);
-  EXPECT_EQ(r.messages_delivered, r.messages_sent);
+  ExpectClean(c, r);
+  EXPECT_EQ(r.messages_sent, senders * c.messages_per_sender) << Describe(c, r);
 }
 
 // Every top switch carried at least `share` of an equal split.

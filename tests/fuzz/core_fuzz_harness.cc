@@ -232,6 +232,7 @@ void CoreFuzzHarness::Pump(int side) {
 void CoreFuzzHarness::DeliverOne(size_t i) {
   Datagram d = std::move(wire_[i]);
   wire_.erase(wire_.begin() + static_cast<ptrdiff_t>(i));
+  contact_[d.to] = true;  // a genuine datagram from its peer
   core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
 }
 
@@ -281,6 +282,18 @@ void CoreFuzzHarness::CheckReceived(int side, const Completion& c) {
   }
   if (b.size() < kMsgHeader || GetU32(b.data()) != kMagic || b[4] != from ||
       GetU32(b.data() + 8) >= sent_[from].size()) {
+    if (!contact_[side]) {
+      // First contact is taken on trust (docs/security.md, "What does not
+      // hold"): until this core has heard from its peer, a spoofed first
+      // contact from the peer's address is indistinguishable from the
+      // peer's own, even when this core has already sent to it (both may
+      // open at once, each with dst = 0). Once it has heard from it, a
+      // forged delivery is a violation.
+      ++counts_.forged_first_contact;
+      Note(absl::StrCat("core ", side, " delivered a forged first contact (",
+                        b.size(), " B), taken on trust"));
+      return;
+    }
     Fail(absl::StrCat("core ", side, " delivered a message (", b.size(),
                       " B) its peer never sent (forged)"));
     return;

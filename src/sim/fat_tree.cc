@@ -97,14 +97,13 @@ FatTree::Wire FatTree::MakeWire(const LinkOptions& lo, const std::string& lower,
 }
 
 absl::Status FatTree::Build() {
-  const int switches = options_.k * half();
-  for (int i = 0; i < switches; ++i) {
+  for (int i = 0; i < num_switches(Tier::kEdge); ++i) {
     edge_.push_back(std::make_unique<Switch>(sim_, absl::StrCat("edge", i),
                                              sim_->NextSeed()));
     agg_.push_back(std::make_unique<Switch>(sim_, absl::StrCat("agg", i),
                                             sim_->NextSeed()));
   }
-  for (int c = 0; c < half() * half(); ++c) {
+  for (int c = 0; c < num_switches(Tier::kCore); ++c) {
     core_.push_back(std::make_unique<Switch>(sim_, absl::StrCat("core", c),
                                              sim_->NextSeed()));
   }
@@ -245,14 +244,9 @@ void FatTree::SetSwitchImpairment(Tier tier, int index,
       }
       return;
     }
-    case Tier::kCore: {
-      const int j = index / half();
-      const int u = index % half();
-      for (int pod = 0; pod < options_.k; ++pod) {
-        set(core_wires_[static_cast<size_t>(pod * half() + j) * half() + u]);
-      }
+    case Tier::kCore:
+      SetTopImpairment(index, -1, Direction::kBoth, impairment);
       return;
-    }
   }
 }
 

@@ -89,7 +89,7 @@ class FatTree : public Fabric {
   // Fabric: the top tier is the core switches; a top link is a core's link
   // to one pod (to that pod's aggregation switch c / (k/2)); up = towards
   // the core.
-  int num_top_switches() const override { return half() * half(); }
+  int num_top_switches() const override { return num_switches(Tier::kCore); }
   int num_top_links() const override { return options_.k; }
   uint64_t top_packets(int c) const override { return core_packets(c); }
   void SetTopImpairment(int c, int pod, Direction dir,

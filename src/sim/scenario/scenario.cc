@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "backend/sim/sim_backend.h"
 #include "base/rng.h"
 #include "endpoint/drive_loop.h"
@@ -27,6 +29,18 @@ constexpr size_t kBurst = 64;
 constexpr uint32_t kMinUncopiedPayload = 256;
 
 class Run;
+
+// Builds a `Topology` (LeafSpine, FatTree) from `options` inside `sim`.
+// Checksums are stamped only where a link corrupts a packet; the result is
+// the same as stamping every packet at send, at a fraction of the cost.
+template <typename Topology, typename Options>
+absl::StatusOr<std::unique_ptr<sim::Fabric>> MakeFabric(sim::Simulator* sim,
+                                                        Options options) {
+  options.host.lazy_checksum = true;
+  auto fabric = Topology::Create(sim, options);
+  if (!fabric.ok()) return fabric.status();
+  return std::unique_ptr<sim::Fabric>(std::move(*fabric));
+}
 
 // One host: its sim backend, its protocol core and the drive loop over
 // them, and the application.
@@ -299,26 +313,15 @@ void Run::Reschedule(HostDriver& d) {
 bool Run::AllDone() const { return pending_total_ == 0 && started_; }
 
 bool Run::BuildHosts() {
-  // Checksums are stamped only where a link corrupts a packet; the result is
-  // the same as stamping every packet at send, at a fraction of the cost.
-  absl::Status built;
-  if (cfg_.topology_kind == TopologyKind::kFatTree) {
-    sim::FatTreeOptions topo = cfg_.fat_tree;
-    topo.host.lazy_checksum = true;
-    auto fabric = sim::FatTree::Create(&sim_, topo);
-    if (fabric.ok()) fabric_ = std::move(*fabric);
-    built = fabric.status();
-  } else {
-    sim::LeafSpineOptions topo = cfg_.topology;
-    topo.host.lazy_checksum = true;
-    auto fabric = sim::LeafSpine::Create(&sim_, topo);
-    if (fabric.ok()) fabric_ = std::move(*fabric);
-    built = fabric.status();
-  }
-  if (!built.ok()) {
-    res_.setup_error = std::string(built.message());
+  absl::StatusOr<std::unique_ptr<sim::Fabric>> fabric =
+      cfg_.topology_kind == TopologyKind::kFatTree
+          ? MakeFabric<sim::FatTree>(&sim_, cfg_.fat_tree)
+          : MakeFabric<sim::LeafSpine>(&sim_, cfg_.topology);
+  if (!fabric.ok()) {
+    res_.setup_error = std::string(fabric.status().message());
     return false;
   }
+  fabric_ = std::move(*fabric);
   const int n = fabric_->num_hosts();
   for (int i = 0; i < n; ++i) {
     auto d = std::make_unique<HostDriver>();

@@ -63,6 +63,9 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   // Without a channel there is nobody to notify; devices (mlx5, rxe)
   // accept the call all the same, and programs check its return.
   if (cq->channel() == nullptr) return 0;
+  // Read at every arm, not cached: the application may switch O_NONBLOCK at
+  // any time (rsockets' rfcntl does on a connected socket), through this
+  // fd, a dup of it or ioctl(FIONBIO), none of which braid0 sees.
   const int fl = fcntl(cq->channel()->ibv()->fd, F_GETFL);
   cq->Arm(solicited_only != 0, fl >= 0 && (fl & O_NONBLOCK) != 0);
   // Arming precedes a wait for the event (in ibv_get_cq_event or poll()

@@ -1,7 +1,10 @@
 #include "sim/fat_tree.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -11,6 +14,9 @@ namespace braid::sim {
 namespace {
 
 using Tier = FatTree::Tier;
+
+// Flow f leaves from this UDP source port + f.
+constexpr uint16_t kFirstFlowPort = 49152;
 
 // Sends one 100-byte packet from host `from` to host `to` with the given UDP
 // source port.
@@ -53,11 +59,60 @@ int CoreUsed(FatTree& net, std::vector<uint64_t>& before) {
   return used;
 }
 
-TEST(FatTreeTest, KFourHasSixteenHostsInFourPodsWithPodEdgeAddresses) {
-  Simulator sim;
-  auto net = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net.ok()) << net.status();
-  FatTree& n = **net;
+// Sends flow `flow` from host `from` to host `to`, runs the simulator until
+// idle and returns the core switch it crossed (-1: none), by the counters
+// in `before` (updated).
+int SendFlowAndFindCore(FatTree& net, int from, int to, int flow,
+                        std::vector<uint64_t>& before) {
+  Send(net, from, to, static_cast<uint16_t>(kFirstFlowPort + flow));
+  net.host(from).sim()->RunUntilIdle();
+  return CoreUsed(net, before);
+}
+
+// Sends flows 0 .. flows-1 from host `from` to host `to` (does not run the
+// simulator).
+void SendFlows(FatTree& net, int from, int to, int flows) {
+  for (int f = 0; f < flows; ++f) {
+    Send(net, from, to, static_cast<uint16_t>(kFirstFlowPort + f));
+  }
+}
+
+// Sends one packet from host `from` to host `to`, runs the simulator until
+// idle and returns how many packets host `to` had.
+size_t SendOneAndDrain(FatTree& net, int from, int to) {
+  Send(net, from, to, 50000);
+  net.host(from).sim()->RunUntilIdle();
+  return Drain(net, to);
+}
+
+Impairment Blackhole() {
+  Impairment down;
+  down.blackhole = true;
+  return down;
+}
+
+// The default fat-tree: k = 4, 16 hosts in 4 pods, 4 core switches.
+class FatTreeKFourTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto net = FatTree::Create(&sim_, FatTreeOptions{});
+    ASSERT_TRUE(net.ok()) << net.status();
+    net_ = std::move(*net);
+  }
+
+  // Applies `impairment` in `dir` to every link of every core switch.
+  void SetAllCores(Fabric::Direction dir, const Impairment& impairment) {
+    for (int c = 0; c < net_->num_top_switches(); ++c) {
+      net_->SetTopImpairment(c, -1, dir, impairment);
+    }
+  }
+
+  Simulator sim_;
+  std::unique_ptr<FatTree> net_;
+};
+
+TEST_F(FatTreeKFourTest, KFourHasSixteenHostsInFourPodsWithPodEdgeAddresses) {
+  FatTree& n = *net_;
   EXPECT_EQ(n.num_hosts(), 16);
   EXPECT_EQ(n.num_switches(Tier::kEdge), 8);
   EXPECT_EQ(n.num_switches(Tier::kAggregation), 8);
@@ -104,19 +159,15 @@ TEST(FatTreeTest, InvalidSizesAreRejectedWithTheirRange) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(FatTreeTest, EveryHostReachesEveryOtherHostThroughTheLowestCommonTier) {
-  Simulator sim;
-  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net_or.ok());
-  FatTree& net = **net_or;
+TEST_F(FatTreeKFourTest,
+       EveryHostReachesEveryOtherHostThroughTheLowestCommonTier) {
+  FatTree& net = *net_;
   for (int from = 0; from < net.num_hosts(); ++from) {
     for (int to = 0; to < net.num_hosts(); ++to) {
       if (from == to) continue;
       const uint64_t agg = TierPackets(net, Tier::kAggregation);
       const uint64_t core = TierPackets(net, Tier::kCore);
-      Send(net, from, to, 50000);
-      sim.RunUntilIdle();
-      ASSERT_EQ(Drain(net, to), 1u) << from << " -> " << to;
+      ASSERT_EQ(SendOneAndDrain(net, from, to), 1u) << from << " -> " << to;
       const bool same_edge = net.EdgeOf(from) == net.EdgeOf(to);
       const bool same_pod = net.PodOf(from) == net.PodOf(to);
       EXPECT_EQ(TierPackets(net, Tier::kAggregation) - agg,
@@ -141,89 +192,62 @@ TEST(FatTreeTest, SourcePortsSpreadOverEveryCoreAndEachFlowSticksToOne) {
   std::vector<int> core_of(256);
   std::set<int> used;
   for (int e = 0; e < 256; ++e) {
-    Send(net, 0, to, static_cast<uint16_t>(49152 + e));
-    sim.RunUntilIdle();
-    core_of[e] = CoreUsed(net, before);
+    core_of[e] = SendFlowAndFindCore(net, 0, to, e, before);
     ASSERT_GE(core_of[e], 0);
     used.insert(core_of[e]);
   }
   EXPECT_EQ(used.size(), 16u) << "256 flows should reach all 16 cores";
   for (int e = 0; e < 256; e += 17) {
-    Send(net, 0, to, static_cast<uint16_t>(49152 + e));
-    sim.RunUntilIdle();
-    EXPECT_EQ(CoreUsed(net, before), core_of[e]) << "source port " << e;
+    EXPECT_EQ(SendFlowAndFindCore(net, 0, to, e, before), core_of[e])
+        << "source port " << e;
   }
   EXPECT_EQ(Drain(net, to), 256u + 16u);
 }
 
-TEST(FatTreeTest, FailedCoreSwitchLosesExactlyItsFlowsUntilRestored) {
-  Simulator sim;
-  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net_or.ok());
-  FatTree& net = **net_or;
+TEST_F(FatTreeKFourTest, FailedCoreSwitchLosesExactlyItsFlowsUntilRestored) {
+  FatTree& net = *net_;
   const int to = 12;  // pod 3
   std::vector<uint64_t> before(4, 0);
   std::vector<int> core_of(64);
   for (int e = 0; e < 64; ++e) {
-    Send(net, 0, to, static_cast<uint16_t>(49152 + e));
-    sim.RunUntilIdle();
-    core_of[e] = CoreUsed(net, before);
+    core_of[e] = SendFlowAndFindCore(net, 0, to, e, before);
   }
   ASSERT_EQ(Drain(net, to), 64u);
-  Impairment down;
-  down.blackhole = true;
-  net.SetSwitchImpairment(Tier::kCore, 1, down);
-  size_t expected = 0;
-  for (int e = 0; e < 64; ++e) {
-    Send(net, 0, to, static_cast<uint16_t>(49152 + e));
-    if (core_of[e] != 1) ++expected;
-  }
-  sim.RunUntilIdle();
+  net.SetSwitchImpairment(Tier::kCore, 1, Blackhole());
+  SendFlows(net, 0, to, 64);
+  const size_t expected =
+      64 - static_cast<size_t>(std::count(core_of.begin(), core_of.end(), 1));
+  sim_.RunUntilIdle();
   EXPECT_GT(expected, 0u);
   EXPECT_LT(expected, 64u) << "core 1 carried none of the 64 flows";
   EXPECT_EQ(Drain(net, to), expected);
   EXPECT_EQ(net.TotalLinkDrops(), 64u - expected);
   net.SetSwitchImpairment(Tier::kCore, 1, Impairment{});
-  for (int e = 0; e < 64; ++e) {
-    Send(net, 0, to, static_cast<uint16_t>(49152 + e));
-  }
-  sim.RunUntilIdle();
+  SendFlows(net, 0, to, 64);
+  sim_.RunUntilIdle();
   EXPECT_EQ(Drain(net, to), 64u);
 }
 
-TEST(FatTreeTest, FailedEdgeSwitchCutsOffOnlyItsHosts) {
-  Simulator sim;
-  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net_or.ok());
-  FatTree& net = **net_or;
-  Impairment down;
-  down.blackhole = true;
-  net.SetSwitchImpairment(Tier::kEdge, net.EdgeOf(6), down);  // hosts 6, 7
+TEST_F(FatTreeKFourTest, FailedEdgeSwitchCutsOffOnlyItsHosts) {
+  FatTree& net = *net_;
+  net.SetSwitchImpairment(Tier::kEdge, net.EdgeOf(6), Blackhole());  // 6, 7
   for (int to : {5, 6, 7, 8}) Send(net, 0, to, 50000);
-  sim.RunUntilIdle();
+  sim_.RunUntilIdle();
   EXPECT_EQ(Drain(net, 5), 1u);
   EXPECT_EQ(Drain(net, 6), 0u);
   EXPECT_EQ(Drain(net, 7), 0u);
   EXPECT_EQ(Drain(net, 8), 1u);
 }
 
-TEST(FatTreeTest, FailedCoreLinkLosesOnlyTheFlowsHashedOntoIt) {
-  Simulator sim;
-  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net_or.ok());
-  FatTree& net = **net_or;
-  Impairment down;
-  down.blackhole = true;
+TEST_F(FatTreeKFourTest, FailedCoreLinkLosesOnlyTheFlowsHashedOntoIt) {
+  FatTree& net = *net_;
   // Core 0's link to pod 0 (pod 0's aggregation switch 0, its uplink 0).
-  net.SetTopImpairment(0, 0, Fabric::Direction::kBoth, down);
+  net.SetTopImpairment(0, 0, Fabric::Direction::kBoth, Blackhole());
   std::vector<uint64_t> before(4, 0);
   size_t delivered_expected = 0;
   for (int e = 0; e < 64; ++e) {
-    Send(net, 0, 12, static_cast<uint16_t>(49152 + e));
-    sim.RunUntilIdle();
-    const int core = CoreUsed(net, before);
     // A flow hashed to agg 0 -> core 0 dies before core 0 counts it.
-    if (core >= 0) ++delivered_expected;
+    if (SendFlowAndFindCore(net, 0, 12, e, before) >= 0) ++delivered_expected;
   }
   EXPECT_GT(delivered_expected, 0u);
   EXPECT_LT(delivered_expected, 64u);
@@ -246,44 +270,23 @@ TEST(FatTreeTest, MoreHostsPerEdgeOversubscribeTheFabric) {
   EXPECT_DOUBLE_EQ((*slow)->BisectionFraction(), 0.25);
 }
 
-TEST(FatTreeTest, NetworkLinksAreEveryLinkButTheHostsUplinks) {
-  Simulator sim;
-  auto net = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net.ok());
+TEST_F(FatTreeKFourTest, NetworkLinksAreEveryLinkButTheHostsUplinks) {
   int links = 0;
-  (*net)->ForEachNetworkLink([&links](const Link&) { ++links; });
+  net_->ForEachNetworkLink([&links](const Link&) { ++links; });
   // 16 host downlinks, 8 edges x 2 aggregation switches x 2 directions,
   // 8 aggregation switches x 2 cores x 2 directions.
   EXPECT_EQ(links, 16 + 32 + 32);
 }
 
-TEST(FatTreeTest, ImpairingACoreUpwardsLeavesItsDownwardTrafficAlone) {
-  Simulator sim;
-  auto net_or = FatTree::Create(&sim, FatTreeOptions{});
-  ASSERT_TRUE(net_or.ok());
-  FatTree& net = **net_or;
-  Impairment down;
-  down.blackhole = true;
-  for (int c = 0; c < 4; ++c) {
-    net.SetTopImpairment(c, -1, Fabric::Direction::kUp, down);
-  }
-  Send(net, 0, 12, 50000);
-  sim.RunUntilIdle();
-  EXPECT_EQ(Drain(net, 12), 0u);
-  for (int c = 0; c < 4; ++c) {
-    net.SetTopImpairment(c, -1, Fabric::Direction::kUp, Impairment{});
-    net.SetTopImpairment(c, -1, Fabric::Direction::kDown, down);
-  }
-  Send(net, 0, 12, 50000);
-  sim.RunUntilIdle();
-  EXPECT_EQ(Drain(net, 12), 0u);
-  EXPECT_EQ(net.TotalLinkDrops(), 2u);
-  for (int c = 0; c < 4; ++c) {
-    net.SetTopImpairment(c, -1, Fabric::Direction::kBoth, Impairment{});
-  }
-  Send(net, 0, 12, 50000);
-  sim.RunUntilIdle();
-  EXPECT_EQ(Drain(net, 12), 1u);
+TEST_F(FatTreeKFourTest, ImpairingACoreUpwardsLeavesItsDownwardTrafficAlone) {
+  SetAllCores(Fabric::Direction::kUp, Blackhole());
+  EXPECT_EQ(SendOneAndDrain(*net_, 0, 12), 0u);
+  SetAllCores(Fabric::Direction::kUp, Impairment{});
+  SetAllCores(Fabric::Direction::kDown, Blackhole());
+  EXPECT_EQ(SendOneAndDrain(*net_, 0, 12), 0u);
+  EXPECT_EQ(net_->TotalLinkDrops(), 2u);
+  SetAllCores(Fabric::Direction::kBoth, Impairment{});
+  EXPECT_EQ(SendOneAndDrain(*net_, 0, 12), 1u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sim/scenario/scenario.h"
+#include "tests/sim/scenarios/scenario_base.h"
 #include "tests/sim/scenarios/scenario_checks.h"
 
 namespace braid::sim {
@@ -16,18 +17,12 @@ using Dir = sim::LeafSpine::Direction;
 
 // 8 hosts (4 pairs across the two leaves), 4 spines, 100 Gbit/s, 1 us links.
 ScenarioConfig Base(uint64_t seed = 1) {
-  ScenarioConfig c;
+  ScenarioConfig c = ScenarioBase(seed, /*messages_per_sender=*/300);
   c.topology.num_leaves = 2;
   c.topology.hosts_per_leaf = 4;
   c.topology.num_spines = 4;
   c.topology.host_link.queue_bytes = 16u << 20;
   c.topology.fabric_link.queue_bytes = 512u << 10;
-  c.protocol.peer_timeout = DurationNs::Millis(50);
-  c.protocol.min_rto = DurationNs::Micros(200);  // as braid-sim: no host jitter
-  c.sizes = {65536, 65536};
-  c.messages_per_sender = 300;
-  c.window = 16;
-  c.seed = seed;
   return c;
 }
 

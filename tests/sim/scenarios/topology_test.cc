@@ -10,25 +10,15 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sim/scenario/scenario.h"
+#include "tests/sim/scenarios/scenario_base.h"
 #include "tests/sim/scenarios/scenario_checks.h"
 
 namespace braid::sim {
 namespace {
 
-ScenarioConfig Common(uint64_t seed) {
-  ScenarioConfig c;
-  c.protocol.peer_timeout = DurationNs::Millis(50);
-  c.protocol.min_rto = DurationNs::Micros(200);  // as braid-sim: no host jitter
-  c.sizes = {65536, 65536};
-  c.messages_per_sender = 60;
-  c.window = 16;
-  c.seed = seed;
-  return c;
-}
-
 // A k = 4 fat-tree: 16 hosts in 4 pods, 4 core switches.
 ScenarioConfig FatTree4(uint64_t seed = 1) {
-  ScenarioConfig c = Common(seed);
+  ScenarioConfig c = ScenarioBase(seed, /*messages_per_sender=*/60);
   c.topology_kind = TopologyKind::kFatTree;
   c.fat_tree.k = 4;
   c.fat_tree.host_link.queue_bytes = 16u << 20;
@@ -40,7 +30,7 @@ ScenarioConfig FatTree4(uint64_t seed = 1) {
 
 // A leaf-spine with 3 leaves of 3 hosts and 4 spines.
 ScenarioConfig ThreeLeaves(uint64_t seed = 1) {
-  ScenarioConfig c = Common(seed);
+  ScenarioConfig c = ScenarioBase(seed, /*messages_per_sender=*/60);
   c.topology.num_leaves = 3;
   c.topology.hosts_per_leaf = 3;
   c.topology.num_spines = 4;

@@ -28,6 +28,21 @@ ScenarioConfig FatTree4(uint64_t seed = 1) {
   return c;
 }
 
+// FatTree4 with 120 messages per sender, in which core switch `core` fails
+// 100 us into the run, both ways, for good: every one of its links
+// (link < 0), or only its link to pod `link`.
+ScenarioConfig FatTree4CoreFailing(uint64_t seed, int core, int link) {
+  ScenarioConfig c = FatTree4(seed);
+  c.messages_per_sender = 120;
+  TimedImpairment t;
+  t.spine = core;
+  t.link = link;
+  t.impairment.blackhole = true;
+  t.start = TimeNs::Zero() + DurationNs::Micros(100);
+  c.impairments.push_back(t);
+  return c;
+}
+
 // A leaf-spine with 3 leaves of 3 hosts and 4 spines.
 ScenarioConfig ThreeLeaves(uint64_t seed = 1) {
   ScenarioConfig c = ScenarioBase(seed, /*messages_per_sender=*/60);
@@ -89,13 +104,8 @@ TEST(TopologyScenarioTest, OversubscribedFatTreeDeliversEverything) {
 }
 
 TEST(TopologyScenarioTest, CoreSwitchFailingMidRunLosesNothing) {
-  ScenarioConfig c = FatTree4(5);
-  c.messages_per_sender = 120;
-  TimedImpairment t;
-  t.spine = 2;  // core switch 2: every one of its links, both ways
-  t.impairment.blackhole = true;
-  t.start = TimeNs::Zero() + DurationNs::Micros(100);
-  c.impairments.push_back(t);
+  // Core switch 2: every one of its links.
+  const ScenarioConfig c = FatTree4CoreFailing(5, /*core=*/2, /*link=*/-1);
   const ScenarioResult r = RunScenario(c);
   ExpectAllDelivered(c, r, 16);
   EXPECT_GT(r.link_drops, 0u) << "the failure dropped nothing";
@@ -103,14 +113,8 @@ TEST(TopologyScenarioTest, CoreSwitchFailingMidRunLosesNothing) {
 }
 
 TEST(TopologyScenarioTest, CoreLinkFailingMidRunLosesNothing) {
-  ScenarioConfig c = FatTree4(6);
-  c.messages_per_sender = 120;
-  TimedImpairment t;
-  t.spine = 1;
-  t.link = 3;  // core 1's link to pod 3 only
-  t.impairment.blackhole = true;
-  t.start = TimeNs::Zero() + DurationNs::Micros(100);
-  c.impairments.push_back(t);
+  // Core 1's link to pod 3 only.
+  const ScenarioConfig c = FatTree4CoreFailing(6, /*core=*/1, /*link=*/3);
   const ScenarioResult r = RunScenario(c);
   ExpectAllDelivered(c, r, 16);
   EXPECT_GT(r.link_drops, 0u) << "the failure dropped nothing";

@@ -36,20 +36,34 @@ void ExpectSendCompletedWithDataAtReceiver(Pair& p, uint64_t wr_id) {
 // A pair whose receiver b is event-driven as gloo's device thread is: b's
 // channel fd is non-blocking (b waits for it in its own poll()), b's
 // receive CQ is armed on it, and a receive is posted.
-struct EventDrivenPair {
-  EventDrivenPair() : p(WithChannel()) {
-    const int fd = p.ok() ? p.b.channel->fd : -1;
-    ok = p.ok() && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 &&
-         ibv_req_notify_cq(p.b.rcq, 0) == 0 &&
-         PostRecv(p.b, 1, kDst, kLen) == 0;
+class EventDrivenReceiverTest : public ::testing::Test {
+ protected:
+  EventDrivenReceiverTest() : p_(WithChannel()) {}
+
+  void SetUp() override {
+    ASSERT_TRUE(p_.ok());
+    const int fd = p_.b.channel->fd;
+    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    ASSERT_EQ(ibv_req_notify_cq(p_.b.rcq, 0), 0);
+    ASSERT_EQ(PostRecv(p_.b, 1, kDst, kLen), 0);
   }
+
+  // a sends b kLen bytes filled from `fill` (a SEND, WR 7), after noting
+  // b's ACK count in acks_before_. Returns what posting it returned.
+  int SendToB(uint32_t fill) {
+    Fill(p_.a.buf, 0, kLen, fill);
+    acks_before_ = Stats(p_.b).acks_sent;
+    return PostSend(p_.a, 7, IBV_WR_SEND, 0, kLen);
+  }
+
   static PairOptions WithChannel() {
     PairOptions o;
     o.with_channel = true;
     return o;
   }
-  Pair p;
-  bool ok = false;
+
+  Pair p_;
+  uint64_t acks_before_ = 0;
 };
 
 TEST(SendCompletionTest, ASignalledSendCompletesOnlyOnceTheReceiverHasTheData) {
@@ -74,40 +88,30 @@ TEST(SendCompletionTest, ASignalledSendCompletesOnlyOnceTheReceiverHasTheData) {
 // The receiver arms its CQ, drains it, and would then sleep in poll() on
 // the channel fd. Its ACK must not wait for a reply it will never post,
 // nor for its next verbs call.
-TEST(SendCompletionTest, AnEventDrivenReceiverAcksBeforeItSleeps) {
-  EventDrivenPair e;
-  ASSERT_TRUE(e.ok);
-  Pair& p = e.p;
-  Fill(p.a.buf, 0, kLen, 2);
-  const uint64_t acks_before = Stats(p.b).acks_sent;
-  ASSERT_EQ(PostSend(p.a, 7, IBV_WR_SEND, 0, kLen), 0);
+TEST_F(EventDrivenReceiverTest, AnEventDrivenReceiverAcksBeforeItSleeps) {
+  ASSERT_EQ(SendToB(2), 0);
   ibv_wc wc{};
-  ASSERT_TRUE(PollOne(p.b.rcq, &wc, 10000));  // the drain of an armed CQ
+  ASSERT_TRUE(PollOne(p_.b.rcq, &wc, 10000));  // the drain of an armed CQ
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
   // The poll that handed over the receive has sent its ACK (nothing was
   // held for a reply); b's application makes no verbs call from here on.
-  EXPECT_GT(Stats(p.b).acks_sent, acks_before);
+  EXPECT_GT(Stats(p_.b).acks_sent, acks_before_);
   // The requester only polls: it sends nothing that could carry an ACK.
-  ExpectSendCompletedWithDataAtReceiver(p, 7);
+  ExpectSendCompletedWithDataAtReceiver(p_, 7);
 }
 
 // The receiver sleeps on its channel and the progress thread takes the
 // message: the completion event comes after the step's ACK has left.
-TEST(SendCompletionTest, TheReceiversEventComesAfterItsAckLeft) {
-  EventDrivenPair e;
-  ASSERT_TRUE(e.ok);
-  Pair& p = e.p;
-  Fill(p.a.buf, 0, kLen, 3);
-  const uint64_t acks_before = Stats(p.b).acks_sent;
-  ASSERT_EQ(PostSend(p.a, 7, IBV_WR_SEND, 0, kLen), 0);
-  pollfd pfd{p.b.channel->fd, POLLIN, 0};
+TEST_F(EventDrivenReceiverTest, TheReceiversEventComesAfterItsAckLeft) {
+  ASSERT_EQ(SendToB(3), 0);
+  pollfd pfd{p_.b.channel->fd, POLLIN, 0};
   ASSERT_EQ(poll(&pfd, 1, 10000), 1);  // b's application never polled
-  EXPECT_GT(Stats(p.b).acks_sent, acks_before);
+  EXPECT_GT(Stats(p_.b).acks_sent, acks_before_);
   ibv_cq* cq = nullptr;
   void* cq_context = nullptr;
-  ASSERT_EQ(ibv_get_cq_event(p.b.channel, &cq, &cq_context), 0);  // ready
+  ASSERT_EQ(ibv_get_cq_event(p_.b.channel, &cq, &cq_context), 0);  // ready
   ibv_ack_cq_events(cq, 1);
-  ExpectSendCompletedWithDataAtReceiver(p, 7);
+  ExpectSendCompletedWithDataAtReceiver(p_, 7);
 }
 
 // A busy-polling receiver's ACK is held for the reply it may post; one that

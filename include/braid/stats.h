@@ -274,6 +274,11 @@ struct EndpointStats {
   // Reassembly memory full: a peer that had proven nothing was evicted
   // with its partial messages.
   uint64_t peers_evicted_memory = 0;
+  // Peers asleep now (idle for peer_timeout: windows and buffers freed,
+  // under 1 KiB kept, counters included; they wake at their next send or
+  // datagram), and peers put to sleep in total (protocol.md §13).
+  uint64_t peers_asleep = 0;
+  uint64_t peers_slept = 0;
   // Bytes committed to partial inbound messages now, the most ever, and the
   // cap (ProtocolOptions::max_reassembly_bytes).
   uint64_t reassembly_bytes = 0;

@@ -601,6 +601,7 @@ void EndpointCore::ApplyDeferredAcks(TimeNs now) {
 }
 
 void EndpointCore::Touch(PeerEntry* p) {
+  if (p->peer.awake()) active_.MoveToBack(p);
   if (!p->tx_listed) {
     p->tx_listed = true;
     ready_.push_back(p);
@@ -618,6 +619,7 @@ void EndpointCore::FlushWakes() const {
 
 void EndpointCore::Forget(PeerEntry* p) {
   wakes_.Remove(p);
+  active_.Remove(p);
   if (p->ack_deferred) {
     p->ack_deferred = false;
     deferred_.erase(
@@ -655,6 +657,28 @@ void EndpointCore::OnTimer(TimeNs now) {
     }
     p->peer.OnTimer(now);
     Touch(p);
+  }
+  SleepIdlePeers(now);
+}
+
+void EndpointCore::SleepIdlePeers(TimeNs now) {
+  for (int i = 0; i < kSleepsPerTimer; ++i) {
+    PeerEntry* p = active_.front();
+    if (p == nullptr || SleepCheckAt(p) > now) return;
+    // Idle, and nothing of the core's pending for it: not listed to send,
+    // no wake time, no held ack, no credit to restore.
+    const bool unlisted = !p->tx_listed && !p->wake_dirty &&
+                          p->heap_pos == kNotInHeap && !p->ack_deferred &&
+                          !p->credit_squeezed;
+    const bool aged = now - p->peer.last_activity() >= cfg_.proto.peer_timeout;
+    if (unlisted && aged && peers_.Sleep(p)) {
+      active_.Remove(p);
+      continue;
+    }
+    // Busy, or it cannot be rebuilt exactly (PeerReceiver::TakeResume):
+    // look again a peer_timeout from now.
+    p->act_checked = now;
+    active_.MoveToBack(p);
   }
 }
 
@@ -847,7 +871,9 @@ std::vector<PeerStats> EndpointCore::peer_stats(bool with_paths) const {
 
 EndpointStats EndpointCore::stats() const {
   PeerStats sum = peers_.retired();
+  uint64_t asleep = 0;
   for (const auto& p : peers_.all()) {
+    asleep += !p->peer.awake();
     PeerStats s;
     p->peer.FillStats(&s, false);
     AccumulatePeerCounters(s, &sum);
@@ -877,6 +903,8 @@ EndpointStats EndpointCore::stats() const {
   e.peers_evicted_idle = peers_.evicted_idle();
   e.peers_evicted_unproven = peers_.evicted_unproven();
   e.peers_evicted_memory = peers_.evicted_memory();
+  e.peers_asleep = asleep;
+  e.peers_slept = peers_.slept();
   e.reassembly_bytes = budget_.committed();
   e.reassembly_peak_bytes = budget_.peak();
   e.reassembly_max_bytes = budget_.max_bytes();

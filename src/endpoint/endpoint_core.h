@@ -17,6 +17,7 @@
 #include "braid/endpoint.h"
 #include "braid/options.h"
 #include "braid/stats.h"
+#include "endpoint/activity_list.h"
 #include "endpoint/endpoint_secret.h"
 #include "endpoint/held_sends.h"
 #include "endpoint/out_message.h"
@@ -98,8 +99,13 @@ class EndpointCore final : public PeerHost {
   void OnDatagram(TimeNs now, const NetAddr& from,
                   absl::Span<const uint8_t> bytes, bool ce,
                   TimeNs arrival = TimeNs::Infinite(), uint8_t local = 0);
-  // Runs every timer that is due at `now`.
+  // Runs every timer that is due at `now`, and puts to sleep (Peer::Sleep)
+  // peers that have been idle for peer_timeout: an idle peer then costs a
+  // few hundred bytes instead of its windows and buffers, which it gets
+  // back at its next send or datagram. At most kSleepsPerTimer peers are
+  // looked at per call (NextWake then says to call again at once).
   void OnTimer(TimeNs now);
+  static constexpr int kSleepsPerTimer = 64;
   // Appends datagrams to `batch` until it is full or nothing is left to send
   // now. Returns the number appended. `hold_acks`: build no ack-only
   // datagram (acks ride on data only); the driver must call again without
@@ -113,8 +119,19 @@ class EndpointCore final : public PeerHost {
                 bool uncopied_payloads = false);
   // Earliest time OnTimer must run; Infinite if none. (PollTx work that is
   // ready now is signalled by WantsToSend.) O(1), plus one wake computation
-  // per peer whose state changed since the last call.
+  // per peer whose state changed since the last call. It includes when the
+  // least recently active awake peer may go to sleep (see OnTimer).
   TimeNs NextWake() const {
+    if (!wake_dirty_.empty()) FlushWakes();
+    const PeerEntry* p = active_.front();
+    if (p == nullptr) return wakes_.Earliest();
+    return Min(wakes_.Earliest(), SleepCheckAt(p));
+  }
+  // NextWake without putting idle peers to sleep: the earliest time a
+  // peer's own timer (loss detection, a due ack, a probe, its timeout) is
+  // due; Infinite once every exchange is settled (what a test that waits
+  // for quiet asks).
+  TimeNs NextPeerTimer() const {
     if (!wake_dirty_.empty()) FlushWakes();
     return wakes_.Earliest();
   }
@@ -315,6 +332,15 @@ class EndpointCore final : public PeerHost {
   // Recomputes the stale wake times (const: NextWake is; the heap is a
   // cache of the peers' own deadlines).
   void FlushWakes() const;
+  // When the core next looks at `p` (on the activity list) to put it to
+  // sleep: peer_timeout after its last activity, or after it was last
+  // found unfit to sleep.
+  TimeNs SleepCheckAt(const PeerEntry* p) const {
+    return Max(p->peer.last_activity(), p->act_checked) +
+           cfg_.proto.peer_timeout;
+  }
+  // Puts idle peers to sleep, least recently active first (OnTimer).
+  void SleepIdlePeers(TimeNs now);
   // A peer the table is about to evict: forget it everywhere.
   void Forget(PeerEntry* p);
 
@@ -354,6 +380,9 @@ class EndpointCore final : public PeerHost {
   // polls.
   std::vector<PeerEntry*> squeezed_;
   mutable WakeHeap<PeerEntry> wakes_;
+  // The awake peers, least recently active first (Touch moves a peer to
+  // the back): where SleepIdlePeers looks.
+  ActivityList<PeerEntry> active_;
   mutable std::vector<PeerEntry*> wake_dirty_;  // peers whose wake_dirty is set
   std::vector<PeerEntry*> due_;                 // scratch for OnTimer
   bool defer_acks_ = false;

@@ -7,11 +7,20 @@
 // frames, an ack and data together, and the return-path judgement that
 // needs the receiver's acks and the sender's paths. I/O-free: driven by
 // frames, timers and "build the next datagram", with `now` passed in.
+//
+// Asleep and awake. The halves hold the windows, buffers and path state
+// (tens of KiB); a peer keeps them only while it is active. An idle peer
+// can be put to sleep (Sleep): the halves are freed and the peer keeps its
+// identity and what they need to go on where they stopped (PeerSender::
+// Resume, PeerReceiver::Resume), a few hundred bytes. Anything that needs
+// them wakes it (Wake, called by every entry point below that changes
+// state); queries on a sleeping peer answer as for an idle one.
 #ifndef BRAID_ENDPOINT_PEER_H_
 #define BRAID_ENDPOINT_PEER_H_
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "braid/address.h"
 #include "braid/stats.h"
@@ -24,6 +33,9 @@
 #include "wire/frames.h"
 
 namespace braid::endpoint {
+
+// Adds the counters of `s` into `acc` (not the gauges).
+void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc);
 
 class Peer {
  public:
@@ -44,10 +56,13 @@ class Peer {
   // --- Send side ---------------------------------------------------------
   // Queues a message. The endpoint has already checked size and limits.
   void Enqueue(OutMessage&& m, TimeNs now) {
-    sender_.Enqueue(std::move(m), now);
+    Wake(now);
+    sender_->Enqueue(std::move(m), now);
   }
   // Messages queued or in flight (not yet completed).
-  size_t pending_messages() const { return sender_.pending_messages(); }
+  size_t pending_messages() const {
+    return awake() ? sender_->pending_messages() : 0;
+  }
 
   // --- Inbound frames (already parsed and validated by wire/) -------------
   // `arrival`: when the datagram reached this host, if known (see
@@ -56,10 +71,16 @@ class Peer {
               bool ce, DropStats* drops, TimeNs arrival = TimeNs::Infinite());
   // `return_port`: the UDP source port the ack's datagram came from (the
   // receiver's entropy for it), 0 if unknown; see multipath::ReturnPaths.
+  // A sleeping peer's sender has nothing unacknowledged: every ack is for a
+  // session it has left, dropped as stale without waking it.
   void OnAck(TimeNs now, const wire::AckHeader& h, const uint8_t* sack,
              DropStats* drops, TimeNs arrival = TimeNs::Infinite(),
              uint16_t return_port = 0) {
-    sender_.OnAck(now, h, sack, drops, arrival, return_port);
+    if (!awake()) {
+      ++drops->stale_incarnation;
+      return;
+    }
+    sender_->OnAck(now, h, sack, drops, arrival, return_port);
   }
   void OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops);
   // What a frame's source incarnation means for this peer.
@@ -125,61 +146,98 @@ class Peer {
   // Cheap, inline part of BuildFullDatagrams' conditions: a message in
   // progress has bytes not yet sent (false for a ping-pong's replies and
   // acks, which then skip the call).
-  bool MayBuildFull() const { return sender_.MayBuildFull(); }
+  bool MayBuildFull() const { return awake() && sender_->MayBuildFull(); }
 
   // Whether the next datagram of new data starts a spray run that `room`
   // more datagrams cannot hold whole. A run is what the UDP backend sends
   // as one GSO super-datagram; split over two batches it leaves as two
   // shorter sends, each costing the kernel about as much as a full one.
-  bool RunWouldSplit(size_t room) const { return sender_.RunWouldSplit(room); }
+  bool RunWouldSplit(size_t room) const {
+    return awake() && sender_->RunWouldSplit(room);
+  }
 
   // --- Timers -------------------------------------------------------------
-  void OnTimer(TimeNs now) { sender_.OnTimer(now); }
+  void OnTimer(TimeNs now) {
+    if (awake()) sender_->OnTimer(now);
+  }
   // Earliest time this peer needs its driver to run: OnTimer, or PollTx for
   // an ack that is due. Infinite if none.
   TimeNs NextWake() const {
-    return Min(sender_.TimerDeadline(), receiver_.NextAckTime());
+    if (!awake()) return TimeNs::Infinite();
+    return Min(sender_->TimerDeadline(), receiver_->NextAckTime());
   }
   // Earliest time OnTimer has work: NextWake without the ack deadline.
-  TimeNs TimerDeadline() const { return sender_.TimerDeadline(); }
+  TimeNs TimerDeadline() const {
+    return awake() ? sender_->TimerDeadline() : TimeNs::Infinite();
+  }
 
   // --- Lifecycle ----------------------------------------------------------
   // Fails every queued and in-flight send with `cause`.
-  void FailAll(FailureCause cause, TimeNs now) { sender_.FailAll(cause, now); }
+  void FailAll(FailureCause cause, TimeNs now) {
+    if (awake()) sender_->FailAll(cause, now);
+  }
   // Nothing queued, in flight, partially received or pending: safe to evict.
-  bool Idle() const { return sender_.Idle() && receiver_.Idle(); }
+  bool Idle() const {
+    return !awake() || (sender_->Idle() && receiver_->Idle());
+  }
+  // Frees the halves if the peer is Idle and its receiver can be rebuilt
+  // later exactly (PeerReceiver::TakeResume); the peer keeps their
+  // counters (FillStats stays monotonic). Returns whether it sleeps now
+  // (true if it already did).
+  bool Sleep();
+  bool awake() const { return sender_ != nullptr; }
   TimeNs last_activity() const { return link_.last_activity; }
   // The application freed receive space: send a window update.
-  void OnReceiveSpaceFreed() { receiver_.OnReceiveSpaceFreed(); }
+  void OnReceiveSpaceFreed() {
+    if (awake()) receiver_->OnReceiveSpaceFreed();
+  }
   // True once after an ack this peer built granted less credit than its
   // receive budget because the application's receive queue was short of
   // room: call OnReceiveSpaceFreed once the application polls, so the
   // credit grows again without waiting for data to arrive.
-  bool TakeCreditSqueezed() { return receiver_.TakeCreditSqueezed(); }
+  bool TakeCreditSqueezed() {
+    return awake() && receiver_->TakeCreditSqueezed();
+  }
 
   void FillStats(PeerStats* s, bool with_paths) const;
-  const ReliabilityStats& reliability() const { return sender_.reliability(); }
+  const ReliabilityStats& reliability() const;
   uint64_t peer_incarnation() const { return link_.peer_inc; }
   // Our sender has nothing queued, in flight or unacknowledged for it.
-  bool SenderIdle() const { return sender_.Idle(); }
+  bool SenderIdle() const { return !awake() || sender_->Idle(); }
   // It holds partial inbound messages.
-  bool HoldsPartials() const { return receiver_.partial_messages() > 0; }
+  bool HoldsPartials() const {
+    return awake() && receiver_->partial_messages() > 0;
+  }
 
-  // The halves, for tests and stats.
-  const PeerSender& sender() const { return sender_; }
-  const PeerReceiver& receiver() const { return receiver_; }
+  // The halves, for tests and stats; only while awake().
+  const PeerSender& sender() const { return *sender_; }
+  const PeerReceiver& receiver() const { return *receiver_; }
 
  private:
   // Reaches the sender half's data frame builder from its test.
   friend struct PeerDataFramesTestAccess;
 
   bool IsRetired(uint64_t inc) const;
+  // Rebuilds the halves of a sleeping peer from what Sleep kept.
+  void Wake(TimeNs now) {
+    if (!awake()) WakeSlow(now);
+  }
+  void WakeSlow(TimeNs now);
+  // The peer restarted: both halves start over (a sleeping peer forgets
+  // what it kept for them).
+  void ForgetReceiveSide();
 
   PeerLink link_;
   std::array<uint64_t, 4> retired_incs_{};
-  size_t retired_next_ = 0;
-  PeerSender sender_;
-  PeerReceiver receiver_;
+  uint8_t retired_next_ = 0;
+  bool has_rx_resume_ = false;    // rx_resume_ holds a sleeping receiver
+  uint64_t seed_;                 // of the next sender built
+  PeerSender::Resume tx_resume_;  // session 0: none (a first sender)
+  PeerReceiver::Resume rx_resume_;
+  std::unique_ptr<PeerSender> sender_;
+  std::unique_ptr<PeerReceiver> receiver_;
+  // The counters of the halves it had before its last wake; null if none.
+  std::unique_ptr<PeerStats> past_;
 };
 
 }  // namespace braid::endpoint

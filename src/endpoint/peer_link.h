@@ -73,10 +73,18 @@ struct PeerConfig {
   uint32_t fragment_copy_limit = UINT32_MAX;  // see CoreConfig
 };
 
+// The settings a PeerLink points to when it is given none (tests of one
+// half).
+const PeerConfig& DefaultPeerConfig();
+
 // The peer's identity and liveness, owned by its Peer; each half reads it
 // and stamps last_activity.
 struct PeerLink {
-  PeerConfig cfg;
+  // The endpoint's settings, shared by all its peers (not a copy per peer:
+  // an idle peer must stay small); they outlive the peer.
+  const PeerConfig& cfg() const { return *config; }
+
+  const PeerConfig* config = &DefaultPeerConfig();
   NetAddr addr;
   PeerHost* host = nullptr;
   // The backend's tag of the local address this peer last reached us at

@@ -44,8 +44,8 @@ constexpr uint32_t kWindowPackets = 1u << 16;
 PeerReceiver::PeerReceiver(PeerLink* link)
     : link_(link),
       window_(kWindowPackets),
-      acks_(AckOpts(link->cfg)),
-      reassembler_(ReasmOptions(link->cfg, link->host)) {
+      acks_(AckOpts(link->cfg())),
+      reassembler_(ReasmOptions(link->cfg(), link->host)) {
   granted_ = window_.cum() + wire::kInitialCreditPackets;
 }
 
@@ -75,6 +75,40 @@ void PeerReceiver::ResetReceiveSide(uint32_t session, wire::Psn base) {
   rx_path_seen_.fill(false);
   last_ack_blamable_ = false;  // its PSNs were the old session's
   rx_since_ack_ = false;
+}
+
+bool PeerReceiver::TakeResume(Resume* r) const {
+  if (!Idle() || window_.out_of_order_packets() != 0) return false;
+  size_t streams = 0;
+  bool fits = true;
+  ordered_.ForEachStream([&](uint16_t stream, uint32_t seq) {
+    if (seq == 0) return;
+    if (streams == kResumeStreams) {
+      fits = false;
+      return;
+    }
+    r->stream_seq[streams++] = {stream, seq};
+  });
+  if (!fits) return false;
+  r->streams = static_cast<uint8_t>(streams);
+  r->synced = rx_synced_;
+  r->session = rx_session_;
+  r->cum = window_.cum();
+  r->granted = granted_;
+  r->retired = retired_sessions_;
+  r->retired_next = retired_session_next_;
+  return true;
+}
+
+void PeerReceiver::ApplyResume(const Resume& r) {
+  ResetReceiveSide(r.session, r.cum);
+  rx_synced_ = r.synced;
+  granted_ = r.granted;
+  retired_sessions_ = r.retired;
+  retired_session_next_ = r.retired_next;
+  for (size_t i = 0; i < r.streams; ++i) {
+    ordered_.SetNextSeq(r.stream_seq[i].first, r.stream_seq[i].second);
+  }
 }
 
 bool PeerReceiver::TakeReturnLoss(bool sender_idle, wire::PathId* path) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "braid/stats.h"
@@ -97,6 +98,31 @@ class PeerReceiver {
     return s;
   }
 
+  // --- Setting an idle receiver aside ---------------------------------------
+  // Ordered streams a Resume can carry; a receiver that has used more stays.
+  static constexpr size_t kResumeStreams = 4;
+  // What an idle receiver must remember to be rebuilt later as if it had
+  // stayed (Peer::Sleep): the sender's session, where it stands (cum: no
+  // data above it), the credit we granted, the session numbers we retired
+  // and where each ordered stream stands. The sender's next datagram then
+  // continues its session: nothing is delivered twice, no NEED_SYNC.
+  struct Resume {
+    bool synced = false;
+    uint8_t retired_next = 0;
+    uint8_t streams = 0;
+    uint32_t session = 0;
+    wire::Psn cum, granted;
+    std::array<uint32_t, 4> retired{};
+    std::array<std::pair<uint16_t, uint32_t>, kResumeStreams> stream_seq{};
+  };
+  // Fills *r and returns true if this receiver can be rebuilt from it: it
+  // is Idle, holds nothing above cum (a sender that still owes what lies
+  // below would resend data we delivered) and has used at most
+  // kResumeStreams ordered streams.
+  bool TakeResume(Resume* r) const;
+  // On a new receiver: goes on from `r` (TakeResume of the one it replaces).
+  void ApplyResume(const Resume& r);
+
   // --- State and counters ---------------------------------------------------
   // Nothing partially received, held or unacknowledged.
   bool Idle() const {
@@ -115,7 +141,7 @@ class PeerReceiver {
   // Compares whole peers' state in the data frame builder's test.
   friend struct PeerDataFramesTestAccess;
 
-  const PeerConfig& cfg() const { return link_->cfg; }
+  const PeerConfig& cfg() const { return link_->cfg(); }
   void ResetReceiveSide(uint32_t session, wire::Psn base);
   wire::Psn CreditLimit(uint64_t queue_room) const;
   void Deliver(reorder::CompletedMessage&& m);
@@ -132,7 +158,7 @@ class PeerReceiver {
   bool rx_synced_ = false;
   uint32_t rx_session_ = 0;
   std::array<uint32_t, 4> retired_sessions_{};
-  size_t retired_session_next_ = 0;
+  uint8_t retired_session_next_ = 0;
   reorder::ReceiveWindow window_;
   reorder::AckScheduler acks_;
   reorder::Reassembler reassembler_;

@@ -62,9 +62,9 @@ cc::CcOptions CongestionOptions(const PeerConfig& cfg) {
 
 PeerSender::PeerSender(PeerLink* link, uint64_t seed, TimeNs now)
     : link_(link),
-      paths_(PathOptions(link->cfg), seed),
-      sent_(RtxOptions(link->cfg)),
-      cc_(cc::MakeCongestionControl(CongestionOptions(link->cfg))),
+      paths_(PathOptions(link->cfg()), seed),
+      sent_(RtxOptions(link->cfg())),
+      cc_(cc::MakeCongestionControl(CongestionOptions(link->cfg()))),
       last_ack_progress_(now),
       next_probe_(TimeNs::Infinite()) {
   // A random first session number: if this endpoint forgets the peer
@@ -76,6 +76,13 @@ PeerSender::PeerSender(PeerLink* link, uint64_t seed, TimeNs now)
 }
 
 PeerSender::~PeerSender() = default;
+
+void PeerSender::ApplyResume(const Resume& r) {
+  sent_.Reset(r.next_psn);
+  session_ = r.session;
+  session_base_ = r.next_psn;
+  credit_limit_ = r.next_psn + wire::kInitialCreditPackets;
+}
 
 void PeerSender::Enqueue(OutMessage&& m, TimeNs now) {
   if (!sent_.HasUnacked() && queued_.empty() && inflight_count_ == 0) {

@@ -159,11 +159,22 @@ class PeerSender {
   const ReliabilityStats& reliability() const { return rel_; }
   uint32_t session() const { return session_; }
 
+  // Where a sender that replaces this idle one goes on (Peer::Sleep): the
+  // next session number and the next unused PSN, so the receiver sees a
+  // new session (its SYNC rides on the first data) and no PSN is reused.
+  struct Resume {
+    uint32_t session = 0;
+    wire::Psn next_psn;
+  };
+  Resume TakeResume() const { return {session_ + 1, sent_.next_psn()}; }
+  // On a new sender, before anything is queued: goes on from `r`.
+  void ApplyResume(const Resume& r);
+
  private:
   // Reaches the data frame builder from its test.
   friend struct PeerDataFramesTestAccess;
 
-  const PeerConfig& cfg() const { return link_->cfg; }
+  const PeerConfig& cfg() const { return link_->cfg(); }
 
   // Applies what the sent-packet manager's OnAck or OnTimer just returned
   // in outcome_ (peer_sender_ack.cc), in the order it happened: to the

@@ -2,41 +2,6 @@
 
 namespace braid::endpoint {
 
-void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
-  acc->packets_sent += s.packets_sent;
-  acc->bytes_sent += s.bytes_sent;
-  acc->packets_received += s.packets_received;
-  acc->bytes_received += s.bytes_received;
-  acc->messages_sent += s.messages_sent;
-  acc->messages_failed += s.messages_failed;
-  acc->messages_received += s.messages_received;
-  acc->messages_placed += s.messages_placed;
-  acc->messages_refused += s.messages_refused;
-  acc->ordered_refused += s.ordered_refused;
-  acc->bytes_placed += s.bytes_placed;
-  acc->bytes_reassembled += s.bytes_reassembled;
-  acc->acks_sent += s.acks_sent;
-  acc->acks_received += s.acks_received;
-  acc->ecn_marks_received += s.ecn_marks_received;
-  acc->ecn_echoes += s.ecn_echoes;
-  acc->credit_blocked += s.credit_blocked;
-  acc->penalties += s.penalties;
-  acc->recycles += s.recycles;
-  ReliabilityStats& r = acc->reliability;
-  const ReliabilityStats& x = s.reliability;
-  r.retransmits += x.retransmits;
-  r.retransmits_path_gap += x.retransmits_path_gap;
-  r.retransmits_time += x.retransmits_time;
-  r.retransmits_rto += x.retransmits_rto;
-  r.retransmits_tail_probe += x.retransmits_tail_probe;
-  r.retransmits_nak += x.retransmits_nak;
-  r.rtos += x.rtos;
-  r.spurious_retransmits += x.spurious_retransmits;
-  r.spurious_losses += x.spurious_losses;
-  r.spurious_gap_losses += x.spurious_gap_losses;
-  r.spurious_rtos += x.spurious_rtos;
-}
-
 namespace {
 
 // Peers examined per eviction before settling for the best found: the cost
@@ -86,13 +51,16 @@ void PeerTable::Evict(size_t i, TimeNs now, DurationNs min_idle,
     // Silence it: a new context would ask its sender for a new session,
     // which resends what this one may have delivered already.
     const NetAddr addr = p.addr();
-    auto& slot = silenced_ring_[silence_seq_ % silenced_ring_.size()];
-    auto old = silenced_.find(slot.first);
-    if (silence_seq_ >= silenced_ring_.size() && old != silenced_.end() &&
-        old->second.seq == slot.second) {
-      silenced_.erase(old);
+    if (silenced_ring_.size() < silenced_cap_) {
+      silenced_ring_.emplace_back(addr, silence_seq_);
+    } else {
+      auto& slot = silenced_ring_[silence_seq_ % silenced_cap_];
+      auto old = silenced_.find(slot.first);
+      if (old != silenced_.end() && old->second.seq == slot.second) {
+        silenced_.erase(old);
+      }
+      slot = {addr, silence_seq_};
     }
-    slot = {addr, silence_seq_};
     silenced_[addr] = {p.peer_incarnation(), now + min_idle + min_idle,
                        silence_seq_};
     ++silence_seq_;
@@ -104,6 +72,14 @@ void PeerTable::Evict(size_t i, TimeNs now, DurationNs min_idle,
   on_evict(peers_[i].get());
   peers_[i] = std::move(peers_.back());
   peers_.pop_back();
+}
+
+bool PeerTable::Sleep(PeerEntry* p) {
+  if (!p->peer.awake()) return true;
+  if (!p->peer.Sleep()) return false;
+  p->keys.reset();
+  ++slept_;
+  return true;
 }
 
 bool PeerTable::Silenced(const NetAddr& addr, uint64_t inc, TimeNs now) {

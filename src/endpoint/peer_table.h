@@ -40,6 +40,13 @@ struct PeerEntry {
   // When we last asked it to prove its address (EndpointCore::
   // ChallengeIfUnproven); kNever before.
   TimeNs challenged_at = kNever;
+  // Its place on the core's ActivityList (awake peers, least recently
+  // active first), and when the core last found it idle too briefly, or
+  // busy, to sleep (kNever before).
+  PeerEntry* act_prev = nullptr;
+  PeerEntry* act_next = nullptr;
+  bool act_linked = false;
+  TimeNs act_checked = kNever;
   static constexpr TimeNs kNever = TimeNs(INT64_MIN);
 };
 
@@ -52,8 +59,7 @@ enum class Claimant : uint8_t {
 class PeerTable {
  public:
   explicit PeerTable(size_t max_peers)
-      : max_peers_(max_peers),
-        silenced_ring_(std::max<size_t>(64, max_peers)) {}
+      : max_peers_(max_peers), silenced_cap_(std::max<size_t>(64, max_peers)) {}
 
   PeerEntry* Find(const NetAddr& addr) const {
     auto it = map_.find(addr);
@@ -87,6 +93,12 @@ class PeerTable {
   // had in flight (kPeerUnreachable) rather than resending, in a new
   // session, messages the evicted context had already delivered.
   bool Silenced(const NetAddr& addr, uint64_t inc, TimeNs now);
+  // Puts an idle peer to sleep (Peer::Sleep): its halves are freed, its
+  // packet keys dropped (derived again when needed). Returns whether it
+  // sleeps.
+  bool Sleep(PeerEntry* p);
+  // Peers put to sleep, in total.
+  uint64_t slept() const { return slept_; }
 
   size_t size() const { return peers_.size(); }
   // Stable iteration order (insertion order, with swaps on eviction).
@@ -130,17 +142,17 @@ class PeerTable {
   size_t cursor_ = 0;
   // Silenced addresses, bounded: the ring holds the newest (address, seq).
   absl::flat_hash_map<NetAddr, Silence> silenced_;
+  // Grows as addresses are silenced, up to silenced_cap_ (then reused).
   std::vector<std::pair<NetAddr, uint64_t>> silenced_ring_;
+  size_t silenced_cap_;
   uint64_t silence_seq_ = 0;
   uint64_t created_ = 0;
   uint64_t evicted_idle_ = 0;
   uint64_t evicted_unproven_ = 0;
   uint64_t evicted_memory_ = 0;
+  uint64_t slept_ = 0;
   PeerStats retired_;
 };
-
-// Adds the counters of `s` into `acc` (not the gauges).
-void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc);
 
 }  // namespace braid::endpoint
 

@@ -137,6 +137,8 @@ Fields Flatten(const EndpointStats& s) {
       {"peers_evicted_idle", s.peers_evicted_idle},
       {"peers_evicted_unproven", s.peers_evicted_unproven},
       {"peers_evicted_memory", s.peers_evicted_memory},
+      {"peers_asleep", s.peers_asleep},
+      {"peers_slept", s.peers_slept},
       {"reassembly_bytes", s.reassembly_bytes},
       {"reassembly_peak_bytes", s.reassembly_peak_bytes},
       {"reassembly_max_bytes", s.reassembly_max_bytes},

@@ -70,6 +70,15 @@ class OrderedRelease {
 
   // The next stream_seq stream `stream_id` will release (0 if untracked).
   uint32_t next_seq(uint16_t stream_id) const;
+  // Calls f(stream_id, next_seq) for every tracked stream, in no set order.
+  template <typename F>
+  void ForEachStream(F&& f) const {
+    for (const auto& [stream, seq] : next_) f(stream, seq);
+  }
+  // Makes stream `stream_id` (> 0, holding nothing) release from `seq` on:
+  // where a stream stood when its receiver was set aside (see
+  // endpoint::PeerReceiver::Resume).
+  void SetNextSeq(uint16_t stream_id, uint32_t seq) { next_[stream_id] = seq; }
 
   size_t held_messages() const { return held_.size(); }
   uint64_t held_bytes() const { return held_bytes_; }

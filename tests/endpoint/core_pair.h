@@ -37,23 +37,11 @@ class CorePair {
   // `security`: both cores protect their packets so, with kDomainKey.
   explicit CorePair(ProtocolOptions proto = {}, uint32_t max_datagram = 1472,
                     SecurityMode security = SecurityMode::kNone)
-      : security_(security) {
+      : security_(security), max_datagram_(max_datagram) {
     a_addr = NetAddr::Ipv4(0x0a000001, 7000);
     b_addr = NetAddr::Ipv4(0x0a000002, 7000);
-    CoreConfig c;
-    c.proto = proto;
-    c.max_datagram = max_datagram;
-    c.local_port = 7000;
-    c.incarnation = 0x1111;
-    c.seed = 1;
-    c.secret[0] = 1;
-    c.guard = Guard(security_);
-    a = std::make_unique<EndpointCore>(c);
-    c.incarnation = 0x2222;
-    c.seed = 2;
-    c.secret[0] = 2;
-    c.guard = Guard(security_);
-    b = std::make_unique<EndpointCore>(c);
+    a = MakeCore(proto, 0x1111, 1);
+    b = MakeCore(proto, 0x2222, 2);
   }
   static constexpr char kDomainKey[] = "braid test domain key, 32 bytes";
   // A guard for `mode` with `key` (null for kNone).
@@ -62,15 +50,12 @@ class CorePair {
     if (mode == SecurityMode::kNone) return nullptr;
     return std::move(PacketGuard::Create(mode, key).value());
   }
+  // Makes B anew with its own options (before any traffic).
+  void ConfigureB(ProtocolOptions proto) { b = MakeCore(proto, 0x2222, 2); }
   // Restarts B with a new incarnation (all state lost).
+  // Its options are the defaults, whatever the pair was made with.
   void RestartB(uint64_t incarnation) {
-    CoreConfig c;
-    c.local_port = 7000;
-    c.incarnation = incarnation;
-    c.seed = 3;
-    c.secret[0] = 3;
-    c.guard = Guard(security_);
-    b = std::make_unique<EndpointCore>(c);
+    b = MakeCore(ProtocolOptions{}, incarnation, 3);
   }
 
   // Moves datagrams both ways until quiet or `max_rounds`; advances `now` by
@@ -81,7 +66,8 @@ class CorePair {
       now += step;
       a->OnTimer(now);
       b->OnTimer(now);
-      if (!moved && a->NextWake().IsInfinite() && b->NextWake().IsInfinite()) {
+      if (!moved && a->NextPeerTimer().IsInfinite() &&
+          b->NextPeerTimer().IsInfinite()) {
         break;
       }
     }
@@ -100,7 +86,22 @@ class CorePair {
   uint64_t datagrams = 0;
 
  private:
+  // A core of this pair: `seed` also keys its secret.
+  std::unique_ptr<EndpointCore> MakeCore(const ProtocolOptions& proto,
+                                         uint64_t incarnation, uint8_t seed) {
+    CoreConfig c;
+    c.proto = proto;
+    c.max_datagram = max_datagram_;
+    c.local_port = 7000;
+    c.incarnation = incarnation;
+    c.seed = seed;
+    c.secret[0] = seed;
+    c.guard = Guard(security_);
+    return std::make_unique<EndpointCore>(c);
+  }
+
   SecurityMode security_;
+  uint32_t max_datagram_;
   TxBatch batch_{64, 9000};
   bool Pump(EndpointCore& src, const NetAddr& src_addr, EndpointCore& dst,
             const NetAddr& dst_addr) {

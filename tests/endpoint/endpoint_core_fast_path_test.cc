@@ -190,7 +190,7 @@ TEST_P(FastPathTest, SendsTheSameDatagramsAsTheGeneralPath) {
     general.Step();
     if (Count(fast.done(0), CompletionType::kSendDone) == kMessages &&
         Count(general.done(0), CompletionType::kSendDone) == kMessages &&
-        fast.core(0).NextWake().IsInfinite()) {
+        fast.core(0).NextPeerTimer().IsInfinite()) {
       break;
     }
   }

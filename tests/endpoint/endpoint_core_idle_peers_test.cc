@@ -84,20 +84,30 @@ size_t Received(EndpointCore& c) {
   return n;
 }
 
-TEST(EndpointCoreIdlePeersTest, IdlePeersCostAPollNothing) {
-  constexpr int kSpokes = 200;
-  Star star(kSpokes);
-  const std::vector<uint8_t> msg(3000, 0x5a);
-  for (int i = 0; i < kSpokes; ++i) {
+// The hub sends `msg` to every spoke; each receives it once.
+void SendToEverySpoke(Star& star, const std::vector<uint8_t>& msg) {
+  for (size_t i = 0; i < star.spoke_addr.size(); ++i) {
     ASSERT_TRUE(star.hub
                     ->Send(star.now, star.spoke_addr[i],
                            OutMessage::Copy(msg.data(), msg.size()))
                     .ok());
   }
   star.Run(10000);
-  for (int i = 0; i < kSpokes; ++i) ASSERT_EQ(Received(star.spoke(i)), 1u);
+  for (size_t i = 0; i < star.spoke_addr.size(); ++i) {
+    ASSERT_EQ(Received(star.spoke(i)), 1u);
+  }
+}
+
+TEST(EndpointCoreIdlePeersTest, IdlePeersCostAPollNothing) {
+  constexpr int kSpokes = 200;
+  Star star(kSpokes);
+  const std::vector<uint8_t> msg(3000, 0x5a);
+  ASSERT_NO_FATAL_FAILURE(SendToEverySpoke(star, msg));
   EXPECT_EQ(star.hub->stats().peers, static_cast<uint64_t>(kSpokes));
-  EXPECT_TRUE(star.hub->NextWake().IsInfinite());  // all acked, all idle
+  // All acked, all idle: no peer timer is due, only the time they may sleep.
+  EXPECT_TRUE(star.hub->NextPeerTimer().IsInfinite());
+  EXPECT_GT(star.hub->NextWake(), star.now);
+  EXPECT_LE(star.hub->NextWake(), star.now + ProtocolOptions{}.peer_timeout);
 
   // Idle polls visit no peer.
   const uint64_t before = star.hub->tx_peer_visits();
@@ -128,6 +138,60 @@ TEST(EndpointCoreIdlePeersTest, IdlePeersCostAPollNothing) {
   star.Run(10000);
   EXPECT_EQ(Received(star.spoke(77)), 1u);
   EXPECT_EQ(Received(star.spoke(78)), 0u);
+}
+
+// Idle peers go to sleep a peer_timeout after their last activity (their
+// windows and buffers freed), keep the endpoint's totals, and wake at the
+// next send with the message delivered once.
+TEST(EndpointCoreIdlePeersTest, IdlePeersSleepAndWakeAtTheNextSend) {
+  constexpr int kSpokes = 100;
+  Star star(kSpokes);
+  const std::vector<uint8_t> msg(3000, 0x5a);
+  ASSERT_NO_FATAL_FAILURE(SendToEverySpoke(star, msg));
+  const EndpointStats before = star.hub->stats();
+  EXPECT_EQ(before.peers_asleep, 0u);
+
+  // A driver runs OnTimer while NextWake says so: more than
+  // kSleepsPerTimer peers take more than one call.
+  star.now += ProtocolOptions{}.peer_timeout;
+  int calls = 0;
+  while (star.hub->NextWake() <= star.now) {
+    star.hub->OnTimer(star.now);
+    ++calls;
+  }
+  EXPECT_GE(calls, 2);
+  EXPECT_TRUE(star.hub->NextWake().IsInfinite());
+  const EndpointStats asleep = star.hub->stats();
+  EXPECT_EQ(asleep.peers, static_cast<uint64_t>(kSpokes));
+  EXPECT_EQ(asleep.peers_asleep, static_cast<uint64_t>(kSpokes));
+  EXPECT_EQ(asleep.peers_slept, static_cast<uint64_t>(kSpokes));
+  // The totals keep what the sleeping peers' halves counted.
+  EXPECT_EQ(asleep.messages_sent, before.messages_sent);
+  EXPECT_EQ(asleep.packets_sent, before.packets_sent);
+  EXPECT_EQ(asleep.acks_received, before.acks_received);
+  EXPECT_EQ(asleep.reliability.retransmits, before.reliability.retransmits);
+  // Each sleeping peer keeps its identity and its counters.
+  for (const PeerStats& p : star.hub->peer_stats(false)) {
+    EXPECT_TRUE(p.proven);
+    EXPECT_EQ(p.messages_sent, 1u);
+    EXPECT_GT(p.packets_sent, 0u);
+    EXPECT_GT(p.acks_received, 0u);
+  }
+
+  ASSERT_TRUE(star.hub
+                  ->Send(star.now, star.spoke_addr[7],
+                         OutMessage::Copy(msg.data(), msg.size()))
+                  .ok());
+  EXPECT_EQ(star.hub->stats().peers_asleep, static_cast<uint64_t>(kSpokes - 1));
+  star.Run(10000);
+  EXPECT_EQ(Received(star.spoke(7)), 1u);
+  EXPECT_EQ(Received(star.spoke(8)), 0u);
+  const EndpointStats after = star.hub->stats();
+  EXPECT_EQ(after.messages_sent, before.messages_sent + 1);
+  for (const PeerStats& p : star.hub->peer_stats(false)) {
+    EXPECT_EQ(p.messages_sent, p.addr == star.spoke_addr[7] ? 2u : 1u);
+  }
+  EXPECT_EQ(after.messages_failed, 0u);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace braid::endpoint {
 // Reaches the builder and the state it changes.
 struct PeerDataFramesTestAccess {
   // The builder is the sender half's.
-  static PeerSender& Sender(Peer& p) { return p.sender_; }
+  static PeerSender& Sender(Peer& p) { return *p.sender_; }
   static OutMessage& InProgress(Peer& p) { return Sender(p).inflight_.back(); }
   static void ConfirmSession(Peer& p) { Sender(p).session_confirmed_ = true; }
   // WriteNewFragments for the message in progress; the payloads are
@@ -42,7 +42,7 @@ struct PeerDataFramesTestAccess {
   }
   // What building fragments changes, as text (equal state, equal text).
   static std::string State(const Peer& peer) {
-    const PeerSender& p = peer.sender_;
+    const PeerSender& p = *peer.sender_;
     std::ostringstream s;
     s << "next_psn " << p.sent_.next_psn().value() << " lowest "
       << p.sent_.lowest_unacked().value() << " in_flight "
@@ -51,7 +51,7 @@ struct PeerDataFramesTestAccess {
       << int{p.run_path_} << "+" << p.run_left_ << " oldest_since "
       << p.oldest_unacked_since_.ns() << " activity "
       << peer.link_.last_activity.ns() << " urgent "
-      << peer.receiver_.last_ack_urgent_ << " deferred " << p.deferred_.len
+      << peer.receiver_->last_ack_urgent_ << " deferred " << p.deferred_.len
       << " cwnd " << p.cc_->cwnd_bytes() << " next_wake "
       << peer.NextWake().ns();
     if (!p.inflight_.empty()) {

@@ -25,7 +25,7 @@ class PeerSenderTest : public ::testing::Test {
 
   // One datagram's data frames (as Peer::BuildDatagram would write them).
   std::vector<wire::Frame> SendDatagram(TimeNs now) {
-    buf_.assign(link_.cfg.max_datagram, 0);
+    buf_.assign(link_.cfg().max_datagram, 0);
     const wire::PathId path = sender_->DataPath(now);
     const size_t n = sender_->WriteDataFrames(now, absl::MakeSpan(buf_), path);
     sender_->FinishPayload(buf_.data() + n, nullptr);

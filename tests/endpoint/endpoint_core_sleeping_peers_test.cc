@@ -27,7 +27,7 @@ class SleepingPeersTest : public ::testing::Test {
     slow.peer_timeout = DurationNs::Seconds(60);
     p_.ConfigureB(slow);
     p_.filter = [this](const Wire& w) {
-      if (w.to == p_.a_addr) CountNeedSync(w);
+      CountNeedSync(w);
       if (w.to == p_.a_addr && record_) recorded_.push_back(w);
       return !(drop_ && drop_(w));
     };

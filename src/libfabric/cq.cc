@@ -27,6 +27,10 @@ const char* ProvErrName(int prov_errno) {
     case kProvErrNoMessage:
       return "no matching message";
     default:
+      if (prov_errno > kProvErrRma &&
+          prov_errno < kProvErrRma + kRmaStatusCount) {
+        return RmaStatusName(static_cast<RmaStatus>(prov_errno - kProvErrRma));
+      }
       if (prov_errno > 0 && prov_errno < 16) {
         return FailureCauseName(static_cast<FailureCause>(prov_errno));
       }

@@ -19,27 +19,27 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
-#define FAIL(...)                                             \
-  do {                                                        \
-    fprintf(stderr, "fi_rma_test:%d: FAIL: ", __LINE__);      \
-    fprintf(stderr, __VA_ARGS__);                             \
-    fputc('\n', stderr);                                      \
-    exit(1);                                                  \
+#define FAIL(...)                                        \
+  do {                                                   \
+    fprintf(stderr, "fi_rma_test:%d: FAIL: ", __LINE__); \
+    fprintf(stderr, __VA_ARGS__);                        \
+    fputc('\n', stderr);                                 \
+    exit(1);                                             \
   } while (0)
-#define CHECK(cond, ...) \
-  do {                   \
+#define CHECK(cond, ...)            \
+  do {                              \
     if (!(cond)) FAIL(__VA_ARGS__); \
   } while (0)
-#define CALL(expr)                                                      \
-  do {                                                                  \
-    int rc_ = (int)(expr);                                              \
+#define CALL(expr)                                                    \
+  do {                                                                \
+    int rc_ = (int)(expr);                                            \
     if (rc_ != 0) FAIL("%s: %d (%s)", #expr, rc_, fi_strerror(-rc_)); \
   } while (0)
 
@@ -172,8 +172,8 @@ static void ExpectError(void* ctx, uint64_t flags, const char* cause,
   CHECK(strstr(e->text, cause) != NULL, "text does not say '%s': %s", cause,
         e->text);
   char buf[kErrText];
-  const char* s = fi_cq_strerror(a.cq, e->e.prov_errno, e->e.err_data, buf,
-                                 sizeof(buf));
+  const char* s =
+      fi_cq_strerror(a.cq, e->e.prov_errno, e->e.err_data, buf, sizeof(buf));
   CHECK(s != NULL && strstr(s, cause) != NULL, "fi_cq_strerror: %s", s);
   CHECK(b.ngot == 0 && b.nerrs == 0, "the target got a CQ entry");
   printf("    error text: %s\n", e->text);
@@ -235,10 +235,21 @@ static void TestWriteAndRead(struct Region* r) {
   ExpectBytes(r->buf + 100, src, sizeof(src), "fi_write");
   ExpectFill(r->buf, 100, 0x5a, "fi_write, before its range");
   memset(dst, 0, sizeof(dst));
-  CALL(fi_read(a.ep, dst, sizeof(dst), NULL, a.peer, Addr(r->buf) + 100,
-               r->key, &ctx[1]));
+  CALL(fi_read(a.ep, dst, sizeof(dst), NULL, a.peer, Addr(r->buf) + 100, r->key,
+               &ctx[1]));
   ExpectDone(&ctx[1], FI_RMA | FI_READ);
   ExpectBytes(dst, src, sizeof(dst), "fi_read");
+  // Zero bytes: checked and completed like any other.
+  CALL(fi_write(a.ep, src, 0, NULL, a.peer, Addr(r->buf) + r->len, r->key,
+                &ctx[2]));
+  ExpectDone(&ctx[2], FI_RMA | FI_WRITE);
+  CALL(fi_read(a.ep, dst, 0, NULL, a.peer, Addr(r->buf), r->key, &ctx[3]));
+  ExpectDone(&ctx[3], FI_RMA | FI_READ);
+  CALL(fi_write(a.ep, src, 0, NULL, a.peer, Addr(r->buf), r->key ^ 4, &ctx[4]));
+  WaitFor(&a);
+  CHECK(a.ngot == 0 && a.nerrs == 1 && a.errs[0].e.err == FI_EACCES,
+        "an empty write to a bad key was not refused");
+  a.nerrs = 0;
 }
 
 static void TestVectorsAndMsgs(struct Region* r) {
@@ -283,8 +294,8 @@ static void TestVectorsAndMsgs(struct Region* r) {
 static void TestWritedataAndInject(struct Region* r) {
   uint8_t src[512];
   Fill(src, sizeof(src), 5);
-  CALL(fi_writedata(a.ep, src, sizeof(src), NULL, 0xfeedf00dcafe1234ull,
-                    a.peer, Addr(r->buf) + 64, r->key, &ctx[6]));
+  CALL(fi_writedata(a.ep, src, sizeof(src), NULL, 0xfeedf00dcafe1234ull, a.peer,
+                    Addr(r->buf) + 64, r->key, &ctx[6]));
   WaitFor(&a);
   const double end = Now() + 5;
   while (b.ngot == 0) {
@@ -304,8 +315,8 @@ static void TestWritedataAndInject(struct Region* r) {
   // reused at once.
   uint8_t small[64];
   Fill(small, sizeof(small), 6);
-  CALL(fi_inject_write(a.ep, small, sizeof(small), a.peer,
-                       Addr(r->buf) + 2000, r->key));
+  CALL(fi_inject_write(a.ep, small, sizeof(small), a.peer, Addr(r->buf) + 2000,
+                       r->key));
   memset(small, 0, sizeof(small));
   uint8_t want[64];
   Fill(want, sizeof(want), 6);
@@ -329,13 +340,13 @@ static void TestBadAccesses(struct Region* r, const char* peer) {
   struct fid_mr* mine_mr;
   CALL(fi_mr_reg(a.domain, mine, sizeof(mine), FI_REMOTE_WRITE, 0, 0, 0,
                  &mine_mr, NULL));
-  CALL(fi_write(a.ep, src, 64, NULL, a.peer, Addr(r->buf),
-                fi_mr_key(mine_mr), &ctx[0]));
+  CALL(fi_write(a.ep, src, 64, NULL, a.peer, Addr(r->buf), fi_mr_key(mine_mr),
+                &ctx[0]));
   ExpectError(&ctx[0], FI_RMA | FI_WRITE, "no memory region with that key",
               peer);
   CALL(fi_close(&mine_mr->fid));
-  CALL(fi_write(a.ep, src, sizeof(src), NULL, a.peer, Addr(r->buf),
-                r->key ^ 1, &ctx[1]));
+  CALL(fi_write(a.ep, src, sizeof(src), NULL, a.peer, Addr(r->buf), r->key ^ 1,
+                &ctx[1]));
   ExpectError(&ctx[1], FI_RMA | FI_WRITE, "no memory region with that key",
               peer);
   CALL(fi_read(a.ep, dst, sizeof(dst), NULL, a.peer, Addr(r->buf), r->key + 1,
@@ -346,11 +357,11 @@ static void TestBadAccesses(struct Region* r, const char* peer) {
   CALL(fi_write(a.ep, src, sizeof(src), NULL, a.peer,
                 Addr(r->buf) + r->len - 100, r->key, &ctx[3]));
   ExpectError(&ctx[3], FI_RMA | FI_WRITE, "outside", peer);
-  CALL(fi_write(a.ep, src, 16, NULL, a.peer, Addr(r->buf) - 8, r->key,
-                &ctx[4]));
+  CALL(
+      fi_write(a.ep, src, 16, NULL, a.peer, Addr(r->buf) - 8, r->key, &ctx[4]));
   ExpectError(&ctx[4], FI_RMA | FI_WRITE, "outside", peer);
-  CALL(fi_read(a.ep, dst, sizeof(dst), NULL, a.peer,
-               Addr(r->buf) + r->len - 1, r->key, &ctx[5]));
+  CALL(fi_read(a.ep, dst, sizeof(dst), NULL, a.peer, Addr(r->buf) + r->len - 1,
+               r->key, &ctx[5]));
   ExpectError(&ctx[5], FI_RMA | FI_READ, "outside", peer);
   ExpectFill(r->buf, r->len, 0x5a, "after refused writes");
   // A region that grants reading only, and one that grants writing only.
@@ -374,8 +385,7 @@ static void TestBadAccesses(struct Region* r, const char* peer) {
               peer);
   // An inject to a bad key is reported too (no context), never silent.
   CALL(fi_inject_write(a.ep, src, 8, a.peer, Addr(ro.buf), old_key));
-  ExpectError(NULL, FI_RMA | FI_WRITE, "no memory region with that key",
-              peer);
+  ExpectError(NULL, FI_RMA | FI_WRITE, "no memory region with that key", peer);
   Unregister(&ro);
   Unregister(&wo);
 }

@@ -26,6 +26,8 @@ const char* ProvErrName(int prov_errno) {
       return "canceled";
     case kProvErrNoMessage:
       return "no matching message";
+    case kProvErrRmaTimeout:
+      return "the RMA target did not answer";
     default:
       if (prov_errno > kProvErrRma &&
           prov_errno < kProvErrRma + kRmaStatusCount) {

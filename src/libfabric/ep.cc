@@ -360,6 +360,7 @@ void Ep::Progress() {
   }
   endpoint->Recycle(&polled_);
   FlushResponses();
+  if (live_ops_ > 0) ExpireOps();
 }
 
 void Ep::Flush() {
@@ -410,6 +411,7 @@ void Ep::Close() {
   claimed_.clear();
   ops_.clear();
   ops_free_.clear();
+  live_ops_ = 0;
   responses_.clear();
   endpoint.reset();
 }

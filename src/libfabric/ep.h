@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -70,7 +71,9 @@ struct TxRequest {
 // write completes when the target's answer (kRmaResp) and braid's send
 // completion of the write are both in (braid may read the source buffer
 // until the latter); a read when its response (placed into `iov`) or a
-// refusal arrives. A send failure ends either with the peer and cause.
+// refusal arrives. A send failure ends either with the peer and cause; so
+// does a target that has taken the request and then says nothing (no
+// answer, no fragment of a read response) for the peer timeout.
 struct RmaOp {
   uint32_t gen = 0;  // bumped at every reuse of the slot
   bool live = false;
@@ -79,6 +82,11 @@ struct RmaOp {
   bool sent = false;      // braid acknowledged the request message
   bool answered = false;  // the target's verdict arrived (writes)
   RmaStatus status = RmaStatus::kOk;
+  // Once sent: when the target's silence fails the operation, and the
+  // read response's fragments placed (each one moves the deadline on).
+  std::chrono::steady_clock::time_point deadline;
+  uint32_t placed = 0;
+  uint32_t placed_seen = 0;
   void* context = nullptr;
   NetAddr peer;
   uint64_t addr = 0;  // the target address (for error texts)
@@ -199,9 +207,17 @@ struct Ep {
   // The live operation with request id `id`, or nullptr.
   RmaOp* FindOp(uint64_t id);
   uint64_t AllocOp();
-  // Completes (or fails, with `status` or a send failure `cause`) and
-  // frees the operation.
-  void FinishOp(uint64_t id, RmaStatus status, FailureCause cause);
+  // How an operation ended.
+  struct RmaEnd {
+    RmaStatus status = RmaStatus::kOk;         // the target's verdict
+    FailureCause cause = FailureCause::kNone;  // braid's send failure
+    bool timed_out = false;  // the target took the request, then silence
+  };
+  // Completes (or fails) and frees the operation.
+  void FinishOp(uint64_t id, RmaEnd end);
+  // Fails the operations whose target has been silent past the peer
+  // timeout (looks at most once a millisecond).
+  void ExpireOps();
   void MaybeFinishWrite(uint64_t id);
   bool TargetAllows(uint64_t remote_cap) const;
   // Sends a target's answer (kRmaResp with `status`) or read response.
@@ -222,6 +238,8 @@ struct Ep {
   absl::flat_hash_map<void*, UnexpectedMsg> claimed_;
   std::vector<RmaOp> ops_;
   std::vector<uint32_t> ops_free_;
+  size_t live_ops_ = 0;
+  std::chrono::steady_clock::time_point next_expiry_scan_;
   std::deque<PendingResponse> responses_;
 };
 

@@ -109,6 +109,7 @@ struct Eq {
 inline constexpr int kProvErrTruncated = 100;
 inline constexpr int kProvErrCanceled = 101;
 inline constexpr int kProvErrNoMessage = 102;
+inline constexpr int kProvErrRmaTimeout = 103;  // the RMA target fell silent
 // An RMA the target refused: kProvErrRma + RmaStatus (mr_table.h).
 inline constexpr int kProvErrRma = 110;
 const char* ProvErrName(int prov_errno);

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libfabric/config.h"
 #include "libfabric/ep.h"
 #include "libfabric/provider.h"
 
@@ -57,6 +58,7 @@ uint64_t Ep::AllocOp() {
   op.gen = gen;
   op.live = true;
   op.bounce = std::move(bounce);
+  ++live_ops_;
   return (uint64_t{gen} << 32) | slot;
 }
 
@@ -118,6 +120,7 @@ ssize_t Ep::Write(const iovec* iov, size_t count, fi_addr_t dest, uint64_t addr,
   }
   if (s.ok()) return 0;
   ops_[SlotOf(id)].live = false;
+  --live_ops_;
   ops_free_.push_back(SlotOf(id));
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;
   FI_WARN(Provider(), FI_LOG_EP_DATA, "RMA write to %s: %s\n",
@@ -154,6 +157,7 @@ ssize_t Ep::Read(const iovec* iov, size_t count, fi_addr_t src, uint64_t addr,
   absl::Status s = endpoint->Send(*peer, body, o);
   if (s.ok()) return 0;
   ops_[SlotOf(id)].live = false;
+  --live_ops_;
   ops_free_.push_back(SlotOf(id));
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;
   FI_WARN(Provider(), FI_LOG_EP_DATA, "RMA read from %s: %s\n",
@@ -173,6 +177,7 @@ bool Ep::Place(const PlacementRequest& req, absl::Span<uint8_t>* dest) {
         op->len != len) {
       return false;
     }
+    ++op->placed;
     auto* p = op->iov_count == 1 ? static_cast<uint8_t*>(op->iov[0].iov_base)
                                  : op->bounce.data();
     *dest = absl::MakeSpan(p, len);
@@ -291,8 +296,7 @@ void Ep::ReadResponse(const Completion& c, const MsgHeader& h) {
                      c.msg_len >= kHeaderBytes &&
                      c.msg_len - kHeaderBytes == op->len;
   if (!whole) ++counters.rma_malformed;
-  FinishOp(h.tag, whole ? RmaStatus::kOk : RmaStatus::kRefused,
-           FailureCause::kNone);
+  FinishOp(h.tag, {.status = whole ? RmaStatus::kOk : RmaStatus::kRefused});
 }
 
 void Ep::RmaAnswer(const Completion& c, const MsgHeader& h) {
@@ -305,8 +309,8 @@ void Ep::RmaAnswer(const Completion& c, const MsgHeader& h) {
   RmaStatus st = h.data < kRmaStatusCount ? static_cast<RmaStatus>(h.data)
                                           : RmaStatus::kRefused;
   if (op->is_read) {  // a read is answered with data, or with a refusal
-    FinishOp(h.tag, st == RmaStatus::kOk ? RmaStatus::kRefused : st,
-             FailureCause::kNone);
+    FinishOp(h.tag,
+             {.status = st == RmaStatus::kOk ? RmaStatus::kRefused : st});
     return;
   }
   op->answered = true;
@@ -320,24 +324,46 @@ void Ep::RmaSendDone(const Completion& c) {
   if (op == nullptr) return;  // a read already answered
   if (c.type == CompletionType::kSendFailed) {
     ++counters.send_failures;
-    FinishOp(id, RmaStatus::kOk, c.cause);
+    FinishOp(id, {.cause = c.cause});
     return;
   }
   op->sent = true;
+  op->deadline = std::chrono::steady_clock::now() +
+                 std::chrono::nanoseconds(Config().peer_timeout.ns());
   if (!op->is_read) MaybeFinishWrite(id);
 }
 
 void Ep::MaybeFinishWrite(uint64_t id) {
   RmaOp* op = FindOp(id);
   if (op != nullptr && op->sent && op->answered) {
-    FinishOp(id, op->status, FailureCause::kNone);
+    FinishOp(id, {.status = op->status});
   }
 }
 
-void Ep::FinishOp(uint64_t id, RmaStatus status, FailureCause cause) {
+void Ep::ExpireOps() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_expiry_scan_) return;
+  next_expiry_scan_ = now + std::chrono::milliseconds(1);
+  const auto timeout = std::chrono::nanoseconds(Config().peer_timeout.ns());
+  for (uint32_t slot = 0; slot < ops_.size(); ++slot) {
+    RmaOp& op = ops_[slot];
+    if (!op.live || !op.sent) continue;
+    if (op.placed != op.placed_seen) {  // a read response is arriving
+      op.placed_seen = op.placed;
+      op.deadline = now + timeout;
+    } else if (now >= op.deadline) {
+      FinishOp((uint64_t{op.gen} << 32) | slot, {.timed_out = true});
+    }
+  }
+}
+
+void Ep::FinishOp(uint64_t id, RmaEnd end) {
   RmaOp& op = ops_[SlotOf(id)];
   const uint64_t flags = FI_RMA | (op.is_read ? FI_READ : FI_WRITE);
-  const bool ok = status == RmaStatus::kOk && cause == FailureCause::kNone;
+  const RmaStatus status = end.status;
+  const FailureCause cause = end.cause;
+  const bool ok = status == RmaStatus::kOk && cause == FailureCause::kNone &&
+                  !end.timed_out;
   if (ok) {
     if (op.is_read && op.iov_count > 1) {
       Scatter(op.bounce, op.iov.data(), op.iov_count);
@@ -350,8 +376,13 @@ void Ep::FinishOp(uint64_t id, RmaStatus status, FailureCause cause) {
       tx_cq->Push(e);
     }
   } else {
-    const char* why = cause != FailureCause::kNone ? FailureCauseName(cause)
-                                                   : RmaStatusName(status);
+    const std::string why =
+        end.timed_out ? absl::StrCat(
+                            "the target took the request and did not "
+                            "answer within ",
+                            Config().peer_timeout.ns() / 1000000, " ms")
+        : cause != FailureCause::kNone ? FailureCauseName(cause)
+                                       : RmaStatusName(status);
     std::string text = absl::StrFormat(
         "braid: RMA %s of %u bytes %s %s at 0x%x failed: %s",
         op.is_read ? "read" : "write", op.len, op.is_read ? "from" : "to",
@@ -361,15 +392,22 @@ void Ep::FinishOp(uint64_t id, RmaStatus status, FailureCause cause) {
       CqError e;
       e.e.op_context = op.context;
       e.e.flags = flags;
-      e.e.err = cause != FailureCause::kNone ? ErrnoOf(cause) : ErrnoOf(status);
-      e.e.prov_errno = cause != FailureCause::kNone
-                           ? static_cast<int>(cause)
-                           : kProvErrRma + static_cast<int>(status);
+      if (end.timed_out) {
+        e.e.err = FI_ETIMEDOUT;
+        e.e.prov_errno = kProvErrRmaTimeout;
+      } else if (cause != FailureCause::kNone) {
+        e.e.err = ErrnoOf(cause);
+        e.e.prov_errno = static_cast<int>(cause);
+      } else {
+        e.e.err = ErrnoOf(status);
+        e.e.prov_errno = kProvErrRma + static_cast<int>(status);
+      }
       e.text = std::move(text);
       tx_cq->PushError(std::move(e));
     }
   }
   op.live = false;
+  --live_ops_;
   ops_free_.push_back(SlotOf(id));
 }
 

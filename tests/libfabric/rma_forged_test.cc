@@ -136,6 +136,39 @@ TEST_F(RmaForgedTest, ReadResponseFromAnotherAddressLandsNowhere) {
   EXPECT_EQ(dst, real);
 }
 
+TEST_F(RmaForgedTest, TargetThatTakesTheRequestAndFallsSilentFailsItByTimeout) {
+  Open(2, {.rma = true});  // the fixture's peer timeout: 300 ms
+  Side& a = sides_[0];
+  // A plain braid endpoint: braid acknowledges the requests, nobody
+  // answers them.
+  auto target = Endpoint::Open(EndpointOptions()).value();
+  const fi_addr_t t = Insert(a, target->local_address());
+  std::vector<uint8_t> buf(512, 1);
+  int rctx, wctx;
+  ASSERT_EQ(fi_read(a.ep, buf.data(), buf.size(), nullptr, t, 0x1000, 5, &rctx),
+            0);
+  ASSERT_EQ(
+      fi_write(a.ep, buf.data(), buf.size(), nullptr, t, 0x1000, 5, &wctx), 0);
+  std::vector<Completion> done;
+  ASSERT_TRUE(PumpUntil([&] {
+    target->Poll(&done);
+    done.clear();
+    return a.errs.size() == 2;
+  }));
+  EXPECT_TRUE(a.got.empty());
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.errs[i].err, FI_ETIMEDOUT);
+    EXPECT_NE(a.err_texts[i].find(target->local_address().ToString()),
+              std::string::npos)
+        << a.err_texts[i];
+    EXPECT_NE(a.err_texts[i].find("did not answer"), std::string::npos)
+        << a.err_texts[i];
+  }
+  EXPECT_TRUE(
+      (a.errs[0].op_context == &rctx && a.errs[1].op_context == &wctx) ||
+      (a.errs[0].op_context == &wctx && a.errs[1].op_context == &rctx));
+}
+
 TEST_F(RmaForgedTest, WriteWithoutTargetOrWithABadKeyIsAnsweredWithTheReason) {
   Open(2, {.rma = true});
   Side& b = sides_[1];

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "libfabric/atomic_ops.h"
 #include "libfabric/config.h"
 #include "libfabric/objects.h"
 #include "libfabric/provider.h"
@@ -36,9 +37,6 @@ int NoCntr(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) { return -FI_ENOSYS; }
 int NoPoll(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
 int NoStx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
-int NoAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*, uint64_t) {
-  return -FI_ENOSYS;
-}
 int NoCollective(fid_domain*, fi_collective_op, fi_collective_attr*, uint64_t) {
   return -FI_ENOSYS;
 }
@@ -58,7 +56,7 @@ fi_ops_domain kDomainOps = {
     .poll_open = NoPoll,
     .stx_ctx = NoStx,
     .srx_ctx = NoSrx,
-    .query_atomic = NoAtomic,
+    .query_atomic = QueryAtomic,
     .query_collective = NoCollective,
     .endpoint2 = Endpoint2,
 };

@@ -49,6 +49,12 @@ bool RmaAllowed(uint64_t caps, uint64_t bit) {
   return (caps & FI_RMA) && ((caps & kDirs) == 0 || (caps & bit));
 }
 
+bool AtomicAllowed(uint64_t caps, uint64_t bits) {
+  constexpr uint64_t kDirs =
+      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  return (caps & FI_ATOMIC) && ((caps & kDirs) == 0 || (caps & bits) == bits);
+}
+
 const char* Ep::KindName(MsgKind k) const {
   return k == MsgKind::kTagged ? "tagged message" : "message";
 }

@@ -17,6 +17,7 @@
 #ifndef BRAID_LIBFABRIC_EP_H_
 #define BRAID_LIBFABRIC_EP_H_
 
+#include <rdma/fi_atomic.h>
 #include <sys/uio.h>
 
 #include <array>
@@ -31,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "braid/completion.h"
 #include "braid/endpoint.h"
+#include "libfabric/atomic_math.h"
 #include "libfabric/config.h"
 #include "libfabric/match_queue.h"
 #include "libfabric/mr_table.h"
@@ -56,6 +58,8 @@ size_t IovBytes(const iovec* iov, size_t count);
 // FI_REMOTE_READ, FI_REMOTE_WRITE): FI_RMA, and either no direction bit
 // (all are implied) or that one.
 bool RmaAllowed(uint64_t caps, uint64_t bit);
+// The same for FI_ATOMIC and the direction bits `bits` (all of them).
+bool AtomicAllowed(uint64_t caps, uint64_t bits);
 
 // A send that will produce a completion (cookie = index + 1).
 struct TxRequest {
@@ -78,6 +82,8 @@ struct RmaOp {
   uint32_t gen = 0;  // bumped at every reuse of the slot
   bool live = false;
   bool is_read = false;
+  bool is_atomic = false;  // completes on its answer, as a read does
+  AtomicKind atomic_kind = AtomicKind::kWrite;
   bool want_completion = false;
   bool sent = false;      // braid acknowledged the request message
   bool answered = false;  // the target's verdict arrived (writes)
@@ -92,7 +98,7 @@ struct RmaOp {
   uint64_t addr = 0;  // the target address (for error texts)
   size_t len = 0;
   // Reads: the destination; one iov is placed into directly, several go
-  // through `bounce`.
+  // through `bounce`. Fetching atomics: where the old values go.
   std::array<iovec, kIovLimit> iov{};
   size_t iov_count = 0;
   std::vector<uint8_t> bounce;
@@ -171,6 +177,18 @@ struct Ep {
   // `src` into the iov. Returns as Write (FI_READ).
   ssize_t Read(const iovec* iov, size_t count, fi_addr_t src, uint64_t addr,
                uint64_t key, void* context, uint64_t flags);
+  // One atomic operation of `kind` (fi_atomic*, fi_fetch_atomic*,
+  // fi_compare_atomic*): `op` on `dt` elements at `addr` in the region
+  // `key` of `dest`, operands from `buf`, compare values from `cmp`, the
+  // old values into `res` (the counts of cmp and res must match buf's).
+  // Returns 0, -FI_EOPNOTSUPP (pair not offered, or no FI_ATOMIC),
+  // -FI_EINVAL (counts, size over kMaxAtomicBytes), -FI_EAGAIN,
+  // -FI_EOPBADSTATE.
+  ssize_t Atomic(AtomicKind kind, const fi_ioc* buf, size_t buf_count,
+                 const fi_ioc* cmp, size_t cmp_count, const fi_ioc* res,
+                 size_t res_count, fi_addr_t dest, uint64_t addr, uint64_t key,
+                 int dt, int op, void* context, uint64_t flags,
+                 bool inject_call = false);
   // The braid placement handler (runs inside Poll, domain lock held): a
   // write's fragment goes into the region its key names if the access is
   // allowed, a read response's into the buffer of the read it answers if
@@ -203,10 +221,14 @@ struct Ep {
   void TargetRead(const Completion& c, const MsgHeader& h);
   void ReadResponse(const Completion& c, const MsgHeader& h);
   void RmaAnswer(const Completion& c, const MsgHeader& h);
+  void TargetAtomic(const Completion& c, const MsgHeader& h);
+  void AtomicResponse(const Completion& c, const MsgHeader& h);
   void RmaSendDone(const Completion& c);
   // The live operation with request id `id`, or nullptr.
   RmaOp* FindOp(uint64_t id);
   uint64_t AllocOp();
+  // Frees an operation that was never sent.
+  void DropOp(uint64_t id);
   // How an operation ended.
   struct RmaEnd {
     RmaStatus status = RmaStatus::kOk;         // the target's verdict

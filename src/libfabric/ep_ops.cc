@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "libfabric/atomic_ops.h"
 #include "libfabric/config.h"
 #include "libfabric/ep.h"
 #include "libfabric/info.h"
@@ -362,6 +363,7 @@ int OpenEp(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   ep->fid.msg = &kMsgOps;
   ep->fid.tagged = &kTaggedOps;
   ep->fid.rma = RmaOps();
+  ep->fid.atomic = AtomicOps();
   ep->domain = d;
   ep->caps = info->caps ? info->caps : kCaps;
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;

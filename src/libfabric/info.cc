@@ -138,18 +138,19 @@ void FillAttrs(uint32_t version, const fi_info* hints, const NetAddr& src,
   fi->addr_format =
       src.family == NetAddr::Family::kIpv6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
   fi_tx_attr& tx = *fi->tx_attr;
-  tx.caps =
-      fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE);
+  tx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC |
+                        FI_READ | FI_WRITE);
   tx.op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
   tx.msg_order = FI_ORDER_SAS;
   tx.comp_order = FI_ORDER_NONE;
   tx.inject_size = kInjectSize;
   tx.size = kTxSize;
   tx.iov_limit = kIovLimit;
-  tx.rma_iov_limit = (fi->caps & FI_RMA) ? 1 : 0;
+  tx.rma_iov_limit = (fi->caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
   fi_rx_attr& rx = *fi->rx_attr;
-  rx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV |
-                        FI_SOURCE | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE);
+  rx.caps =
+      fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+                  FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE);
   rx.op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
   rx.msg_order = FI_ORDER_SAS;
   rx.comp_order = FI_ORDER_NONE;
@@ -171,7 +172,7 @@ void FillAttrs(uint32_t version, const fi_info* hints, const NetAddr& src,
   d.resource_mgmt = FI_RM_ENABLED;
   d.av_type =
       hints && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
-  d.mr_mode = (fi->caps & FI_RMA) ? RmaMrMode(version, hints) : 0;
+  d.mr_mode = (fi->caps & (FI_RMA | FI_ATOMIC)) ? RmaMrMode(version, hints) : 0;
   d.mr_key_size = 8;
   d.mr_cnt = MrTable::kMaxRegions;
   d.cq_data_size = 8;

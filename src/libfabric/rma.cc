@@ -62,6 +62,12 @@ uint64_t Ep::AllocOp() {
   return (uint64_t{gen} << 32) | slot;
 }
 
+void Ep::DropOp(uint64_t id) {
+  ops_[SlotOf(id)].live = false;
+  --live_ops_;
+  ops_free_.push_back(SlotOf(id));
+}
+
 RmaOp* Ep::FindOp(uint64_t id) {
   const uint32_t slot = SlotOf(id);
   if (slot >= ops_.size()) return nullptr;
@@ -119,9 +125,7 @@ ssize_t Ep::Write(const iovec* iov, size_t count, fi_addr_t dest, uint64_t addr,
     s = endpoint->SendOwned(*peer, std::move(buf), o);
   }
   if (s.ok()) return 0;
-  ops_[SlotOf(id)].live = false;
-  --live_ops_;
-  ops_free_.push_back(SlotOf(id));
+  DropOp(id);
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;
   FI_WARN(Provider(), FI_LOG_EP_DATA, "RMA write to %s: %s\n",
           peer->ToString().c_str(), std::string(s.message()).c_str());
@@ -156,9 +160,7 @@ ssize_t Ep::Read(const iovec* iov, size_t count, fi_addr_t src, uint64_t addr,
   SendOptions o{.stream = kStream, .cookie = kRmaCookie | id, .prefix = hdr};
   absl::Status s = endpoint->Send(*peer, body, o);
   if (s.ok()) return 0;
-  ops_[SlotOf(id)].live = false;
-  --live_ops_;
-  ops_free_.push_back(SlotOf(id));
+  DropOp(id);
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;
   FI_WARN(Provider(), FI_LOG_EP_DATA, "RMA read from %s: %s\n",
           peer->ToString().c_str(), std::string(s.message()).c_str());
@@ -206,6 +208,12 @@ void Ep::HandleRma(const Completion& c, const MsgHeader& h) {
       return;
     case MsgKind::kRmaResp:
       RmaAnswer(c, h);
+      return;
+    case MsgKind::kAtomicReq:
+      TargetAtomic(c, h);
+      return;
+    case MsgKind::kAtomicResp:
+      AtomicResponse(c, h);
       return;
     default:
       ++counters.rma_malformed;
@@ -308,7 +316,7 @@ void Ep::RmaAnswer(const Completion& c, const MsgHeader& h) {
   }
   RmaStatus st = h.data < kRmaStatusCount ? static_cast<RmaStatus>(h.data)
                                           : RmaStatus::kRefused;
-  if (op->is_read) {  // a read is answered with data, or with a refusal
+  if (op->is_read || op->is_atomic) {  // answered with data, or a refusal
     FinishOp(h.tag,
              {.status = st == RmaStatus::kOk ? RmaStatus::kRefused : st});
     return;
@@ -330,7 +338,7 @@ void Ep::RmaSendDone(const Completion& c) {
   op->sent = true;
   op->deadline = std::chrono::steady_clock::now() +
                  std::chrono::nanoseconds(Config().peer_timeout.ns());
-  if (!op->is_read) MaybeFinishWrite(id);
+  if (!op->is_read && !op->is_atomic) MaybeFinishWrite(id);
 }
 
 void Ep::MaybeFinishWrite(uint64_t id) {
@@ -359,13 +367,16 @@ void Ep::ExpireOps() {
 
 void Ep::FinishOp(uint64_t id, RmaEnd end) {
   RmaOp& op = ops_[SlotOf(id)];
-  const uint64_t flags = FI_RMA | (op.is_read ? FI_READ : FI_WRITE);
+  const bool reads =
+      op.is_read || (op.is_atomic && op.atomic_kind != AtomicKind::kWrite);
+  const uint64_t flags =
+      (op.is_atomic ? FI_ATOMIC : FI_RMA) | (reads ? FI_READ : FI_WRITE);
   const RmaStatus status = end.status;
   const FailureCause cause = end.cause;
   const bool ok = status == RmaStatus::kOk && cause == FailureCause::kNone &&
                   !end.timed_out;
   if (ok) {
-    if (op.is_read && op.iov_count > 1) {
+    if ((op.is_read && op.iov_count > 1) || op.is_atomic) {
       Scatter(op.bounce, op.iov.data(), op.iov_count);
     }
     if (op.want_completion) {
@@ -384,9 +395,11 @@ void Ep::FinishOp(uint64_t id, RmaEnd end) {
         : cause != FailureCause::kNone ? FailureCauseName(cause)
                                        : RmaStatusName(status);
     std::string text = absl::StrFormat(
-        "braid: RMA %s of %u bytes %s %s at 0x%x failed: %s",
-        op.is_read ? "read" : "write", op.len, op.is_read ? "from" : "to",
-        op.peer.ToString(), op.addr, why);
+        "braid: %s of %u bytes %s %s at 0x%x failed: %s",
+        op.is_atomic ? "atomic"
+        : op.is_read ? "RMA read"
+                     : "RMA write",
+        op.len, op.is_read ? "from" : "to", op.peer.ToString(), op.addr, why);
     FI_WARN(Provider(), FI_LOG_EP_DATA, "%s\n", text.c_str());
     if (tx_cq) {
       CqError e;

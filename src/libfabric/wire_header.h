@@ -7,10 +7,11 @@
 //   byte 1      kind: 1 = FI_MSG, 2 = FI_TAGGED, 3 = RMA write,
 //               4 = RMA read request, 5 = RMA read response,
 //               6 = RMA response (the target's verdict on a write, or a
-//               refused read)
+//               refused read or atomic), 7 = atomic request, 8 = atomic
+//               response
 //   byte 2      flags: bit 0 = carries remote CQ data
 //   bytes 3..7  zero
-//   bytes 8..15 tag, little endian (0 for FI_MSG); for kinds 3..6 the
+//   bytes 8..15 tag, little endian (0 for FI_MSG); for kinds 3..8 the
 //               initiator's request id, echoed by the target
 //   bytes 16..23 remote CQ data, little endian (0 without the flag); for
 //               kind 6 the RmaStatus (mr_table.h), flag set
@@ -47,8 +48,21 @@ enum class MsgKind : uint8_t {
   kReadReq = 4,
   kReadResp = 5,
   kRmaResp = 6,
+  kAtomicReq = 7,
+  kAtomicResp = 8,
 };
 inline constexpr size_t kReadReqBytes = kHeaderBytes + 24;
+inline constexpr size_t kAtomicReqBytes = kHeaderBytes + 24;  // + operands
+
+// The fixed part of an atomic request's body.
+struct AtomicReq {
+  uint64_t key = 0;
+  uint64_t addr = 0;
+  uint32_t count = 0;
+  uint8_t datatype = 0;
+  uint8_t op = 0;
+  uint8_t kind = 0;
+};
 
 // The body of a read request.
 struct ReadReq {
@@ -80,8 +94,9 @@ std::array<uint8_t, kHeaderBytes> EncodeHeader(const MsgHeader& h);
 
 // Reads the header at the front of `msg` into *out. Returns kNone, or the
 // reason the message must be dropped (then *out is unspecified). A read
-// request must be exactly kReadReqBytes long (else kShort); an RMA
-// response must carry the flag.
+// request must be exactly kReadReqBytes long, an atomic request at least
+// kAtomicReqBytes (else kShort); an RMA response must carry the flag, and
+// no request or response but a write may carry it.
 HeaderError DecodeHeader(absl::Span<const uint8_t> msg, MsgHeader* out);
 
 // The 24 body bytes of a read request (after its header).
@@ -89,6 +104,13 @@ std::array<uint8_t, kReadReqBytes - kHeaderBytes> EncodeReadReq(
     const ReadReq& r);
 // Reads the body of a read request that DecodeHeader accepted.
 ReadReq DecodeReadReq(absl::Span<const uint8_t> msg);
+
+// The 24 fixed body bytes of an atomic request (after its header).
+std::array<uint8_t, kAtomicReqBytes - kHeaderBytes> EncodeAtomicReq(
+    const AtomicReq& r);
+// Reads the fixed body of an atomic request that DecodeHeader accepted.
+// The operands follow at kAtomicReqBytes.
+AtomicReq DecodeAtomicReq(absl::Span<const uint8_t> msg);
 
 }  // namespace braid::libfabric
 

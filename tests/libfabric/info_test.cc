@@ -33,8 +33,7 @@ TEST(InfoTest, WithoutHintsOffersAnRdmEndpointWithMsgAndTagged) {
   EXPECT_EQ(info->ep_attr->type, FI_EP_RDM);
   EXPECT_EQ(info->caps & (FI_MSG | FI_TAGGED | FI_DIRECTED_RECV),
             FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
-  EXPECT_EQ(info->caps & FI_ATOMIC, 0u);
-  EXPECT_EQ(info->caps & kRmaCaps, kRmaCaps);
+  EXPECT_EQ(info->caps & kRmaCaps, kRmaCaps);  // RMA and atomics
   EXPECT_EQ(info->domain_attr->mr_mode, FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
   EXPECT_EQ(info->domain_attr->mr_key_size, 8u);
   EXPECT_EQ(info->tx_attr->rma_iov_limit, 1u);
@@ -48,10 +47,14 @@ TEST(InfoTest, WithoutHintsOffersAnRdmEndpointWithMsgAndTagged) {
   EXPECT_EQ(src.ToString(), "127.0.0.1:0");
 }
 
-TEST(InfoTest, HintsAskingForAtomicsGetNoData) {
+TEST(InfoTest, AtomicsNeedTheRmaMrModeToo) {
   InfoPtr h = Hints(), info;
   h->caps = FI_MSG | FI_ATOMIC;
-  EXPECT_EQ(Get(h.get(), &info), -FI_ENODATA);
+  EXPECT_EQ(Get(h.get(), &info), -FI_ENODATA);  // mr_mode 0
+  h->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_TRUE(info->caps & FI_ATOMIC);
+  EXPECT_TRUE(info->tx_attr->caps & FI_ATOMIC);
 }
 
 TEST(InfoTest,

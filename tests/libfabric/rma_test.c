@@ -10,9 +10,12 @@
 // access, and a closed region each fail only their own operation with
 // FI_EACCES and an error text naming the peer and the cause, and leave the
 // target's memory untouched; valid operations work after them; 1 MiB
-// writes and reads. Prints one line per case; exit 0 when all pass, 1 at
-// the first failure (no case waits more than 5 s).
+// writes and reads; atomics (fi_atomic, fi_fetch_atomic with FI_SUM and
+// FI_ATOMIC_READ, fi_compare_atomic, fi_inject_atomic, what
+// fi_query_atomic offers, and the same refusals). Prints one line per case;
+// exit 0 when all pass, 1 at the first failure (no case waits more than 5 s).
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -150,7 +153,7 @@ static void ExpectDone(void* ctx, uint64_t flags) {
   CHECK(a.nerrs == 0, "error instead of completion: %s", a.errs[0].text);
   CHECK(a.ngot == 1, "%d completions", a.ngot);
   CHECK(a.got[0].op_context == ctx, "wrong context");
-  CHECK((a.got[0].flags & (FI_RMA | FI_READ | FI_WRITE)) == flags,
+  CHECK((a.got[0].flags & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)) == flags,
         "flags 0x%llx", (unsigned long long)a.got[0].flags);
   CHECK(b.ngot == 0 && b.nerrs == 0, "the target got a CQ entry");
   a.ngot = 0;
@@ -166,7 +169,8 @@ static void ExpectError(void* ctx, uint64_t flags, const char* cause,
   const struct Error* e = &a.errs[0];
   CHECK(e->e.op_context == ctx, "wrong context");
   CHECK(e->e.err == FI_EACCES, "err %d (%s)", e->e.err, fi_strerror(e->e.err));
-  CHECK((e->e.flags & (FI_RMA | FI_READ | FI_WRITE)) == flags, "flags");
+  CHECK((e->e.flags & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)) == flags,
+        "flags");
   CHECK(strstr(e->text, peer) != NULL, "text does not name %s: %s", peer,
         e->text);
   CHECK(strstr(e->text, cause) != NULL, "text does not say '%s': %s", cause,
@@ -416,6 +420,92 @@ static void TestLarge(void) {
   Unregister(&big);
 }
 
+static void ExpectI64(const int64_t* got, const int64_t* want, int n,
+                      const char* what) {
+  for (int i = 0; i < n; ++i) {
+    CHECK(got[i] == want[i], "%s: element %d is %lld, want %lld", what, i,
+          (long long)got[i], (long long)want[i]);
+  }
+}
+
+static void TestAtomics(const char* peer) {
+  struct Region r = Register(64, FI_REMOTE_READ | FI_REMOTE_WRITE);
+  int64_t* t = (int64_t*)r.buf;
+  for (int i = 0; i < 8; ++i) t[i] = 10 * i;
+  int64_t v[4] = {1, 2, 3, 4}, old[4];
+  CALL(fi_atomic(a.ep, v, 4, NULL, a.peer, Addr(t), r.key, FI_INT64, FI_SUM,
+                 &ctx[0]));
+  ExpectDone(&ctx[0], FI_ATOMIC | FI_WRITE);
+  ExpectI64(t, (int64_t[]){1, 12, 23, 34}, 4, "fi_atomic FI_SUM");
+  CALL(fi_fetch_atomic(a.ep, v, 4, NULL, old, NULL, a.peer, Addr(t), r.key,
+                       FI_INT64, FI_SUM, &ctx[1]));
+  ExpectDone(&ctx[1], FI_ATOMIC | FI_READ);
+  ExpectI64(old, (int64_t[]){1, 12, 23, 34}, 4, "fetched old values");
+  ExpectI64(t, (int64_t[]){2, 14, 26, 38}, 4, "fi_fetch_atomic FI_SUM");
+  CALL(fi_fetch_atomic(a.ep, NULL, 2, NULL, old, NULL, a.peer, Addr(t + 1),
+                       r.key, FI_INT64, FI_ATOMIC_READ, &ctx[2]));
+  ExpectDone(&ctx[2], FI_ATOMIC | FI_READ);
+  ExpectI64(old, (int64_t[]){14, 26}, 2, "FI_ATOMIC_READ");
+  // Compare and swap: taken when the compare value matches, not after.
+  int64_t swap = 99, cmp = 2, prev = 0;
+  for (int round = 0; round < 2; ++round) {
+    CALL(fi_compare_atomic(a.ep, &swap, 1, NULL, &cmp, NULL, &prev, NULL,
+                           a.peer, Addr(t), r.key, FI_INT64, FI_CSWAP,
+                           &ctx[3]));
+    ExpectDone(&ctx[3], FI_ATOMIC | FI_READ);
+    CHECK(prev == (round == 0 ? 2 : 99), "FI_CSWAP old value %lld",
+          (long long)prev);
+    CHECK(t[0] == 99, "FI_CSWAP result %lld", (long long)t[0]);
+  }
+  // fi_inject_atomic: no completion, the update lands.
+  const int64_t one = 1;
+  CALL(fi_inject_atomic(a.ep, &one, 1, a.peer, Addr(t + 7), r.key, FI_INT64,
+                        FI_SUM));
+  const double end = Now() + 5;
+  while (t[7] != 71) {
+    CHECK(Now() < end, "fi_inject_atomic did not land");
+    Drive(&a);
+    Drive(&b);
+  }
+  Settle(0.02);
+  CHECK(a.ngot == 0 && a.nerrs == 0, "fi_inject_atomic completed");
+  // What is offered.
+  struct fi_atomic_attr attr;
+  CALL(fi_query_atomic(a.domain, FI_UINT32, FI_BOR, &attr, 0));
+  CHECK(attr.size == 4 && attr.count == 1024, "query: %zu x %zu", attr.count,
+        attr.size);
+  CHECK(fi_query_atomic(a.domain, FI_FLOAT, FI_BOR, &attr, 0) == -FI_EOPNOTSUPP,
+        "FI_BOR on floats offered");
+  CALL(fi_query_atomic(a.domain, FI_DOUBLE, FI_CSWAP_LT, &attr,
+                       FI_COMPARE_ATOMIC));
+  size_t count = 0;
+  CALL(fi_atomicvalid(a.ep, FI_DOUBLE, FI_SUM, &count));
+  CHECK(count == 512, "fi_atomicvalid count %zu", count);
+  CHECK(
+      fi_fetch_atomicvalid(a.ep, FI_INT64, FI_MSWAP, &count) == -FI_EOPNOTSUPP,
+      "FI_MSWAP offered as a fetching atomic");
+  // Refusals: a bad key, out of bounds, a region without write access.
+  CALL(fi_atomic(a.ep, v, 1, NULL, a.peer, Addr(t), r.key ^ 1, FI_INT64, FI_SUM,
+                 &ctx[4]));
+  ExpectError(&ctx[4], FI_ATOMIC | FI_WRITE, "no memory region with that key",
+              peer);
+  CALL(fi_fetch_atomic(a.ep, v, 2, NULL, old, NULL, a.peer, Addr(t + 7), r.key,
+                       FI_INT64, FI_SUM, &ctx[5]));
+  ExpectError(&ctx[5], FI_ATOMIC | FI_READ, "outside", peer);
+  CHECK(t[7] == 71, "an out-of-bounds atomic changed memory");
+  struct Region ro = Register(64, FI_REMOTE_READ);
+  CALL(fi_atomic(a.ep, v, 1, NULL, a.peer, Addr(ro.buf), ro.key, FI_INT64,
+                 FI_SUM, &ctx[6]));
+  ExpectError(&ctx[6], FI_ATOMIC | FI_WRITE, "does not grant", peer);
+  ExpectFill(ro.buf, ro.len, 0x5a, "read-only region");
+  CALL(fi_fetch_atomic(a.ep, NULL, 1, NULL, old, NULL, a.peer, Addr(ro.buf),
+                       ro.key, FI_INT64, FI_ATOMIC_READ, &ctx[7]));
+  ExpectDone(&ctx[7], FI_ATOMIC | FI_READ);  // reading is granted
+  CHECK(old[0] == 0x5a5a5a5a5a5a5a5all, "FI_ATOMIC_READ of a read-only region");
+  Unregister(&ro);
+  Unregister(&r);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: fi_rma_test PROVIDER_DIR\n");
@@ -424,7 +514,7 @@ int main(int argc, char** argv) {
   setenv("FI_PROVIDER_PATH", argv[1], 1);
   const double start = Now();
   struct fi_info* hints = fi_allocinfo();
-  hints->caps = FI_MSG | FI_RMA;
+  hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
   hints->ep_attr->type = FI_EP_RDM;
   hints->domain_attr->mr_mode =
       FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
@@ -461,7 +551,8 @@ int main(int argc, char** argv) {
                {"writedata with remote CQ data, inject_write", 2},
                {"bad key, out of bounds, no access, closed region", 3},
                {"valid write and read after the refused ones", 0},
-               {"1 MiB write and read", 4}};
+               {"1 MiB write and read", 4},
+               {"atomics: write, fetch, compare, inject, query, refusals", 5}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     const double t = Now();
     switch (cases[i].kind) {
@@ -479,6 +570,9 @@ int main(int argc, char** argv) {
         break;
       case 4:
         TestLarge();
+        break;
+      case 5:
+        TestAtomics(peer);
         break;
     }
     printf("ok  %-50s %.1f ms\n", cases[i].name, (Now() - t) * 1e3);

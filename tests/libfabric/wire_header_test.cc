@@ -60,7 +60,7 @@ TEST(WireHeaderTest, WrongVersionIsRefused) {
 TEST(WireHeaderTest, UnknownKindIsRefused) {
   std::vector<uint8_t> b = Bytes({});
   MsgHeader out;
-  for (uint8_t kind : {0, 7, 255}) {
+  for (uint8_t kind : {0, 9, 255}) {
     b[1] = kind;
     EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadKind);
   }
@@ -114,6 +114,30 @@ TEST(WireHeaderTest, ReadRequestOfTheWrongLengthIsRefused) {
   EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
   b.resize(kReadReqBytes);
   EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+}
+
+TEST(WireHeaderTest, AtomicRequestRoundTripsAndNeedsItsFixedBody) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kAtomicReq, 8));
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
+  auto body = EncodeAtomicReq({.key = 0x1122334455667788ull,
+                               .addr = 0x99,
+                               .count = 0x01020304,
+                               .datatype = 7,
+                               .op = 12,
+                               .kind = 3});
+  b.insert(b.end(), body.begin(), body.end());
+  b.push_back(42);  // an operand
+  ASSERT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+  AtomicReq r = DecodeAtomicReq(b);
+  EXPECT_EQ(r.key, 0x1122334455667788ull);
+  EXPECT_EQ(r.addr, 0x99u);
+  EXPECT_EQ(r.count, 0x01020304u);
+  EXPECT_EQ(r.datatype, 7);
+  EXPECT_EQ(r.op, 12);
+  EXPECT_EQ(r.kind, 3);
+  b[kAtomicReqBytes - 1] = 1;  // the reserved byte
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
 }
 
 TEST(WireHeaderTest, RmaResponseWithoutItsStatusIsRefused) {

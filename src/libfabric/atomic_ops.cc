@@ -9,6 +9,7 @@
 
 #include <mutex>
 
+#include "libfabric/config.h"
 #include "libfabric/ep.h"
 
 namespace braid::libfabric {
@@ -156,6 +157,7 @@ fi_ops_atomic* AtomicOps() { return &kAtomicOps; }
 
 int QueryAtomic(fid_domain*, fi_datatype dt, fi_op op, fi_atomic_attr* attr,
                 uint64_t flags) {
+  if (!Config().atomics) return -FI_EOPNOTSUPP;  // FI_ATOMIC not offered
   if (flags & ~static_cast<uint64_t>(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC)) {
     return -FI_EBADFLAGS;
   }

@@ -365,7 +365,7 @@ int OpenEp(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   ep->fid.rma = RmaOps();
   ep->fid.atomic = AtomicOps();
   ep->domain = d;
-  ep->caps = info->caps ? info->caps : kCaps;
+  ep->caps = info->caps ? info->caps : OfferedCaps(Config());
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
   ep->endpoint = std::move(*endpoint);

@@ -61,8 +61,9 @@ int RmaMrMode(uint32_t version, const fi_info* h) {
 }
 
 // -FI_ENODATA if the hints ask for anything not offered, else 0.
-int CheckHints(uint32_t version, const fi_info* h) {
-  if (h->caps & ~kCaps) return -FI_ENODATA;
+int CheckHints(uint32_t version, const fi_info* h,
+               const ProviderConfig& config) {
+  if (h->caps & ~OfferedCaps(config)) return -FI_ENODATA;
   if ((h->caps & kRmaCaps) && !RmaMrModeFits(version, h)) return -FI_ENODATA;
   switch (h->addr_format) {
     case FI_FORMAT_UNSPEC:
@@ -120,20 +121,22 @@ int SetAddr(const NetAddr& a, void** addr, size_t* len) {
   return 0;
 }
 
-uint64_t Caps(uint32_t version, const fi_info* hints) {
+uint64_t Caps(uint32_t version, const fi_info* hints,
+              const ProviderConfig& config) {
+  const uint64_t offered = OfferedCaps(config);
   if (hints == nullptr || hints->caps == 0) {
     // Everything, less RMA for an application that cannot register memory
     // the way it needs.
-    return RmaMrModeFits(version, hints) ? kCaps : kCaps & ~kRmaCaps;
+    return RmaMrModeFits(version, hints) ? offered : offered & ~kRmaCaps;
   }
   uint64_t caps = hints->caps | FI_LOCAL_COMM | FI_REMOTE_COMM;
   if (!(caps & (FI_SEND | FI_RECV))) caps |= FI_SEND | FI_RECV;
   return caps;
 }
 
-void FillAttrs(uint32_t version, const fi_info* hints, const NetAddr& src,
-               fi_info* fi) {
-  fi->caps = Caps(version, hints);
+void FillAttrs(uint32_t version, const fi_info* hints,
+               const ProviderConfig& config, const NetAddr& src, fi_info* fi) {
+  fi->caps = Caps(version, hints, config);
   fi->mode = 0;
   fi->addr_format =
       src.family == NetAddr::Family::kIpv6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
@@ -230,7 +233,7 @@ int GetInfo(uint32_t version, const char* node, const char* service,
             fi_info** info) {
   *info = nullptr;
   if (hints) {
-    int r = CheckHints(version, hints);
+    int r = CheckHints(version, hints, config);
     if (r) return r;
   }
   NetAddr src, dest;
@@ -247,7 +250,7 @@ int GetInfo(uint32_t version, const char* node, const char* service,
   }
   fi_info* fi = fi_allocinfo();
   if (fi == nullptr) return -FI_ENOMEM;
-  FillAttrs(version, hints, src, fi);
+  FillAttrs(version, hints, config, src, fi);
   r = SetAddr(src, &fi->src_addr, &fi->src_addrlen);
   if (r == 0 && dest.valid()) {
     r = SetAddr(dest, &fi->dest_addr, &fi->dest_addrlen);

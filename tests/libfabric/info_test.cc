@@ -19,10 +19,10 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 InfoPtr Hints() { return InfoPtr(fi_allocinfo()); }
 
 int Get(const fi_info* hints, InfoPtr* out, const char* node = nullptr,
-        const char* service = nullptr, uint64_t flags = 0) {
+        const char* service = nullptr, uint64_t flags = 0,
+        const ProviderConfig& config = ProviderConfig()) {
   fi_info* info = nullptr;
-  int r =
-      GetInfo(kVersion, node, service, flags, hints, ProviderConfig(), &info);
+  int r = GetInfo(kVersion, node, service, flags, hints, config, &info);
   out->reset(info);
   return r;
 }
@@ -45,6 +45,19 @@ TEST(InfoTest, WithoutHintsOffersAnRdmEndpointWithMsgAndTagged) {
   NetAddr src;
   ASSERT_TRUE(FromSockaddr(info->src_addr, info->src_addrlen, &src));
   EXPECT_EQ(src.ToString(), "127.0.0.1:0");
+}
+
+TEST(InfoTest, AtomicsSwitchedOffAreNotOffered) {
+  ProviderConfig off;
+  off.atomics = false;
+  InfoPtr h = Hints(), info;
+  h->caps = FI_MSG | FI_ATOMIC;
+  h->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  EXPECT_EQ(Get(h.get(), &info, nullptr, nullptr, 0, off), -FI_ENODATA);
+  h->caps = 0;
+  ASSERT_EQ(Get(h.get(), &info, nullptr, nullptr, 0, off), 0);
+  EXPECT_EQ(info->caps & FI_ATOMIC, 0u);
+  EXPECT_TRUE(info->caps & FI_RMA);
 }
 
 TEST(InfoTest, AtomicsNeedTheRmaMrModeToo) {

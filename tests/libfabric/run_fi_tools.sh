@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Debian's unmodified libfabric tools over the braid provider on
 # loopback: fi_info -p braid (it must describe an FI_EP_RDM endpoint with
-# FI_MSG, FI_TAGGED, FI_RMA and FI_ATOMIC with their mr_mode), then
+# FI_MSG, FI_TAGGED, FI_RMA and FI_ATOMIC with their mr_mode; no atomics
+# with FI_BRAID_ATOMICS=0), then
 # fi_pingpong -p braid -e rdm in msg and tagged mode with data checks
 # (-c). Usage: run_fi_tools.sh PROVIDER_DIR
 # Exit 77 (skipped) when fi_info or fi_pingpong is not installed.
@@ -34,6 +35,10 @@ for want in "FI_EP_RDM" "FI_MSG" "FI_TAGGED" "FI_DIRECTED_RECV" \
     exit 1
   fi
 done
+if grep -q "FI_ATOMIC\b" <<<"$(FI_BRAID_ATOMICS=0 fi_info -p braid -v)"; then
+  echo "FAIL: fi_info -p braid with FI_BRAID_ATOMICS=0 offers atomics"
+  exit 1
+fi
 # An application that asks for messages only gets no RMA, and no mr_mode
 # requirement with it.
 msg_only=$(fi_info -p braid -c FI_MSG -v)

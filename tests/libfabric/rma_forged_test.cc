@@ -137,7 +137,7 @@ TEST_F(RmaForgedTest, ReadResponseFromAnotherAddressLandsNowhere) {
 }
 
 TEST_F(RmaForgedTest, TargetThatTakesTheRequestAndFallsSilentFailsItByTimeout) {
-  Open(2, {.rma = true});  // the fixture's peer timeout: 300 ms
+  Open(2, {.rma = true});  // peer timeout: 1 s (CMakeLists.txt)
   Side& a = sides_[0];
   // A plain braid endpoint: braid acknowledges the requests, nobody
   // answers them.

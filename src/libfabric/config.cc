@@ -24,6 +24,9 @@ void DefineParams() {
                   "A progress thread drives the endpoints after the "
                   "application has made no call for this long, us; 0 = no "
                   "thread (default: 10000)");
+  fi_param_define(p, "atomics", FI_PARAM_BOOL,
+                  "Offer FI_ATOMIC (default: 1; 0 keeps clients that need "
+                  "RMA and atomics, e.g. Open MPI's btl/ofi, off braid)");
 }
 
 namespace {
@@ -79,6 +82,8 @@ ProviderConfig Read() {
       FI_WARN(p, FI_LOG_CORE, "FI_BRAID_PROGRESS_US=%d must be >= 0\n", v);
     }
   }
+  int on = 0;
+  if (fi_param_get_bool(p, "atomics", &on) == FI_SUCCESS) c.atomics = on != 0;
   return c;
 }
 

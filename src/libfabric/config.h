@@ -16,6 +16,9 @@
 //   FI_BRAID_PROGRESS_US       the backstop progress thread drives the
 //                              endpoints after the application has made no
 //                              call for this long, us; 0 = no thread (10000)
+//   FI_BRAID_ATOMICS           offer FI_ATOMIC, 0 or 1 (1); 0 keeps
+//                              clients that look for RMA and atomics (Open
+//                              MPI's btl/ofi, for MPI one-sided) off braid
 #ifndef BRAID_LIBFABRIC_CONFIG_H_
 #define BRAID_LIBFABRIC_CONFIG_H_
 
@@ -34,6 +37,7 @@ struct ProviderConfig {
   uint64_t unexpected_bytes = 256ull << 20;
   DurationNs peer_timeout = DurationNs::Seconds(2);
   DurationNs progress_idle = DurationNs::Millis(10);
+  bool atomics = true;
 };
 
 // Largest message the provider offers (braid's default limit less the

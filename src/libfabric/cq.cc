@@ -26,7 +26,13 @@ const char* ProvErrName(int prov_errno) {
       return "canceled";
     case kProvErrNoMessage:
       return "no matching message";
+    case kProvErrRmaTimeout:
+      return "the RMA target did not answer";
     default:
+      if (prov_errno > kProvErrRma &&
+          prov_errno < kProvErrRma + kRmaStatusCount) {
+        return RmaStatusName(static_cast<RmaStatus>(prov_errno - kProvErrRma));
+      }
       if (prov_errno > 0 && prov_errno < 16) {
         return FailureCauseName(static_cast<FailureCause>(prov_errno));
       }

@@ -1,14 +1,13 @@
-// The fabric, domain, memory-region and event-queue objects. Memory
-// regions are accepted and ignore their memory (no RMA is offered, and
-// sends and receives need no registration); the event queue exists for
-// clients that open one and never gets an event (no connection
-// management on FI_EP_RDM).
+// The fabric, domain and event-queue objects (memory regions: mr.cc).
+// The event queue exists for clients that open one and never gets an
+// event (no connection management on FI_EP_RDM).
 #include <rdma/fi_errno.h>
 
 #include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "libfabric/atomic_ops.h"
 #include "libfabric/config.h"
 #include "libfabric/objects.h"
 #include "libfabric/provider.h"
@@ -17,41 +16,13 @@
 namespace braid::libfabric {
 namespace {
 
-// --- memory regions ---
-
-int MrClose(fid* f) {
-  delete FromFid<Mr>(f);
-  return 0;
-}
-
-fi_ops kMrFiOps = stubs::FidOps(MrClose);
-
-int RegV(fid* f, const iovec* iov, size_t count, uint64_t access,
-         uint64_t offset, uint64_t requested_key, uint64_t flags, fid_mr** mr,
-         void* context) {
-  return RegisterMr(f, nullptr, 0, access, offset, requested_key, flags, mr,
-                    context);
-}
-
-int RegAttr(fid* f, const fi_mr_attr* attr, uint64_t flags, fid_mr** mr) {
-  return RegisterMr(f, nullptr, 0, attr->access, attr->offset,
-                    attr->requested_key, flags, mr, attr->context);
-}
-
-fi_ops_mr kMrOps = {
-    .size = sizeof(fi_ops_mr),
-    .reg = RegisterMr,
-    .regv = RegV,
-    .regattr = RegAttr,
-};
-
 // --- domain ---
 
 int DomainClose(fid* f) {
   Domain* d = FromFid<Domain>(f);
   {
     std::lock_guard<std::mutex> l(d->mu);
-    if (!d->eps.empty()) return -FI_EBUSY;
+    if (!d->eps.empty() || d->mrs.size() > 0) return -FI_EBUSY;
   }
   d->progress.reset();
   fi_freeinfo(d->info);
@@ -66,9 +37,6 @@ int NoCntr(fid_domain*, fi_cntr_attr*, fid_cntr**, void*) { return -FI_ENOSYS; }
 int NoPoll(fid_domain*, fi_poll_attr*, fid_poll**) { return -FI_ENOSYS; }
 int NoStx(fid_domain*, fi_tx_attr*, fid_stx**, void*) { return -FI_ENOSYS; }
 int NoSrx(fid_domain*, fi_rx_attr*, fid_ep**, void*) { return -FI_ENOSYS; }
-int NoAtomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*, uint64_t) {
-  return -FI_ENOSYS;
-}
 int NoCollective(fid_domain*, fi_collective_op, fi_collective_attr*, uint64_t) {
   return -FI_ENOSYS;
 }
@@ -88,7 +56,7 @@ fi_ops_domain kDomainOps = {
     .poll_open = NoPoll,
     .stx_ctx = NoStx,
     .srx_ctx = NoSrx,
-    .query_atomic = NoAtomic,
+    .query_atomic = QueryAtomic,
     .query_collective = NoCollective,
     .endpoint2 = Endpoint2,
 };
@@ -163,20 +131,6 @@ fi_ops_fabric kFabricOps = {
 
 }  // namespace
 
-int RegisterMr(fid* f, const void* buf, size_t len, uint64_t access,
-               uint64_t offset, uint64_t requested_key, uint64_t flags,
-               fid_mr** out, void* context) {
-  if (f->fclass != FI_CLASS_DOMAIN) return -FI_EINVAL;
-  auto* mr = new Mr();
-  mr->fid.fid.fclass = FI_CLASS_MR;
-  mr->fid.fid.context = context;
-  mr->fid.fid.ops = &kMrFiOps;
-  mr->fid.mem_desc = nullptr;
-  mr->fid.key = requested_key;
-  *out = &mr->fid;
-  return 0;
-}
-
 int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** out,
                void* context) {
   if (info && info->domain_attr && info->domain_attr->name &&
@@ -188,7 +142,7 @@ int OpenDomain(fid_fabric* fabric, fi_info* info, fid_domain** out,
   d->fid.fid.context = context;
   d->fid.fid.ops = &kDomainFiOps;
   d->fid.ops = &kDomainOps;
-  d->fid.mr = &kMrOps;
+  d->fid.mr = MrOps();
   d->fabric = FromFid<Fabric>(fabric);
   d->info = fi_dupinfo(info);
   if (Config().progress_idle > DurationNs::Zero()) {

@@ -18,10 +18,11 @@
 namespace braid::libfabric {
 namespace {
 
-// Sends at least this large (and with a completion) go from the
-// application's buffer; smaller ones are copied (cheaper than tracking).
-constexpr size_t kZeroCopyMin = 16384;
-constexpr uint16_t kStream = 1;  // one ordered stream: FI_ORDER_SAS
+uint64_t KindFlag(MsgKind k) {
+  return k == MsgKind::kTagged ? FI_TAGGED : FI_MSG;
+}
+
+}  // namespace
 
 int ErrnoOf(FailureCause c) {
   switch (c) {
@@ -42,11 +43,17 @@ size_t IovBytes(const iovec* iov, size_t count) {
   return n;
 }
 
-uint64_t KindFlag(MsgKind k) {
-  return k == MsgKind::kTagged ? FI_TAGGED : FI_MSG;
+bool RmaAllowed(uint64_t caps, uint64_t bit) {
+  constexpr uint64_t kDirs =
+      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  return (caps & FI_RMA) && ((caps & kDirs) == 0 || (caps & bit));
 }
 
-}  // namespace
+bool AtomicAllowed(uint64_t caps, uint64_t bits) {
+  constexpr uint64_t kDirs =
+      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  return (caps & FI_ATOMIC) && ((caps & kDirs) == 0 || (caps & bits) == bits);
+}
 
 const char* Ep::KindName(MsgKind k) const {
   return k == MsgKind::kTagged ? "tagged message" : "message";
@@ -274,16 +281,20 @@ void Ep::PushRecvEntry(void* context, MsgKind kind, const MsgHeader& h,
 }
 
 void Ep::HandleRecv(Completion& c) {
-  if (c.placement != PlacementStatus::kNone) {
-    ++counters.dropped_placed;
-    return;
-  }
   MsgHeader h;
   HeaderError err = DecodeHeader(c.data, &h);
   if (err != HeaderError::kNone) {
     ++counters.dropped[static_cast<size_t>(err)];
     FI_INFO(Provider(), FI_LOG_EP_DATA, "dropped a message from %s: %s\n",
             c.peer.ToString().c_str(), HeaderErrorName(err));
+    return;
+  }
+  if (h.kind != MsgKind::kMsg && h.kind != MsgKind::kTagged) {
+    HandleRma(c, h);
+    return;
+  }
+  if (c.placement != PlacementStatus::kNone) {
+    ++counters.dropped_placed;
     return;
   }
   const int k = h.kind == MsgKind::kTagged ? 1 : 0;
@@ -298,6 +309,14 @@ void Ep::HandleRecv(Completion& c) {
 }
 
 void Ep::HandleSendDone(const Completion& c) {
+  if (c.cookie & kRmaCookie) {
+    RmaSendDone(c);
+    return;
+  }
+  if (c.cookie == kResponseCookie) {  // a target's answer: nobody waits
+    if (c.type == CompletionType::kSendFailed) ++counters.send_failures;
+    return;
+  }
   TxRequest r;
   if (c.cookie != 0 && c.cookie <= tx_.size()) {
     r = tx_[c.cookie - 1];
@@ -336,6 +355,7 @@ void Ep::Progress() {
   const bool full = (unexpected_[0].bytes() + unexpected_[1].bytes()) >=
                     Config().unexpected_bytes;
   if (full) ++counters.backpressure_polls;
+  FlushResponses();
   endpoint->Poll(&polled_, full ? 0 : 256);
   for (Completion& c : polled_) {
     if (c.type == CompletionType::kRecv) {
@@ -345,6 +365,8 @@ void Ep::Progress() {
     }
   }
   endpoint->Recycle(&polled_);
+  FlushResponses();
+  if (live_ops_ > 0) ExpireOps();
 }
 
 void Ep::Flush() {
@@ -362,10 +384,14 @@ void Ep::Close() {
     const std::string local = local_address().ToString();
     FI_INFO(Provider(), FI_LOG_EP_CTRL,
             "endpoint %s closing: unexpected=%lu send_failures=%lu "
-            "backpressure_polls=%lu dropped:%s placed=%lu\n",
+            "backpressure_polls=%lu dropped:%s placed=%lu rma_refused: "
+            "bad_key=%lu out_of_bounds=%lu no_permission=%lu refused=%lu "
+            "rma_stale=%lu rma_malformed=%lu\n",
             local.c_str(), counters.unexpected, counters.send_failures,
-            counters.backpressure_polls, drops.c_str(),
-            counters.dropped_placed);
+            counters.backpressure_polls, drops.c_str(), counters.dropped_placed,
+            counters.rma_refused[1], counters.rma_refused[2],
+            counters.rma_refused[3], counters.rma_refused[4],
+            counters.rma_stale, counters.rma_malformed);
     // One log call per line of the table: libfabric cuts a log message at
     // about 1 KiB, and the table is longer.
     for (absl::string_view line : absl::StrSplit(
@@ -389,6 +415,10 @@ void Ep::Close() {
   polled_.clear();
   for (auto& q : unexpected_) q.TakeAll();
   claimed_.clear();
+  ops_.clear();
+  ops_free_.clear();
+  live_ops_ = 0;
+  responses_.clear();
   endpoint.reset();
 }
 

@@ -10,10 +10,12 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "libfabric/atomic_ops.h"
 #include "libfabric/config.h"
 #include "libfabric/ep.h"
 #include "libfabric/info.h"
 #include "libfabric/provider.h"
+#include "libfabric/rma_ops.h"
 #include "libfabric/sockaddr.h"
 #include "libfabric/stubs.h"
 
@@ -360,11 +362,18 @@ int OpenEp(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   ep->fid.cm = &kEpCmOps;
   ep->fid.msg = &kMsgOps;
   ep->fid.tagged = &kTaggedOps;
+  ep->fid.rma = RmaOps();
+  ep->fid.atomic = AtomicOps();
   ep->domain = d;
-  ep->caps = info->caps ? info->caps : kCaps;
+  ep->caps = info->caps ? info->caps : OfferedCaps(Config());
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
   ep->endpoint = std::move(*endpoint);
+  // Runs inside Poll, which the provider calls with the domain lock held.
+  ep->endpoint->SetPlacementHandler(
+      [ep](const PlacementRequest& req, absl::Span<uint8_t>* dest) {
+        return ep->Place(req, dest);
+      });
   {
     std::lock_guard<std::mutex> l(d->mu);
     d->eps.push_back(ep);

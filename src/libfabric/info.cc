@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "braid/address.h"
+#include "libfabric/mr_table.h"
 #include "libfabric/provider.h"
 #include "libfabric/sockaddr.h"
 #include "libfabric/wire_header.h"
@@ -37,9 +38,33 @@ bool NameMatches(const char* asked) {
   return asked == nullptr || std::strcmp(asked, kProviderName) == 0;
 }
 
+// True if the application's mr_mode (hints) accepts what RMA needs:
+// kRmaMrMode, or FI_MR_BASIC (which implies it). Before API 1.5 mr_mode
+// was FI_MR_UNSPEC, FI_MR_BASIC or FI_MR_SCALABLE.
+bool RmaMrModeFits(uint32_t version, const fi_info* h) {
+  if (h == nullptr || h->domain_attr == nullptr) return true;
+  const int m = h->domain_attr->mr_mode;
+  if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
+    return m == FI_MR_UNSPEC || m == FI_MR_BASIC;
+  }
+  if (m & FI_MR_BASIC) return true;
+  if (m & FI_MR_SCALABLE) return false;
+  return (m & kRmaMrMode) == kRmaMrMode;
+}
+
+// The mr_mode returned with RMA.
+int RmaMrMode(uint32_t version, const fi_info* h) {
+  const bool basic =
+      FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
+      (h && h->domain_attr && (h->domain_attr->mr_mode & FI_MR_BASIC));
+  return basic ? FI_MR_BASIC : kRmaMrMode;
+}
+
 // -FI_ENODATA if the hints ask for anything not offered, else 0.
-int CheckHints(const fi_info* h) {
-  if (h->caps & ~kCaps) return -FI_ENODATA;
+int CheckHints(uint32_t version, const fi_info* h,
+               const ProviderConfig& config) {
+  if (h->caps & ~OfferedCaps(config)) return -FI_ENODATA;
+  if ((h->caps & kRmaCaps) && !RmaMrModeFits(version, h)) return -FI_ENODATA;
   switch (h->addr_format) {
     case FI_FORMAT_UNSPEC:
     case FI_SOCKADDR:
@@ -96,29 +121,39 @@ int SetAddr(const NetAddr& a, void** addr, size_t* len) {
   return 0;
 }
 
-uint64_t Caps(const fi_info* hints) {
-  if (hints == nullptr || hints->caps == 0) return kCaps;
+uint64_t Caps(uint32_t version, const fi_info* hints,
+              const ProviderConfig& config) {
+  const uint64_t offered = OfferedCaps(config);
+  if (hints == nullptr || hints->caps == 0) {
+    // Everything, less RMA for an application that cannot register memory
+    // the way it needs.
+    return RmaMrModeFits(version, hints) ? offered : offered & ~kRmaCaps;
+  }
   uint64_t caps = hints->caps | FI_LOCAL_COMM | FI_REMOTE_COMM;
   if (!(caps & (FI_SEND | FI_RECV))) caps |= FI_SEND | FI_RECV;
   return caps;
 }
 
-void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
-  fi->caps = Caps(hints);
+void FillAttrs(uint32_t version, const fi_info* hints,
+               const ProviderConfig& config, const NetAddr& src, fi_info* fi) {
+  fi->caps = Caps(version, hints, config);
   fi->mode = 0;
   fi->addr_format =
       src.family == NetAddr::Family::kIpv6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
   fi_tx_attr& tx = *fi->tx_attr;
-  tx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND);
+  tx.caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC |
+                        FI_READ | FI_WRITE);
   tx.op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
   tx.msg_order = FI_ORDER_SAS;
   tx.comp_order = FI_ORDER_NONE;
   tx.inject_size = kInjectSize;
   tx.size = kTxSize;
   tx.iov_limit = kIovLimit;
+  tx.rma_iov_limit = (fi->caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
   fi_rx_attr& rx = *fi->rx_attr;
   rx.caps =
-      fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+      fi->caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+                  FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE);
   rx.op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
   rx.msg_order = FI_ORDER_SAS;
   rx.comp_order = FI_ORDER_NONE;
@@ -140,7 +175,9 @@ void FillAttrs(const fi_info* hints, const NetAddr& src, fi_info* fi) {
   d.resource_mgmt = FI_RM_ENABLED;
   d.av_type =
       hints && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
-  d.mr_mode = 0;
+  d.mr_mode = (fi->caps & (FI_RMA | FI_ATOMIC)) ? RmaMrMode(version, hints) : 0;
+  d.mr_key_size = 8;
+  d.mr_cnt = MrTable::kMaxRegions;
   d.cq_data_size = 8;
   d.cq_cnt = 256;
   d.ep_cnt = 256;
@@ -196,7 +233,7 @@ int GetInfo(uint32_t version, const char* node, const char* service,
             fi_info** info) {
   *info = nullptr;
   if (hints) {
-    int r = CheckHints(hints);
+    int r = CheckHints(version, hints, config);
     if (r) return r;
   }
   NetAddr src, dest;
@@ -213,7 +250,7 @@ int GetInfo(uint32_t version, const char* node, const char* service,
   }
   fi_info* fi = fi_allocinfo();
   if (fi == nullptr) return -FI_ENOMEM;
-  FillAttrs(hints, src, fi);
+  FillAttrs(version, hints, config, src, fi);
   r = SetAddr(src, &fi->src_addr, &fi->src_addrlen);
   if (r == 0 && dest.valid()) {
     r = SetAddr(dest, &fi->dest_addr, &fi->dest_addrlen);
@@ -222,7 +259,6 @@ int GetInfo(uint32_t version, const char* node, const char* service,
     fi_freeinfo(fi);
     return r;
   }
-  (void)version;
   *info = fi;
   return 0;
 }

@@ -11,11 +11,24 @@
 
 namespace braid::libfabric {
 
+// RMA and atomics in both directions, as initiator and as target.
+inline constexpr uint64_t kRmaCaps =
+    FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 // Capabilities offered: messages and tagged messages, both directions,
-// directed receive, source addresses in completions.
+// directed receive, source addresses in completions, RMA and atomics
+// (only to applications whose mr_mode accepts kRmaMrMode; atomics unless
+// FI_BRAID_ATOMICS=0, see OfferedCaps).
 inline constexpr uint64_t kCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
                                   FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |
-                                  FI_REMOTE_COMM;
+                                  FI_REMOTE_COMM | kRmaCaps;
+// kCaps less FI_ATOMIC unless `config` enables atomics.
+inline uint64_t OfferedCaps(const ProviderConfig& config) {
+  return config.atomics ? kCaps : kCaps & ~static_cast<uint64_t>(FI_ATOMIC);
+}
+// What RMA and atomics need of the application's memory registration:
+// keys are the provider's (random, 64 bits), remote addresses are virtual
+// addresses. No FI_MR_LOCAL: local buffers need no registration.
+inline constexpr int kRmaMrMode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
 inline constexpr uint64_t kTxOpFlags = FI_COMPLETION | FI_INJECT_COMPLETE |
                                        FI_TRANSMIT_COMPLETE |
                                        FI_DELIVERY_COMPLETE;

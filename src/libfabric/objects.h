@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "braid/address.h"
 #include "libfabric/match_queue.h"
+#include "libfabric/mr_table.h"
 #include "libfabric/progress.h"
 
 namespace braid::libfabric {
@@ -37,6 +38,7 @@ struct Domain {
   fi_info* info = nullptr;  // fi_dupinfo of the domain's info
   std::mutex mu;            // guards every object of the domain
   std::vector<Ep*> eps;     // open endpoints (the progress thread's work)
+  MrTable mrs;              // what remote RMA may touch, by key
   std::unique_ptr<ProgressThread> progress;  // null: FI_BRAID_PROGRESS_US=0
   // The application's API version (err_data_size semantics of readerr).
   uint32_t api_version() const { return fabric->fid.api_version; }
@@ -94,7 +96,8 @@ struct Cq {
 };
 
 struct Mr {
-  fid_mr fid;
+  fid_mr fid;  // fid.key: the region's key in domain->mrs
+  Domain* domain = nullptr;
 };
 
 struct Eq {
@@ -106,6 +109,9 @@ struct Eq {
 inline constexpr int kProvErrTruncated = 100;
 inline constexpr int kProvErrCanceled = 101;
 inline constexpr int kProvErrNoMessage = 102;
+inline constexpr int kProvErrRmaTimeout = 103;  // the RMA target fell silent
+// An RMA the target refused: kProvErrRma + RmaStatus (mr_table.h).
+inline constexpr int kProvErrRma = 110;
 const char* ProvErrName(int prov_errno);
 
 template <typename T, typename F>
@@ -121,9 +127,8 @@ int OpenAv(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
 int OpenCq(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
 int OpenEq(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** eq, void* context);
 int OpenEp(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
-int RegisterMr(fid* fid, const void* buf, size_t len, uint64_t access,
-               uint64_t offset, uint64_t requested_key, uint64_t flags,
-               fid_mr** mr, void* context);
+// The domain's fi_ops_mr (mr.cc).
+fi_ops_mr* MrOps();
 // fi_trywait for the provider's CQs. 0: the caller may block.
 int TryWait(fid_fabric* fabric, fid** fids, int count);
 

@@ -27,6 +27,10 @@ void FiTest::Open(int n, SideOptions opts) {
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
   hints->domain_attr->av_type = FI_AV_TABLE;
+  if (opts.rma) {
+    hints->caps |= FI_RMA;
+    hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  }
   int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
   fi_freeinfo(hints);
   ASSERT_EQ(r, 0) << "fi_getinfo: " << fi_strerror(-r)

@@ -39,6 +39,7 @@ struct Side {
 struct SideOptions {
   bool selective_tx = false;  // bind the tx CQ with FI_SELECTIVE_COMPLETION
   bool wait_fd = false;       // a CQ with FI_WAIT_FD
+  bool rma = false;  // ask for FI_RMA (mr_mode FI_MR_PROV_KEY | _VIRT_ADDR)
 };
 
 class FiTest : public ::testing::Test {

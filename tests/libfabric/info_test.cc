@@ -19,10 +19,10 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 InfoPtr Hints() { return InfoPtr(fi_allocinfo()); }
 
 int Get(const fi_info* hints, InfoPtr* out, const char* node = nullptr,
-        const char* service = nullptr, uint64_t flags = 0) {
+        const char* service = nullptr, uint64_t flags = 0,
+        const ProviderConfig& config = ProviderConfig()) {
   fi_info* info = nullptr;
-  int r =
-      GetInfo(kVersion, node, service, flags, hints, ProviderConfig(), &info);
+  int r = GetInfo(kVersion, node, service, flags, hints, config, &info);
   out->reset(info);
   return r;
 }
@@ -33,7 +33,10 @@ TEST(InfoTest, WithoutHintsOffersAnRdmEndpointWithMsgAndTagged) {
   EXPECT_EQ(info->ep_attr->type, FI_EP_RDM);
   EXPECT_EQ(info->caps & (FI_MSG | FI_TAGGED | FI_DIRECTED_RECV),
             FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
-  EXPECT_EQ(info->caps & (FI_RMA | FI_ATOMIC), 0u);
+  EXPECT_EQ(info->caps & kRmaCaps, kRmaCaps);  // RMA and atomics
+  EXPECT_EQ(info->domain_attr->mr_mode, FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+  EXPECT_EQ(info->domain_attr->mr_key_size, 8u);
+  EXPECT_EQ(info->tx_attr->rma_iov_limit, 1u);
   EXPECT_EQ(info->tx_attr->msg_order, FI_ORDER_SAS);
   EXPECT_EQ(info->domain_attr->cq_data_size, 8u);
   EXPECT_EQ(info->domain_attr->data_progress, FI_PROGRESS_MANUAL);
@@ -44,10 +47,69 @@ TEST(InfoTest, WithoutHintsOffersAnRdmEndpointWithMsgAndTagged) {
   EXPECT_EQ(src.ToString(), "127.0.0.1:0");
 }
 
-TEST(InfoTest, HintsAskingForRmaGetNoData) {
+TEST(InfoTest, AtomicsSwitchedOffAreNotOffered) {
+  ProviderConfig off;
+  off.atomics = false;
+  InfoPtr h = Hints(), info;
+  h->caps = FI_MSG | FI_ATOMIC;
+  h->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  EXPECT_EQ(Get(h.get(), &info, nullptr, nullptr, 0, off), -FI_ENODATA);
+  h->caps = 0;
+  ASSERT_EQ(Get(h.get(), &info, nullptr, nullptr, 0, off), 0);
+  EXPECT_EQ(info->caps & FI_ATOMIC, 0u);
+  EXPECT_TRUE(info->caps & FI_RMA);
+}
+
+TEST(InfoTest, AtomicsNeedTheRmaMrModeToo) {
+  InfoPtr h = Hints(), info;
+  h->caps = FI_MSG | FI_ATOMIC;
+  EXPECT_EQ(Get(h.get(), &info), -FI_ENODATA);  // mr_mode 0
+  h->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_TRUE(info->caps & FI_ATOMIC);
+  EXPECT_TRUE(info->tx_attr->caps & FI_ATOMIC);
+}
+
+TEST(InfoTest,
+     RmaIsOfferedWhenTheMrModeAcceptsProviderKeysAndVirtualAddresses) {
   InfoPtr h = Hints(), info;
   h->caps = FI_MSG | FI_RMA;
+  h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+                            FI_MR_VIRT_ADDR;  // what fabtests ask with
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_TRUE(info->caps & FI_RMA);
+  EXPECT_EQ(info->domain_attr->mr_mode, FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+  EXPECT_TRUE(info->tx_attr->caps & FI_RMA);
+  EXPECT_TRUE(info->rx_attr->caps & FI_RMA);
+}
+
+TEST(InfoTest, RmaHintsWithoutProviderKeysOrVirtualAddressesGetNoData) {
+  InfoPtr h = Hints(), info;
+  h->caps = FI_RMA;
+  h->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
   EXPECT_EQ(Get(h.get(), &info), -FI_ENODATA);
+  h->domain_attr->mr_mode = FI_MR_SCALABLE;
+  EXPECT_EQ(Get(h.get(), &info), -FI_ENODATA);
+  h->domain_attr->mr_mode = FI_MR_BASIC;
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_EQ(info->domain_attr->mr_mode, FI_MR_BASIC);
+}
+
+TEST(InfoTest, WithoutCapsAndWithoutRmaMrModeRmaIsLeftOutNotRefused) {
+  InfoPtr h = Hints(), info;
+  h->domain_attr->mr_mode = 0;
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_EQ(info->caps & kRmaCaps, 0u);
+  EXPECT_EQ(info->domain_attr->mr_mode, 0);
+  EXPECT_TRUE(info->caps & FI_TAGGED);
+}
+
+TEST(InfoTest, MessagingHintsGetNoRmaAndNoMrModeRequirement) {
+  InfoPtr h = Hints(), info;
+  h->caps = FI_TAGGED;  // Open MPI's ofi MTL
+  ASSERT_EQ(Get(h.get(), &info), 0);
+  EXPECT_EQ(info->caps & kRmaCaps, 0u);
+  EXPECT_EQ(info->domain_attr->mr_mode, 0);
 }
 
 TEST(InfoTest, HintsAskingForAnotherEndpointTypeGetNoData) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs Debian's unmodified libfabric tools over the braid provider on
 # loopback: fi_info -p braid (it must describe an FI_EP_RDM endpoint with
-# FI_MSG and FI_TAGGED), then fi_pingpong -p braid -e rdm in msg and tagged
-# mode with data checks (-c). Usage: run_fi_tools.sh PROVIDER_DIR
+# FI_MSG, FI_TAGGED, FI_RMA and FI_ATOMIC with their mr_mode; no atomics
+# with FI_BRAID_ATOMICS=0), then
+# fi_pingpong -p braid -e rdm in msg and tagged mode with data checks
+# (-c). Usage: run_fi_tools.sh PROVIDER_DIR
 # Exit 77 (skipped) when fi_info or fi_pingpong is not installed.
 set -euo pipefail
 
@@ -25,15 +27,23 @@ trap cleanup EXIT
 
 info=$(fi_info -p braid -v)
 for want in "FI_EP_RDM" "FI_MSG" "FI_TAGGED" "FI_DIRECTED_RECV" \
-            "FI_ORDER_SAS" "FI_PROGRESS_MANUAL"; do
+            "FI_ORDER_SAS" "FI_PROGRESS_MANUAL" "FI_RMA" "FI_REMOTE_WRITE" \
+            "FI_REMOTE_READ" "FI_ATOMIC" "FI_MR_PROV_KEY" "FI_MR_VIRT_ADDR"; do
   if ! grep -q "$want" <<<"$info"; then
     echo "FAIL: fi_info -p braid does not list $want"
     echo "$info"
     exit 1
   fi
 done
-if grep -q "FI_RMA\b\|FI_ATOMIC\b" <<<"$(fi_info -p braid -c FI_MSG)"; then
-  echo "FAIL: fi_info -p braid advertises RMA or atomics"
+if grep -q "FI_ATOMIC\b" <<<"$(FI_BRAID_ATOMICS=0 fi_info -p braid -v)"; then
+  echo "FAIL: fi_info -p braid with FI_BRAID_ATOMICS=0 offers atomics"
+  exit 1
+fi
+# An application that asks for messages only gets no RMA, and no mr_mode
+# requirement with it.
+msg_only=$(fi_info -p braid -c FI_MSG -v)
+if grep -q "FI_RMA\b\|FI_ATOMIC\b\|FI_MR_PROV_KEY" <<<"$msg_only"; then
+  echo "FAIL: fi_info -p braid -c FI_MSG lists RMA, atomics or their mr_mode"
   exit 1
 fi
 echo "fi_info -p braid: ok"

@@ -59,9 +59,11 @@ TEST(WireHeaderTest, WrongVersionIsRefused) {
 
 TEST(WireHeaderTest, UnknownKindIsRefused) {
   std::vector<uint8_t> b = Bytes({});
-  b[1] = 3;
   MsgHeader out;
-  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadKind);
+  for (uint8_t kind : {0, 9, 255}) {
+    b[1] = kind;
+    EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadKind);
+  }
 }
 
 TEST(WireHeaderTest, UnknownFlagsOrReservedBytesAreRefused) {
@@ -86,6 +88,74 @@ TEST(WireHeaderTest, DataWithoutItsFlagIsRefused) {
   b[16] = 1;
   MsgHeader out;
   EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+}
+
+TEST(WireHeaderTest, ReadRequestRoundTripsItsKeyAddressAndLength) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kReadReq, 77));
+  auto body = EncodeReadReq({.key = 0xfeedfacecafebeefull,
+                             .addr = 0x7fff00001000ull,
+                             .len = 1 << 20});
+  b.insert(b.end(), body.begin(), body.end());
+  MsgHeader out;
+  ASSERT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+  EXPECT_EQ(out.kind, MsgKind::kReadReq);
+  EXPECT_EQ(out.tag, 77u);
+  ReadReq r = DecodeReadReq(b);
+  EXPECT_EQ(r.key, 0xfeedfacecafebeefull);
+  EXPECT_EQ(r.addr, 0x7fff00001000ull);
+  EXPECT_EQ(r.len, 1u << 20);
+}
+
+TEST(WireHeaderTest, ReadRequestOfTheWrongLengthIsRefused) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kReadReq, 1));
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
+  b.resize(kReadReqBytes + 1);
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
+  b.resize(kReadReqBytes);
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+}
+
+TEST(WireHeaderTest, AtomicRequestRoundTripsAndNeedsItsFixedBody) {
+  std::vector<uint8_t> b = Bytes(Header(MsgKind::kAtomicReq, 8));
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kShort);
+  auto body = EncodeAtomicReq({.key = 0x1122334455667788ull,
+                               .addr = 0x99,
+                               .count = 0x01020304,
+                               .datatype = 7,
+                               .op = 12,
+                               .kind = 3});
+  b.insert(b.end(), body.begin(), body.end());
+  b.push_back(42);  // an operand
+  ASSERT_EQ(DecodeHeader(b, &out), HeaderError::kNone);
+  AtomicReq r = DecodeAtomicReq(b);
+  EXPECT_EQ(r.key, 0x1122334455667788ull);
+  EXPECT_EQ(r.addr, 0x99u);
+  EXPECT_EQ(r.count, 0x01020304u);
+  EXPECT_EQ(r.datatype, 7);
+  EXPECT_EQ(r.op, 12);
+  EXPECT_EQ(r.kind, 3);
+  b[kAtomicReqBytes - 1] = 1;  // the reserved byte
+  EXPECT_EQ(DecodeHeader(b, &out), HeaderError::kBadFlags);
+}
+
+TEST(WireHeaderTest, RmaResponseWithoutItsStatusIsRefused) {
+  MsgHeader out;
+  EXPECT_EQ(DecodeHeader(Bytes(Header(MsgKind::kRmaResp, 5)), &out),
+            HeaderError::kBadFlags);
+  MsgHeader h{.kind = MsgKind::kRmaResp, .has_data = true, .tag = 5, .data = 2};
+  ASSERT_EQ(DecodeHeader(Bytes(h), &out), HeaderError::kNone);
+  EXPECT_EQ(out.data, 2u);
+}
+
+TEST(WireHeaderTest, WriteCarriesItsRequestIdAndRemoteData) {
+  MsgHeader h{.kind = MsgKind::kWrite, .has_data = true, .tag = 9, .data = 3};
+  MsgHeader out;
+  ASSERT_EQ(DecodeHeader(Bytes(h), &out), HeaderError::kNone);
+  EXPECT_EQ(out.kind, MsgKind::kWrite);
+  EXPECT_EQ(out.tag, 9u);
+  EXPECT_EQ(out.data, 3u);
 }
 
 }  // namespace

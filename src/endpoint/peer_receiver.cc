@@ -36,14 +36,17 @@ reorder::ReassemblerOptions ReasmOptions(const PeerConfig& cfg,
   return o;
 }
 
-// The PSN window the receiver tracks; credit never exceeds it.
+// The PSN window the receiver tracks; credit never exceeds it. Its bitmap
+// starts with room for a session's initial credit and grows with the
+// window the sender uses.
 constexpr uint32_t kWindowPackets = 1u << 16;
+constexpr uint32_t kInitialWindowPackets = wire::kInitialCreditPackets;
 
 }  // namespace
 
 PeerReceiver::PeerReceiver(PeerLink* link)
     : link_(link),
-      window_(kWindowPackets),
+      window_(kWindowPackets, kInitialWindowPackets),
       acks_(AckOpts(link->cfg())),
       reassembler_(ReasmOptions(link->cfg(), link->host)) {
   granted_ = window_.cum() + wire::kInitialCreditPackets;

@@ -16,16 +16,38 @@ uint32_t RoundCapacity(uint32_t c) {
 
 }  // namespace
 
-ReceiveWindow::ReceiveWindow(uint32_t capacity_packets)
-    : capacity_(RoundCapacity(capacity_packets)),
+ReceiveWindow::ReceiveWindow(uint32_t capacity_packets,
+                             uint32_t initial_packets)
+    : max_capacity_(RoundCapacity(capacity_packets)),
+      capacity_(initial_packets == 0
+                    ? max_capacity_
+                    : std::min(max_capacity_, RoundCapacity(initial_packets))),
       mask_(capacity_ - 1),
       bits_(capacity_ / 64, 0) {}
 
 ReceiveWindow::Verdict ReceiveWindow::Classify(wire::Psn psn) const {
   const int32_t d = psn - cum_;
   if (d < 0) return Verdict::kDuplicate;
-  if (static_cast<uint32_t>(d) >= capacity_) return Verdict::kBeyondWindow;
+  const uint32_t u = static_cast<uint32_t>(d);
+  if (u >= max_capacity_) return Verdict::kBeyondWindow;
+  if (u >= capacity_) return Verdict::kNew;  // past the ring: not yet seen
   return TestBit(psn) ? Verdict::kDuplicate : Verdict::kNew;
+}
+
+void ReceiveWindow::Grow(uint32_t need) {
+  const uint32_t cap =
+      std::min(max_capacity_, std::bit_ceil(std::max(need, 2 * capacity_)));
+  std::vector<uint64_t> bigger(cap / 64, 0);
+  const uint32_t new_mask = cap - 1;
+  // Every set bit is a PSN in [cum, highest): re-place it by its PSN.
+  for (wire::Psn p = cum_ + 1; p < highest_plus_one_; ++p) {
+    if (!TestBit(p)) continue;
+    const uint32_t i = p.value() & new_mask;
+    bigger[i >> 6] |= uint64_t{1} << (i & 63);
+  }
+  bits_.swap(bigger);
+  capacity_ = cap;
+  mask_ = new_mask;
 }
 
 ReceiveWindow::Verdict ReceiveWindow::OnPacket(wire::Psn psn) {
@@ -39,6 +61,8 @@ ReceiveWindow::Verdict ReceiveWindow::OnPacket(wire::Psn psn) {
     return v;
   }
   ++stats_.new_packets;
+  const uint32_t d = static_cast<uint32_t>(psn - cum_);
+  if (d >= capacity_) Grow(d + 1);
   // In order only if it is exactly cum and nothing beyond cum was received.
   last_out_of_order_ = !(psn == cum_ && highest_plus_one_ == cum_);
   if (psn + 1 > highest_plus_one_) highest_plus_one_ = psn + 1;

@@ -37,7 +37,11 @@ class ReceiveWindow {
 
   // `capacity_packets` is rounded up to a power of two, at least 64 and at
   // most 2^30. The window starts at PSN 0; call Reset() to set the base.
-  explicit ReceiveWindow(uint32_t capacity_packets = 65536);
+  // It starts with room for `initial_packets` (rounded the same way; 0 or
+  // more than the capacity: the whole capacity) and doubles as PSNs
+  // further from cum arrive, so a peer that exchanges little holds little.
+  explicit ReceiveWindow(uint32_t capacity_packets = 65536,
+                         uint32_t initial_packets = 0);
 
   // Classifies `psn` without recording it. Lets a caller that may still
   // refuse the packet (e.g. reassembly out of memory) check first and record
@@ -79,7 +83,10 @@ class ReceiveWindow {
   // Costs O(capacity / 64).
   void Reset(wire::Psn base);
 
-  uint32_t capacity() const { return capacity_; }
+  // PSNs [cum, cum + capacity()) can be recorded.
+  uint32_t capacity() const { return max_capacity_; }
+  // Bits held now (grows up to capacity()).
+  uint32_t allocated() const { return capacity_; }
   const ReceiveWindowStats& stats() const { return stats_; }
 
  private:
@@ -94,7 +101,11 @@ class ReceiveWindow {
   // Advances cum over consecutive set bits, clearing them.
   void AdvanceCum();
 
-  uint32_t capacity_;
+  // Re-lays the ring for room for `need` PSNs from cum (<= max_capacity_).
+  void Grow(uint32_t need);
+
+  uint32_t max_capacity_;
+  uint32_t capacity_;  // bits in the ring now
   uint32_t mask_;
   std::vector<uint64_t> bits_;
   wire::Psn cum_{0};

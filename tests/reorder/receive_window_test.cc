@@ -216,5 +216,48 @@ TEST(ReceiveWindowTest, CapacityIsRoundedUpToAPowerOfTwo) {
   EXPECT_EQ(ReceiveWindow(65536).capacity(), 65536u);
 }
 
+// A window that starts small and grows answers every packet, its cum and
+// its SACK exactly as one that holds its whole capacity from the start.
+TEST(ReceiveWindowTest, AGrowingWindowActsAsAFullSizeOne) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    ReceiveWindow full(4096), grown(4096, 64);
+    ASSERT_EQ(grown.allocated(), 64u);
+    const Psn base(0xfffff000u + static_cast<uint32_t>(seed));  // wraps
+    full.Reset(base);
+    grown.Reset(base);
+    Rng rng(seed);
+    for (int i = 0; i < 20000; ++i) {
+      // Mostly near cum, sometimes far out: the window grows in steps.
+      const uint32_t reach = rng.Uniform(8) == 0 ? 5000 : 300;
+      const Psn psn = grown.cum() + static_cast<uint32_t>(rng.Uniform(reach));
+      ASSERT_EQ(grown.OnPacket(psn), full.OnPacket(psn)) << "packet " << i;
+      ASSERT_EQ(grown.cum(), full.cum());
+      ASSERT_EQ(grown.highest_received_plus_one(),
+                full.highest_received_plus_one());
+      std::array<uint64_t, 8> a{}, b{};
+      ASSERT_EQ(grown.FillSack(absl::MakeSpan(a)),
+                full.FillSack(absl::MakeSpan(b)));
+      ASSERT_EQ(a, b);
+    }
+    EXPECT_EQ(grown.allocated(), 4096u);
+    EXPECT_EQ(grown.capacity(), 4096u);
+  }
+}
+
+TEST(ReceiveWindowTest, AWindowGrowsOnlyAsFarAsItsPacketsReach) {
+  ReceiveWindow w(65536, 64);
+  w.Reset(Psn(1000));
+  EXPECT_EQ(w.OnPacket(Psn(1000 + 10)), Verdict::kNew);
+  EXPECT_EQ(w.allocated(), 64u);
+  EXPECT_EQ(w.OnPacket(Psn(1000 + 100)), Verdict::kNew);
+  EXPECT_EQ(w.allocated(), 128u);
+  EXPECT_TRUE(w.Contains(Psn(1000 + 10)));
+  EXPECT_TRUE(w.Contains(Psn(1000 + 100)));
+  EXPECT_FALSE(w.Contains(Psn(1000 + 5000)));
+  EXPECT_EQ(w.OnPacket(Psn(1000 + 100)), Verdict::kDuplicate);
+  EXPECT_EQ(w.OnPacket(Psn(1000 + 65536)), Verdict::kBeyondWindow);
+  EXPECT_EQ(w.allocated(), 128u);
+}
+
 }  // namespace
 }  // namespace braid::reorder

@@ -216,7 +216,11 @@ void CoreFuzzHarness::ForgeFromCapture(uint32_t attack) {
     Inject(d, "garbage");
     return;
   }
-  Datagram d = capture_[Pick(capture_.size())];
+  // Oldest first: capture_at_ is the oldest once the ring is full (0 until).
+  const Datagram& seen =
+      capture_[(capture_at_ + Pick(capture_.size())) % capture_.size()];
+  Datagram d{seen.to, seen.from,
+             TakeBytes(seen.bytes.data(), seen.bytes.size())};
   if (attack != kReplay && !d.bytes.empty()) {
     // Header bits: the preamble and the first frame's header.
     const size_t span = attack == kHeaderFlip
@@ -228,6 +232,7 @@ void CoreFuzzHarness::ForgeFromCapture(uint32_t attack) {
     }
   }
   Inject(d, AttackName(attack));
+  Recycle(std::move(d.bytes));
 }
 
 }  // namespace braid::endpoint::fuzz

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/rng.h"
 #include "braid/completion.h"
 #include "endpoint/endpoint_core.h"
@@ -123,6 +124,10 @@ struct FuzzOptions {
   // Both cores protect their packets so (with one domain key): what the
   // on-path attacks (kOnPath) need to be withstood.
   SecurityMode security = SecurityMode::kNone;
+  // Keep the last events for Trace(). Off, a run formats nothing (the
+  // libFuzzer entry point runs so, and replays an input that broke a check
+  // with it on: the same choices give the same run).
+  bool trace = true;
 };
 
 // One run: builds two cores, plays the steps, drains, checks.
@@ -162,6 +167,7 @@ class CoreFuzzHarness {
   void SendMessage(int side, bool clean);
   void Pump(int side);
   void DeliverOne(size_t i);
+  void DeliverAll();  // everything on the wire, in order
   void Inject(const Datagram& d, const char* what);
   void Forge();
   void ForgeCtrl(uint32_t attack);
@@ -175,8 +181,20 @@ class CoreFuzzHarness {
   void CheckEnd();
   // Peers and heap growth stay under their bounds.
   void CheckBounds();
+  // Notes the peer address a datagram to core d.to names (see heard_).
+  void Heard(const Datagram& d);
   void Fail(std::string what);
-  void Note(std::string event);
+  // Records an event for Trace() (when tracing; the pieces are formatted
+  // only then).
+  template <typename... Pieces>
+  void Note(const Pieces&... pieces) {
+    if (opt_.trace) NoteLine(absl::StrCat(pieces...));
+  }
+  void NoteLine(std::string event);
+  // A byte buffer from spare_ (or a new one), `n` bytes long; Recycle gives
+  // one back. Datagrams on the wire and in the capture reuse them.
+  std::vector<uint8_t> TakeBytes(const uint8_t* data, size_t n);
+  void Recycle(std::vector<uint8_t>&& bytes);
   uint64_t Pick(uint64_t bound) { return choices_->Next(bound); }
   uint32_t PickU32();
   uint64_t GuessIncarnation(int side);
@@ -188,10 +206,15 @@ class CoreFuzzHarness {
   NetAddr addr_[2];
   uint64_t inc_[2];
   TimeNs now_ = TimeNs(1000000);
-  std::vector<Sent> sent_[2];  // by message id, per sending side
+  std::vector<Sent> sent_[2];       // by message id, per sending side
+  uint32_t in_flight_[2] = {0, 0};  // sends not completed, per side
   std::vector<Datagram> wire_;
-  std::deque<Datagram> capture_;  // recent real datagrams (replays)
-  std::unique_ptr<TxBatch> batch_;
+  // Recent real datagrams (replays): a ring of kCaptureSize, capture_at_
+  // the next slot to overwrite.
+  std::vector<Datagram> capture_;
+  size_t capture_at_ = 0;
+  std::vector<std::vector<uint8_t>> spare_;  // byte buffers to reuse
+  TxBatch* batch_;  // one per thread, shared by runs (SharedBatch)
   std::vector<Completion> completions_;
   std::vector<std::string> violations_;
   std::deque<std::string> trace_;
@@ -201,6 +224,12 @@ class CoreFuzzHarness {
   // Whether core i has heard from its peer: received a genuine datagram
   // from it (until then a forged first contact is taken on trust).
   bool contact_[2] = {false, false};
+  // The peer addresses core i has sent to or received from (a datagram's
+  // source IP and preamble reply port, as EndpointCore keys its peers), up
+  // to kMaxPeers + 1: a core holds peers only for these, so while there
+  // are at most kMaxPeers its peer count needs no check (EndpointCore::
+  // stats walks every peer: checked every step, it was a tenth of a run).
+  std::vector<NetAddr> heard_[2];
 };
 
 }  // namespace braid::endpoint::fuzz

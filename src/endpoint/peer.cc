@@ -144,6 +144,7 @@ bool Peer::IsRetired(uint64_t inc) const {
 
 bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   if (inc == 0 || inc == link_.peer_inc || IsRetired(inc)) return false;
+  const bool was_confirmed = link_.peer_inc_confirmed;
   link_.proven = true;
   link_.peer_inc_confirmed = true;
   if (link_.peer_inc == 0) {
@@ -154,7 +155,16 @@ bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
   link_.peer_inc = inc;
   ForgetReceiveSide();
-  if (awake()) sender_->RestartSession(FailureCause::kPeerRestarted, now);
+  // What we sent to a life that never named us (one learnt from dst-0
+  // frames only: anyone's, e.g. a forger's first contact) was never
+  // acknowledged by it, and the proven life drops frames naming another:
+  // it goes again, first and in order, in the new session. Sends to a life
+  // that had confirmed itself may have been delivered there: they fail.
+  if (awake()) {
+    sender_->RestartSession(
+        was_confirmed ? FailureCause::kPeerRestarted : FailureCause::kNone,
+        now);
+  }
   return true;
 }
 

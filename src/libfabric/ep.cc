@@ -72,6 +72,27 @@ uint64_t Ep::AllocTx(const TxRequest& r) {
   return static_cast<uint64_t>(i) + 1;
 }
 
+absl::Status Ep::SendWithHeader(const NetAddr& peer,
+                                absl::Span<const uint8_t> hdr, const iovec* iov,
+                                size_t count, size_t len, bool zero_copy,
+                                SendOptions& o) {
+  if (count <= 1) {
+    absl::Span<const uint8_t> body(
+        count ? static_cast<const uint8_t*>(iov[0].iov_base) : nullptr, len);
+    o.prefix = hdr;
+    return zero_copy && len >= kZeroCopyMin
+               ? endpoint->SendZeroCopy(peer, body, o)
+               : endpoint->Send(peer, body, o);
+  }
+  std::vector<uint8_t> buf = endpoint->TakeBuffer(hdr.size() + len);
+  buf.insert(buf.end(), hdr.begin(), hdr.end());
+  for (size_t i = 0; i < count; ++i) {
+    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    buf.insert(buf.end(), p, p + iov[i].iov_len);
+  }
+  return endpoint->SendOwned(peer, std::move(buf), o);
+}
+
 ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
                  uint64_t tag, uint64_t data, void* context, uint64_t flags,
                  bool inject_call) {
@@ -97,23 +118,8 @@ ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
                         .data = data,
                         .want_completion = true});
   }
-  absl::Status s;
-  if (count <= 1) {
-    absl::Span<const uint8_t> body(
-        count ? static_cast<const uint8_t*>(iov[0].iov_base) : nullptr, len);
-    o.prefix = hdr;
-    s = (want && !inject && len >= kZeroCopyMin)
-            ? endpoint->SendZeroCopy(*peer, body, o)
-            : endpoint->Send(*peer, body, o);
-  } else {
-    std::vector<uint8_t> buf = endpoint->TakeBuffer(kHeaderBytes + len);
-    buf.insert(buf.end(), hdr.begin(), hdr.end());
-    for (size_t i = 0; i < count; ++i) {
-      const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
-      buf.insert(buf.end(), p, p + iov[i].iov_len);
-    }
-    s = endpoint->SendOwned(*peer, std::move(buf), o);
-  }
+  const absl::Status s =
+      SendWithHeader(*peer, hdr, iov, count, len, want && !inject, o);
   if (s.ok()) return 0;
   if (o.cookie) tx_free_.push_back(static_cast<uint32_t>(o.cookie - 1));
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;

@@ -211,6 +211,13 @@ struct Ep {
   void Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
                const MsgHeader& h, absl::Span<const uint8_t> payload);
   uint64_t AllocTx(const TxRequest& r);
+  // Sends `hdr` followed by the `count` iovecs (`len` bytes) to `peer` as
+  // one message: without a copy if `zero_copy` and it is large
+  // (kZeroCopyMin), else copied. `o.prefix` is set here when needed.
+  absl::Status SendWithHeader(const NetAddr& peer,
+                              absl::Span<const uint8_t> hdr, const iovec* iov,
+                              size_t count, size_t len, bool zero_copy,
+                              SendOptions& o);
   // Appends the receive completion of a message from `peer` with header
   // `h` and `len` bytes for the receive with `context`.
   void PushRecvEntry(void* context, MsgKind kind, const MsgHeader& h,

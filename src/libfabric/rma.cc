@@ -107,23 +107,8 @@ ssize_t Ep::Write(const iovec* iov, size_t count, fi_addr_t dest, uint64_t addr,
                 .cookie = kRmaCookie | id,
                 .placement = PlacementDescriptor{
                     .key = key, .offset = addr, .head_bytes = kHeaderBytes}};
-  absl::Status s;
-  if (count <= 1) {
-    absl::Span<const uint8_t> body(
-        count ? static_cast<const uint8_t*>(iov[0].iov_base) : nullptr, len);
-    o.prefix = hdr;
-    s = (!inject && len >= kZeroCopyMin)
-            ? endpoint->SendZeroCopy(*peer, body, o)
-            : endpoint->Send(*peer, body, o);
-  } else {
-    std::vector<uint8_t> buf = endpoint->TakeBuffer(kHeaderBytes + len);
-    buf.insert(buf.end(), hdr.begin(), hdr.end());
-    for (size_t i = 0; i < count; ++i) {
-      const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
-      buf.insert(buf.end(), p, p + iov[i].iov_len);
-    }
-    s = endpoint->SendOwned(*peer, std::move(buf), o);
-  }
+  const absl::Status s =
+      SendWithHeader(*peer, hdr, iov, count, len, !inject, o);
   if (s.ok()) return 0;
   DropOp(id);
   if (absl::IsResourceExhausted(s)) return -FI_EAGAIN;

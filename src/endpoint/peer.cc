@@ -144,7 +144,6 @@ bool Peer::IsRetired(uint64_t inc) const {
 
 bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   if (inc == 0 || inc == link_.peer_inc || IsRetired(inc)) return false;
-  const bool was_confirmed = link_.peer_inc_confirmed;
   link_.proven = true;
   link_.peer_inc_confirmed = true;
   if (link_.peer_inc == 0) {
@@ -155,16 +154,11 @@ bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
   link_.peer_inc = inc;
   ForgetReceiveSide();
-  // What we sent to a life that never named us (one learnt from dst-0
-  // frames only: anyone's, e.g. a forger's first contact) was never
-  // acknowledged by it, and the proven life drops frames naming another:
-  // it goes again, first and in order, in the new session. Sends to a life
-  // that had confirmed itself may have been delivered there: they fail.
-  if (awake()) {
-    sender_->RestartSession(
-        was_confirmed ? FailureCause::kPeerRestarted : FailureCause::kNone,
-        now);
-  }
+  // What was in flight may have been delivered, by this life or the one
+  // before (also when that one was only provisional: what we sent with
+  // dst = 0 before we learnt it reached the peer's genuine life). It
+  // fails rather than goes twice.
+  if (awake()) sender_->RestartSession(FailureCause::kPeerRestarted, now);
   return true;
 }
 

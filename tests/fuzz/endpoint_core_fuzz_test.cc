@@ -143,25 +143,6 @@ TEST(EndpointCoreFuzzInputTest, AForgedFirstContactIsTakenOnTrustNotAFault) {
   EXPECT_GE(h.counts().forged_first_contact, 1u) << h.Trace();
 }
 
-// A forged PROBE and a replayed datagram from the peer's address reach
-// core 1 before genuine contact: core 1 takes the forger's life on trust,
-// sends to it, then the genuine peer proves its own. What core 1 had sent
-// was never acknowledged by the provisional life and goes again in the new
-// session: nothing fails.
-TEST(EndpointCoreFuzzInputTest, SendsToAProvisionalLifeGoAgainToTheProvenOne) {
-  static const uint8_t kInput[] = {
-      0x06, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46, 0x46,
-      0x46, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x46, 0x06, 0x00, 0x18, 0x00,
-      0x00, 0x10, 0x01, 0x00, 0x00, 0x03, 0x00, 0x0a, 0x3a, 0x0a, 0x63, 0x2d,
-      0x34, 0x0a, 0x73, 0x00, 0x13, 0x13, 0x13, 0x13, 0xff};
-  ByteChoices choices(kInput, sizeof(kInput));
-  FuzzOptions opt;
-  opt.steps = 400;  // as the libFuzzer entry point
-  CoreFuzzHarness h(&choices, opt);
-  const std::vector<std::string> v = h.Run();
-  EXPECT_TRUE(v.empty()) << v.front() << "\n" << h.Trace();
-}
-
 // An on-path attacker's bit flips, and everything else at once, against
 // cores that authenticate (or encrypt) every datagram: withstood.
 class EndpointCoreFuzzSecureTest

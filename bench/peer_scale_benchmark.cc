@@ -108,6 +108,7 @@ struct Hub {
       ok &= Exchange(core.get(), addr, &spoke, s, &now, &batch).Run(1000);
       Drain(core.get());
     }
+    heap_awake = HeapBytes();
     now += ProtocolOptions{}.peer_timeout + DurationNs::Millis(1);
     while (core->NextWake() <= now) core->OnTimer(now);  // as a driver does
     Drain(core.get());
@@ -120,13 +121,13 @@ struct Hub {
   std::unique_ptr<EndpointCore> core;
   TimeNs now = TimeNs(1000000);
   TxBatch batch{64, 1472};
-  size_t heap_empty = 0, heap_idle = 0;
+  size_t heap_empty = 0, heap_awake = 0, heap_idle = 0;
   bool ok = true;
 };
 
 void BM_BytesPerIdlePeer(benchmark::State& state) {
   const uint32_t n = static_cast<uint32_t>(state.range(0));
-  double per_peer = 0;
+  double per_peer = 0, per_awake = 0;
   for (auto _ : state) {
     Hub hub(n);
     if (!hub.ok) {
@@ -136,8 +137,14 @@ void BM_BytesPerIdlePeer(benchmark::State& state) {
     per_peer = (static_cast<double>(hub.heap_idle) -
                 static_cast<double>(hub.heap_empty)) /
                n;
+    per_awake = (static_cast<double>(hub.heap_awake) -
+                 static_cast<double>(hub.heap_empty)) /
+                n;
   }
   state.counters["bytes_per_idle_peer"] = per_peer;
+  // The same peers before they sleep: all acked, idle for less than
+  // peer_timeout.
+  state.counters["bytes_per_awake_peer"] = per_awake;
 }
 BENCHMARK(BM_BytesPerIdlePeer)
     ->Arg(10000)

@@ -230,9 +230,11 @@ class Peer {
   PeerLink link_;
   std::array<uint64_t, 4> retired_incs_{};
   uint8_t retired_next_ = 0;
-  bool has_rx_resume_ = false;    // rx_resume_ holds a sleeping receiver
-  uint64_t seed_;                 // of the next sender built
-  PeerSender::Resume tx_resume_;  // session 0: none (a first sender)
+  bool has_rx_resume_ = false;  // rx_resume_ holds a sleeping receiver
+  uint64_t seed_;               // of the next sender built
+  // Where the next sender goes on; empty (.session == 0) until the first
+  // Sleep, so the first sender picks its own.
+  PeerSender::Resume tx_resume_;
   PeerReceiver::Resume rx_resume_;
   std::unique_ptr<PeerSender> sender_;
   std::unique_ptr<PeerReceiver> receiver_;

@@ -93,17 +93,30 @@ absl::Status Ep::SendWithHeader(const NetAddr& peer,
   return endpoint->SendOwned(peer, std::move(buf), o);
 }
 
+ssize_t Ep::CheckTx(const iovec* iov, size_t count, fi_addr_t dest,
+                    uint64_t flags, bool inject_call, const NetAddr** peer,
+                    size_t* len, bool* inject) const {
+  if (count > kIovLimit) return -FI_EINVAL;
+  *peer = av ? av->Lookup(dest) : nullptr;
+  if (*peer == nullptr) return -FI_EINVAL;
+  *len = IovBytes(iov, count);
+  if (*len > kMaxMessageBytes - kHeaderBytes) return -FI_EMSGSIZE;
+  *inject = inject_call || (flags & FI_INJECT) != 0;
+  if (*inject && *len > kInjectSize) return -FI_EINVAL;
+  return 0;
+}
+
 ssize_t Ep::Send(MsgKind kind, const iovec* iov, size_t count, fi_addr_t dest,
                  uint64_t tag, uint64_t data, void* context, uint64_t flags,
                  bool inject_call) {
   if (!enabled || !endpoint) return -FI_EOPBADSTATE;
-  if (count > kIovLimit) return -FI_EINVAL;
-  const NetAddr* peer = av ? av->Lookup(dest) : nullptr;
-  if (peer == nullptr) return -FI_EINVAL;
-  const size_t len = IovBytes(iov, count);
-  if (len > kMaxMessageBytes - kHeaderBytes) return -FI_EMSGSIZE;
-  const bool inject = inject_call || (flags & FI_INJECT) != 0;
-  if (inject && len > kInjectSize) return -FI_EINVAL;
+  const NetAddr* peer = nullptr;
+  size_t len = 0;
+  bool inject = false;
+  if (const ssize_t r =
+          CheckTx(iov, count, dest, flags, inject_call, &peer, &len, &inject)) {
+    return r;
+  }
   const bool want =
       !inject_call && tx_cq && (!tx_selective || (flags & FI_COMPLETION));
   const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;

@@ -211,6 +211,12 @@ struct Ep {
   void Deliver(const PostedRecv& r, MsgKind kind, const NetAddr& peer,
                const MsgHeader& h, absl::Span<const uint8_t> payload);
   uint64_t AllocTx(const TxRequest& r);
+  // The checks every send and RMA write makes of its arguments: iovec
+  // count, destination, length, inject size. Returns 0 and fills *peer,
+  // *len (bytes in the iovecs) and *inject, or the negative fi errno.
+  ssize_t CheckTx(const iovec* iov, size_t count, fi_addr_t dest,
+                  uint64_t flags, bool inject_call, const NetAddr** peer,
+                  size_t* len, bool* inject) const;
   // Sends `hdr` followed by the `count` iovecs (`len` bytes) to `peer` as
   // one message: without a copy if `zero_copy` and it is large
   // (kZeroCopyMin), else copied. `o.prefix` is set here when needed.

@@ -85,13 +85,13 @@ ssize_t Ep::Write(const iovec* iov, size_t count, fi_addr_t dest, uint64_t addr,
                   bool inject_call) {
   if (!enabled || !endpoint) return -FI_EOPBADSTATE;
   if (!RmaAllowed(caps, FI_WRITE)) return -FI_EOPNOTSUPP;
-  if (count > kIovLimit) return -FI_EINVAL;
-  const NetAddr* peer = av ? av->Lookup(dest) : nullptr;
-  if (peer == nullptr) return -FI_EINVAL;
-  const size_t len = IovBytes(iov, count);
-  if (len > kMaxMessageBytes - kHeaderBytes) return -FI_EMSGSIZE;
-  const bool inject = inject_call || (flags & FI_INJECT) != 0;
-  if (inject && len > kInjectSize) return -FI_EINVAL;
+  const NetAddr* peer = nullptr;
+  size_t len = 0;
+  bool inject = false;
+  if (const ssize_t r =
+          CheckTx(iov, count, dest, flags, inject_call, &peer, &len, &inject)) {
+    return r;
+  }
   const uint64_t id = AllocOp();
   RmaOp& op = ops_[SlotOf(id)];
   op.want_completion =

@@ -86,10 +86,14 @@ struct DropStats {
   uint64_t inconsistent_fragment = 0;  // disagrees with earlier fragments
   uint64_t invalid_ack = 0;            // acks PSNs never sent
   uint64_t stale_incarnation = 0;      // from/to an incarnation that is gone
-  uint64_t beyond_window = 0;          // PSN beyond the granted credit
-  uint64_t duplicates = 0;             // PSN already received
-  uint64_t no_peer_slot = 0;           // peer table full, nothing evictable
-  uint64_t no_memory = 0;              // receive budget exhausted
+  uint64_t stale_need_sync = 0;  // NEED_SYNC about data of an earlier session
+  // From a life learnt on trust (dst = 0) while another life claims the
+  // same address, until one of them proves itself (protocol.md §3).
+  uint64_t contested_incarnation = 0;
+  uint64_t beyond_window = 0;  // PSN beyond the granted credit
+  uint64_t duplicates = 0;     // PSN already received
+  uint64_t no_peer_slot = 0;   // peer table full, nothing evictable
+  uint64_t no_memory = 0;      // receive budget exhausted
   // The endpoint's reassembly memory (max_reassembly_bytes, or the half
   // open to peers that have proven nothing) was full.
   uint64_t reassembly_full = 0;
@@ -98,7 +102,8 @@ struct DropStats {
   uint64_t evicted_peer = 0;
   uint64_t unsynced = 0;                // data before the sender's SYNC
   uint64_t out_of_order_discarded = 0;  // go-back-N receiver: not the next PSN
-  // A SYNC or STALE claiming a new incarnation of a known peer: dropped and
+  // A SYNC or STALE claiming a new incarnation of a known peer, or any frame
+  // of a second life from the address of one taken on trust: dropped and
   // answered with a challenge; only the proof acts on the claim.
   uint64_t unproven_claim = 0;
   // A challenge reply whose nonce we did not issue (forged or too late).
@@ -284,7 +289,10 @@ struct EndpointStats {
   uint64_t reassembly_bytes = 0;
   uint64_t reassembly_peak_bytes = 0;
   uint64_t reassembly_max_bytes = 0;
-  uint64_t peer_restarts = 0;        // a peer proved a new incarnation
+  uint64_t peer_restarts = 0;  // a peer proved a new incarnation
+  // A life taken on trust (a dst-0 first contact, perhaps forged) was
+  // replaced by another that answered our challenge (protocol.md §3).
+  uint64_t provisional_replaced = 0;
   uint64_t challenges_sent = 0;      // claims of a restart we challenged
   uint64_t challenges_answered = 0;  // challenges of peers we answered
   // Packet protection: datagrams not sent because they could not be sealed,

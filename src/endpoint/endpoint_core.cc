@@ -310,14 +310,18 @@ bool EndpointCore::FirstContactPressure() const {
 
 void EndpointCore::ChallengeIfUnproven(TimeNs now, PeerEntry* peer,
                                        uint8_t local) {
-  constexpr DurationNs kReprove = DurationNs::Millis(1);
-  const uint64_t inc = peer->peer.peer_incarnation();
   const bool pressure =
       peers_.size() * 2 >= std::max<uint32_t>(1, cfg_.proto.max_peers) ||
       budget_.committed() * 4 >= budget_.max_bytes();
-  if (!pressure || peer->peer.proven() || inc == 0 ||
-      (peer->challenged_at != PeerEntry::kNever &&
-       now - peer->challenged_at < kReprove)) {
+  if (pressure && !peer->peer.proven()) ChallengeCurrent(now, peer, local);
+}
+
+void EndpointCore::ChallengeCurrent(TimeNs now, PeerEntry* peer,
+                                    uint8_t local) {
+  constexpr DurationNs kReprove = DurationNs::Millis(1);
+  const uint64_t inc = peer->peer.peer_incarnation();
+  if (inc == 0 || (peer->challenged_at != PeerEntry::kNever &&
+                   now - peer->challenged_at < kReprove)) {
     return;
   }
   if (QueueChallenge(now, peer->peer.addr(), peer->peer.our_incarnation(), inc,
@@ -379,12 +383,20 @@ void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
   }
   // It received what we sent to its address.
   peer->peer.set_proven();
-  const bool had_life = peer->peer.peer_incarnation() != 0;
-  if (peer->peer.AdoptIncarnation(now, claimed)) {
-    if (had_life) ++peer_restarts_;
-    peer->peer.set_local(local);
-    Touch(peer);
+  switch (peer->peer.AdoptIncarnation(now, claimed)) {
+    case Peer::Adopted::kNothing:
+      return;
+    case Peer::Adopted::kRestarted:
+      ++peer_restarts_;
+      break;
+    case Peer::Adopted::kReplacedProvisional:
+      ++provisional_replaced_;
+      break;
+    case Peer::Adopted::kFirst:
+      break;
   }
+  peer->peer.set_local(local);
+  Touch(peer);
 }
 
 [[gnu::always_inline]] inline void EndpointCore::OnAckFrame(
@@ -489,8 +501,14 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
         break;
       case Peer::Claim::kStale:
         continue;
+      case Peer::Claim::kContested:
+        ChallengeCurrent(now, peer, local);
+        continue;
       case Peer::Claim::kRestart:
         Challenge(now, peer, a.src, local);
+        // A life we took on trust is contested: it must prove itself too
+        // (a genuine peer that has not heard from us yet can).
+        if (peer->peer.contested()) ChallengeCurrent(now, peer, local);
         continue;
     }
     peer->peer.set_local(local);  // a frame of the peer's current life
@@ -909,6 +927,7 @@ EndpointStats EndpointCore::stats() const {
   e.reassembly_peak_bytes = budget_.peak();
   e.reassembly_max_bytes = budget_.max_bytes();
   e.peer_restarts = peer_restarts_;
+  e.provisional_replaced = provisional_replaced_;
   e.challenges_sent = challenges_sent_;
   e.challenges_answered = challenges_answered_;
   e.seal_failures = seal_failures_;

@@ -291,6 +291,9 @@ class EndpointCore final : public PeerHost {
   // per kReprove, so that it is not evicted as a forger would be. (Without
   // pressure nothing is asked: no datagram is added to normal traffic.)
   void ChallengeIfUnproven(TimeNs now, PeerEntry* peer, uint8_t local);
+  // Asks `peer`'s current life to prove itself at its address, at most
+  // once per kReprove.
+  void ChallengeCurrent(TimeNs now, PeerEntry* peer, uint8_t local);
   // Packet protection: opens `bytes` from `from` (`peer`, null if none;
   // *our_inc computed if needed). False (counted) if it does not check out.
   bool OpenDatagram(TimeNs now, absl::Span<const uint8_t> bytes,
@@ -393,7 +396,7 @@ class EndpointCore final : public PeerHost {
   // Endpoint totals.
   uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
-  uint64_t peer_restarts_ = 0;
+  uint64_t peer_restarts_ = 0, provisional_replaced_ = 0;
   uint64_t challenges_sent_ = 0, challenges_answered_ = 0;
   uint64_t seal_failures_ = 0;
 };

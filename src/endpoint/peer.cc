@@ -102,7 +102,16 @@ const ReliabilityStats& Peer::reliability() const {
 Peer::Claim Peer::CheckIncarnation(uint64_t src_inc, bool may_announce,
                                    bool names_us, DropStats* drops) {
   if (src_inc == link_.peer_inc) {
-    if (names_us) link_.peer_inc_confirmed = true;
+    if (names_us) {
+      link_.peer_inc_confirmed = true;
+      link_.contested = false;
+    } else if (link_.contested) {
+      // Two lives claim this address and neither has proven itself: the
+      // one we heard first may be a forger's. Nothing from it counts until
+      // one of them does.
+      ++drops->contested_incarnation;
+      return Claim::kContested;
+    }
     return Claim::kKnown;
   }
   if (link_.peer_inc == 0) {
@@ -110,6 +119,7 @@ Peer::Claim Peer::CheckIncarnation(uint64_t src_inc, bool may_announce,
     // taken on trust (only a later change of life must be proven).
     link_.peer_inc = src_inc;
     link_.peer_inc_confirmed = names_us;
+    link_.contested = false;
     return Claim::kKnown;
   }
   if (names_us && !link_.peer_inc_confirmed && !IsRetired(src_inc)) {
@@ -117,18 +127,26 @@ Peer::Claim Peer::CheckIncarnation(uint64_t src_inc, bool may_announce,
     // incarnation than the one a dst-0 frame made us assume: that one was
     // a stranger's (or an earlier life's). Our session stands (it was sent
     // before or is re-sent as lost); what we received does not.
-    retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
-    link_.peer_inc = src_inc;
-    link_.peer_inc_confirmed = true;
-    ForgetReceiveSide();
+    ReplaceProvisional(src_inc);
     return Claim::kKnown;
+  }
+  if (IsRetired(src_inc)) {
+    ++drops->stale_incarnation;
+    return Claim::kStale;
+  }
+  if (!link_.peer_inc_confirmed) {
+    // A second life speaks from the address of one we took on trust, and
+    // neither has named us: either may be a forger's. Both are held until
+    // one proves itself (the caller challenges both).
+    link_.contested = true;
+    return Claim::kRestart;
   }
   // Only a frame that announces a new life (a SYNC, which a restarted peer
   // sends before any data, or a STALE reply naming our incarnation) may
   // claim to replace the one we know; anything else with a strange
   // incarnation is stale, forged or corrupted, and must not tear down a
   // working context.
-  if (!may_announce || IsRetired(src_inc)) {
+  if (!may_announce) {
     ++drops->stale_incarnation;
     return Claim::kStale;
   }
@@ -142,24 +160,46 @@ bool Peer::IsRetired(uint64_t inc) const {
   return false;
 }
 
-bool Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
-  if (inc == 0 || inc == link_.peer_inc || IsRetired(inc)) return false;
-  link_.proven = true;
+void Peer::ReplaceProvisional(uint64_t inc) {
+  retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
+  link_.peer_inc = inc;
   link_.peer_inc_confirmed = true;
+  link_.contested = false;
+  ForgetReceiveSide();
+}
+
+Peer::Adopted Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
+  if (inc == 0 || IsRetired(inc)) return Adopted::kNothing;
+  link_.proven = true;
+  if (inc == link_.peer_inc) {
+    // The life we know proved itself (perhaps one we took on trust).
+    link_.peer_inc_confirmed = true;
+    link_.contested = false;
+    return Adopted::kNothing;
+  }
   if (link_.peer_inc == 0) {
     link_.peer_inc = inc;
-    return true;
+    link_.peer_inc_confirmed = true;
+    return Adopted::kFirst;
+  }
+  if (!link_.peer_inc_confirmed) {
+    // The life we knew was taken on trust and never named us: whoever it
+    // was never answered our send session, and the proven life takes that
+    // session over (what reached it with dst = 0 is known to it, PSN by
+    // PSN, so nothing goes twice; what it dropped as addressed to the
+    // other life is re-sent as lost). Failing it instead would let a
+    // forger that races first contact fail our sends.
+    ReplaceProvisional(inc);
+    return Adopted::kReplacedProvisional;
   }
   // The peer restarted: everything we knew about it is void.
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
   link_.peer_inc = inc;
   ForgetReceiveSide();
-  // What was in flight may have been delivered, by this life or the one
-  // before (also when that one was only provisional: what we sent with
-  // dst = 0 before we learnt it reached the peer's genuine life). It
-  // fails rather than goes twice.
+  // What was in flight may have been delivered by the life before: it
+  // fails rather than goes again to the new one.
   if (awake()) sender_->RestartSession(FailureCause::kPeerRestarted, now);
-  return true;
+  return Adopted::kRestarted;
 }
 
 void Peer::OnData(TimeNs now, const wire::DataHeader& h, const uint8_t* payload,
@@ -194,7 +234,9 @@ void Peer::OnCtrl(TimeNs now, const wire::CtrlFrame& c, DropStats* drops) {
       // The peer evicted our idle session. What we sent since was dropped
       // unseen: resend it in a new session. (If the session was never
       // confirmed, our SYNCs are already on their way.)
-      sender_->OnNeedSync(now);
+      if (!sender_->OnNeedSync(now, wire::Psn(c.value))) {
+        ++drops->stale_need_sync;
+      }
       return;
     case wire::CtrlType::kStale:
       // Its claim (the peer's new incarnation) was challenged by the core

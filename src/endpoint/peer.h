@@ -91,6 +91,13 @@ class Peer {
                // STALE) names a new one: the peer may have restarted, but
                // anyone can claim that. The caller challenges the address
                // (kChallenge); only a proof (AdoptIncarnation) acts on it.
+               // Also any frame of another life while the one we know is
+               // provisional: that one is then contested() and must be
+               // challenged too.
+    // A frame of the life we know while it is contested(): dropped
+    // (counted); the caller asks that life again to prove itself (its
+    // answer to the first challenge may have been lost).
+    kContested,
   };
   // Checks a frame's incarnation against what we know of the peer. Counts
   // stale frames. `names_us`: the frame named the incarnation we show the
@@ -98,19 +105,34 @@ class Peer {
   // confirms the incarnation it comes from. One learnt from a dst-0 frame
   // (anyone's, from a spoofed address) is provisional: a frame that names
   // us from another incarnation replaces it (the receive side restarts; our
-  // send session stands, what we sent since is recovered as lost).
+  // send session stands, what we sent since is recovered as lost); one
+  // that does not contests it (kRestart): until either proves itself,
+  // frames of neither are taken (`contested_incarnation`).
   Claim CheckIncarnation(uint64_t src_incarnation, bool may_announce,
                          bool names_us, DropStats* drops);
-  // The peer proved at its address that it is now `inc` (it answered our
-  // challenge): its old life is retired and both directions reset (sends in
-  // flight fail with kPeerRestarted). Returns false, changing nothing, if
-  // `inc` is already the current or a retired incarnation.
-  bool AdoptIncarnation(TimeNs now, uint64_t inc);
+  // What AdoptIncarnation did.
+  enum class Adopted {
+    kNothing,  // `inc` was 0, retired, or the life we know (now confirmed)
+    kFirst,    // we knew no life of the peer: `inc` is it
+    // The life we knew was taken on trust (learnt from dst-0 frames, never
+    // confirmed, e.g. a forger's first contact): `inc` replaces it, the
+    // receive side restarts, our send session goes on towards `inc`.
+    kReplacedProvisional,
+    // The peer restarted: its confirmed old life is retired, both
+    // directions reset (sends in flight fail with kPeerRestarted).
+    kRestarted,
+  };
+  // The peer proved at its address that it is `inc` (it answered our
+  // challenge).
+  Adopted AdoptIncarnation(TimeNs now, uint64_t inc);
   // The incarnation we present to this peer.
   uint64_t our_incarnation() const { return link_.our_inc; }
   // The peer has shown it receives what we send to its address (it acked
   // our session or answered a challenge).
   bool proven() const { return link_.proven; }
+  // Another life claims the address of a life we took on trust, and
+  // neither has proven itself yet (PeerLink::contested).
+  bool contested() const { return link_.contested; }
   void set_proven() { link_.proven = true; }
 
   // --- Output -------------------------------------------------------------
@@ -226,6 +248,9 @@ class Peer {
   // The peer restarted: both halves start over (a sleeping peer forgets
   // what it kept for them).
   void ForgetReceiveSide();
+  // `inc` replaces a life taken on trust (never confirmed): that one is
+  // retired and the receive side restarts; the send session stands.
+  void ReplaceProvisional(uint64_t inc);
 
   PeerLink link_;
   std::array<uint64_t, 4> retired_incs_{};

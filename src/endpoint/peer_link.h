@@ -103,6 +103,11 @@ struct PeerLink {
   // ack of our current send session arrived (or it answered a challenge).
   // Peers that have not are evicted first under pressure.
   bool proven = false;
+  // peer_inc is provisional and another life has claimed this address
+  // since (a SYNC or STALE from another incarnation, being challenged):
+  // frames of peer_inc that do not name us are dropped until one of the
+  // two proves itself (Peer::CheckIncarnation, AdoptIncarnation).
+  bool contested = false;
 };
 
 }  // namespace braid::endpoint

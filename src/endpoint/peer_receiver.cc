@@ -56,6 +56,10 @@ void PeerReceiver::OnPeerRestarted() {
   ResetReceiveSide(0, window_.cum());
   rx_synced_ = false;
   retired_sessions_.fill(0);
+  // Owed to the life that is gone: a NEED_SYNC would reach the new one
+  // (it is addressed when built) and restart its session.
+  need_sync_reply_ = false;
+  ack_copy_due_ = false;
 }
 
 void PeerReceiver::ResetReceiveSide(uint32_t session, wire::Psn base) {
@@ -150,6 +154,7 @@ void PeerReceiver::OnData(TimeNs now, const wire::DataHeader& h,
     // We hold no session for this sender (e.g. we evicted it): ask for one.
     ++drops->unsynced;
     need_sync_reply_ = true;
+    need_sync_psn_ = h.psn;
     return;
   }
   ++packets_received_;
@@ -361,6 +366,7 @@ size_t PeerReceiver::WriteNeedSync(absl::Span<uint8_t> out) {
   c.type = wire::CtrlType::kNeedSync;
   c.src_incarnation = link_->our_inc;
   c.dst_incarnation = link_->peer_inc;
+  c.value = need_sync_psn_.value();
   need_sync_reply_ = false;
   return wire::WriteCtrl(c, out);
 }

@@ -61,7 +61,9 @@ class PeerReceiver {
     return need_sync_reply_ || ack_copy_due_ || acks_.pending() ||
            AckWanted(now);
   }
-  // The sender sent data we hold no session for: a NEED_SYNC is due.
+  // The sender sent data we hold no session for: a NEED_SYNC is due. It
+  // names the PSN of that data, so the sender can tell which session it
+  // is about.
   bool need_sync_reply() const { return need_sync_reply_; }
   // Writes the NEED_SYNC frame into `out` (clears need_sync_reply()).
   size_t WriteNeedSync(absl::Span<uint8_t> out);
@@ -168,6 +170,7 @@ class PeerReceiver {
   bool nak_pending_ = false;  // go-back-N: out-of-order seen at cum
   bool nak_sent_for_cum_ = false;
   bool need_sync_reply_ = false;
+  wire::Psn need_sync_psn_;  // the unsynced data's PSN (NEED_SYNC's value)
   bool window_update_ = false;
   bool credit_squeezed_ = false;  // see TakeCreditSqueezed
   // Next expected per-path sequence from the peer: a jump is a loss on that

@@ -262,8 +262,13 @@ void PeerSender::FailAll(FailureCause cause, TimeNs now) {
   }
 }
 
-void PeerSender::OnNeedSync(TimeNs now) {
+bool PeerSender::OnNeedSync(TimeNs now, wire::Psn psn) {
+  // Only about data of this session: a late or duplicated NEED_SYNC about
+  // an earlier one would re-send this session's messages, which the
+  // receiver may have delivered, in another.
+  if (psn < session_base_ || psn >= sent_.next_psn()) return false;
   if (session_confirmed_) RestartSession(FailureCause::kNone, now);
+  return true;
 }
 
 size_t PeerSender::WriteSync(absl::Span<uint8_t> out) const {

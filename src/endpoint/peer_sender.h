@@ -55,7 +55,10 @@ class PeerSender {
   // The peer evicted our idle session (NEED_SYNC): what we sent since was
   // dropped unseen and is sent again in a new session. (Unconfirmed: our
   // SYNCs are already on their way; nothing to do.)
-  void OnNeedSync(TimeNs now);
+  // The receiver holds no session for our data at `psn`: if `psn` is of
+  // this session and the session was confirmed, restart it (re-sending
+  // what was in flight). False if `psn` is not of this session (stale).
+  bool OnNeedSync(TimeNs now, wire::Psn psn);
 
   // --- Acks in (peer_sender_ack.cc) ----------------------------------------
   // An ack (already parsed and validated by wire/). `return_port`: the UDP

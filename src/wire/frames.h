@@ -36,10 +36,12 @@ inline constexpr uint8_t kAckFlagEchoDup = 0x04;
 inline constexpr uint8_t kAckFlagsKnown = 0x07;
 
 enum class CtrlType : uint8_t {
-  kProbe = 1,     // "please ack now" (credit-blocked or silent sender)
-  kStale = 2,     // "your packet named an incarnation of mine that is gone"
-  kSync = 3,      // "my send session `session` to you starts at PSN `value`"
-  kNeedSync = 4,  // "I hold no session state for you: send kSync"
+  kProbe = 1,  // "please ack now" (credit-blocked or silent sender)
+  kStale = 2,  // "your packet named an incarnation of mine that is gone"
+  kSync = 3,   // "my send session `session` to you starts at PSN `value`"
+  // "I hold no session state for you: send kSync" (`value`: the PSN of the
+  // data that found none).
+  kNeedSync = 4,
   // "Prove that `dst_incarnation` is you, at the address I send this to":
   // sent in answer to a frame that claims a new incarnation of a known peer
   // (a restart). Carries a nonce only that address receives.
@@ -146,7 +148,7 @@ struct CtrlFrame {
   uint64_t src_incarnation = 0;
   uint64_t dst_incarnation = 0;
   uint32_t session = 0;  // sender's send-session number (kSync, kProbe)
-  uint32_t value = 0;    // kSync: first PSN of the session
+  uint32_t value = 0;    // kSync: first PSN of the session; kNeedSync: PSN
   // kChallenge / kChallengeReply only (zero on the wire otherwise): what is
   // asked, and the challenger's nonce (bytes 24..31, in place of `value`).
   ChallengeKind kind = ChallengeKind::kIncarnation;

@@ -11,94 +11,23 @@
 #include "endpoint/endpoint_core.h"
 #include "gtest/gtest.h"
 #include "tests/endpoint/core_pair.h"
+#include "tests/endpoint/forge.h"
 #include "wire/frames.h"
 
 namespace braid::endpoint {
 namespace {
 
 using testing::CorePair;
+using testing::Forge;
 using testing::Msg;
 using testing::Pattern;
+using testing::SrcIncarnationOf;
 using testing::Wire;
 using Bytes = std::vector<uint8_t>;
 
 template <typename Fn>
 void RunUntil(CorePair& p, Fn done, int max_chunks = 200) {
   for (int i = 0; i < max_chunks && !done(); ++i) p.Run(1000);
-}
-
-// A datagram of the given frames, as `reply_port` would send it.
-class Forge {
- public:
-  explicit Forge(uint16_t reply_port = 7000) : b_(wire::kPreambleSize) {
-    wire::WritePreamble(reply_port, absl::MakeSpan(b_));
-  }
-  Forge& Ctrl(wire::CtrlType t, uint64_t src, uint64_t dst, uint32_t session,
-              uint32_t value, uint64_t nonce = 0) {
-    wire::CtrlFrame c;
-    c.type = t;
-    c.src_incarnation = src;
-    c.dst_incarnation = dst;
-    if (wire::IsChallengeType(t)) {
-      c.nonce = nonce;
-    } else {
-      c.session = session;
-      c.value = value;
-    }
-    const size_t at = b_.size();
-    b_.resize(at + wire::kCtrlFrameSize);
-    wire::WriteCtrl(c, absl::MakeSpan(b_).subspan(at));
-    return *this;
-  }
-  Forge& Data(uint64_t src, uint64_t dst, uint32_t psn, uint32_t msg_seq,
-              const Bytes& payload) {
-    wire::DataHeader h;
-    h.flags = wire::kDataFlagAckNow;
-    h.src_incarnation = src;
-    h.dst_incarnation = dst;
-    h.psn = wire::Psn(psn);
-    h.msg_seq = wire::MsgSeq(msg_seq);
-    h.msg_len = static_cast<uint32_t>(payload.size());
-    h.payload_len = static_cast<uint16_t>(payload.size());
-    const size_t at = b_.size();
-    b_.resize(at + wire::kDataHeaderSize + payload.size());
-    wire::WriteData(h, payload, absl::MakeSpan(b_).subspan(at));
-    return *this;
-  }
-  Forge& Ack(uint64_t src, uint64_t dst, uint32_t session, uint32_t cum) {
-    wire::AckHeader h;
-    h.src_incarnation = src;
-    h.dst_incarnation = dst;
-    h.session = session;
-    h.cum_psn = wire::Psn(cum);
-    h.credit_psn = wire::Psn(cum + 100000);
-    const size_t at = b_.size();
-    b_.resize(at + wire::AckFrameSize(0));
-    wire::WriteAck(h, {}, absl::MakeSpan(b_).subspan(at));
-    return *this;
-  }
-  const Bytes& bytes() const { return b_; }
-
- private:
-  Bytes b_;
-};
-
-// The source incarnation of the first frame of a datagram (what its sender
-// calls itself towards the receiver), 0 if it has none.
-uint64_t SrcIncarnationOf(const Bytes& datagram) {
-  wire::FrameReader r(
-      absl::MakeConstSpan(datagram).subspan(wire::kPreambleSize));
-  wire::Frame f;
-  if (!r.Next(&f)) return 0;
-  switch (f.type) {
-    case wire::FrameType::kData:
-      return f.data.src_incarnation;
-    case wire::FrameType::kAck:
-      return f.ack.src_incarnation;
-    case wire::FrameType::kCtrl:
-      return f.ctrl.src_incarnation;
-  }
-  return 0;
 }
 
 // Lets the attacker (as if on-path once) learn what A calls itself towards

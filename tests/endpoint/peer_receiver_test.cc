@@ -73,7 +73,19 @@ TEST_F(PeerReceiverTest, DataBeforeSyncIsDroppedAndAsksForASession) {
       ParseFrames(absl::MakeConstSpan(out.data(), n));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].ctrl.type, wire::CtrlType::kNeedSync);
+  EXPECT_EQ(f[0].ctrl.value, kBase) << "names the PSN that found no session";
   EXPECT_FALSE(receiver_->need_sync_reply());
+}
+
+TEST_F(PeerReceiverTest, APeerRestartForgetsTheNeedSyncOwedToItsOldLife) {
+  // Data of a life that is then replaced (e.g. a forger's first contact):
+  // the NEED_SYNC it earned must not reach the new life, whose session it
+  // would restart.
+  Data(0, T(0));
+  ASSERT_TRUE(receiver_->need_sync_reply());
+  receiver_->OnPeerRestarted();
+  EXPECT_FALSE(receiver_->need_sync_reply());
+  EXPECT_FALSE(receiver_->HasFrontMatter(T(1)));
 }
 
 TEST_F(PeerReceiverTest, DeliversAMessageOnceAndDropsItsDuplicate) {

@@ -141,6 +141,35 @@ TEST_F(PeerSenderTest, AckOfAnotherSessionOrLifeIsDropped) {
   EXPECT_TRUE(sender_->HasUnacked());
 }
 
+TEST_F(PeerSenderTest, NeedSyncForThisSessionResendsInFlightInANewOne) {
+  sender_->Enqueue(OutMessage::Copy(std::vector<uint8_t>(100, 1).data(), 100),
+                   T(0));
+  sender_->Enqueue(OutMessage::Copy(std::vector<uint8_t>(100, 2).data(), 100),
+                   T(0));
+  const std::vector<wire::DataHeader> frags = SendAll(T(0));
+  ASSERT_EQ(frags.size(), 2u);
+  Ack(frags[0].psn + 1, frags[0], T(20));  // confirms the session
+  ASSERT_TRUE(sender_->session_confirmed());
+  const uint32_t session = sender_->session();
+  // The receiver lost the session (evicted us) and says so about frags[1].
+  EXPECT_TRUE(sender_->OnNeedSync(T(30), frags[1].psn));
+  EXPECT_NE(sender_->session(), session);
+  EXPECT_EQ(Count(CompletionType::kSendFailed, FailureCause::kNone), 0u);
+  const std::vector<wire::DataHeader> again = SendAll(T(31));
+  ASSERT_EQ(again.size(), 1u) << "the unacked message goes again";
+  EXPECT_GT(again[0].psn, frags[1].psn) << "with a PSN of the new session";
+  // A copy of the same NEED_SYNC, late: about the session before. Obeyed,
+  // it would send the new session's messages (perhaps delivered) again.
+  Ack(again[0].psn + 1, again[0], T(40));
+  ASSERT_TRUE(sender_->session_confirmed());
+  const uint32_t now_session = sender_->session();
+  EXPECT_FALSE(sender_->OnNeedSync(T(50), frags[1].psn));
+  EXPECT_FALSE(sender_->OnNeedSync(T(50), again[0].psn + 1000))
+      << "a PSN not sent yet";
+  EXPECT_EQ(sender_->session(), now_session);
+  EXPECT_EQ(Count(CompletionType::kSendDone), 2u);
+}
+
 TEST_F(PeerSenderTest, SyncAnnouncesTheSessionAndItsFirstPsn) {
   sender_->Enqueue(OutMessage::Copy(std::vector<uint8_t>(10, 1).data(), 10),
                    T(0));

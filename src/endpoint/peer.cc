@@ -86,9 +86,9 @@ bool Peer::Sleep() {
   return true;
 }
 
-void Peer::ForgetReceiveSide() {
+void Peer::ForgetReceiveSide(bool deliver_held) {
   if (awake()) {
-    receiver_->OnPeerRestarted();
+    receiver_->OnPeerRestarted(deliver_held);
   } else {
     has_rx_resume_ = false;
   }
@@ -165,7 +165,7 @@ void Peer::ReplaceProvisional(uint64_t inc) {
   link_.peer_inc = inc;
   link_.peer_inc_confirmed = true;
   link_.contested = false;
-  ForgetReceiveSide();
+  ForgetReceiveSide(/*deliver_held=*/false);
 }
 
 Peer::Adopted Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
@@ -195,7 +195,7 @@ Peer::Adopted Peer::AdoptIncarnation(TimeNs now, uint64_t inc) {
   // The peer restarted: everything we knew about it is void.
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
   link_.peer_inc = inc;
-  ForgetReceiveSide();
+  ForgetReceiveSide(/*deliver_held=*/true);
   // What was in flight may have been delivered by the life before: it
   // fails rather than goes again to the new one.
   if (awake()) sender_->RestartSession(FailureCause::kPeerRestarted, now);

@@ -245,9 +245,10 @@ class Peer {
     if (!awake()) WakeSlow(now);
   }
   void WakeSlow(TimeNs now);
-  // The peer restarted: both halves start over (a sleeping peer forgets
-  // what it kept for them).
-  void ForgetReceiveSide();
+  // The peer restarted: the receive side starts over (a sleeping peer
+  // forgets what it kept for it). `deliver_held`: see
+  // PeerReceiver::OnPeerRestarted.
+  void ForgetReceiveSide(bool deliver_held);
   // `inc` replaces a life taken on trust (never confirmed): that one is
   // retired and the receive side restarts; the send session stands.
   void ReplaceProvisional(uint64_t inc);

@@ -52,8 +52,8 @@ PeerReceiver::PeerReceiver(PeerLink* link)
   granted_ = window_.cum() + wire::kInitialCreditPackets;
 }
 
-void PeerReceiver::OnPeerRestarted() {
-  ResetReceiveSide(0, window_.cum());
+void PeerReceiver::OnPeerRestarted(bool deliver_held) {
+  ResetReceiveSide(0, window_.cum(), deliver_held);
   rx_synced_ = false;
   retired_sessions_.fill(0);
   // Owed to the life that is gone: a NEED_SYNC would reach the new one
@@ -62,14 +62,17 @@ void PeerReceiver::OnPeerRestarted() {
   ack_copy_due_ = false;
 }
 
-void PeerReceiver::ResetReceiveSide(uint32_t session, wire::Psn base) {
+void PeerReceiver::ResetReceiveSide(uint32_t session, wire::Psn base,
+                                    bool deliver_held) {
   window_.Reset(base);
   reassembler_.Clear();
   // Held ordered messages were acknowledged: deliver them (in order, the
   // failed ones skipped) rather than drop what the sender counts as done.
   released_.clear();
   ordered_.Flush(&released_);
-  for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
+  if (deliver_held) {
+    for (reorder::CompletedMessage& m : released_) Deliver(std::move(m));
+  }
   released_.clear();
   if (rx_synced_ && rx_session_ != session) {
     retired_sessions_[retired_session_next_++ % retired_sessions_.size()] =

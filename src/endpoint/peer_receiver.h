@@ -41,8 +41,12 @@ class PeerReceiver {
   void OnSync(const wire::CtrlFrame& c);
   // PROBE: the sender is credit-blocked; answer with a window update.
   void OnProbe(const wire::CtrlFrame& c);
-  // The peer restarted (a new incarnation): forget its sessions.
-  void OnPeerRestarted();
+  // The peer restarted (a new incarnation): forget its sessions. Complete
+  // ordered messages held for an earlier one are delivered if
+  // `deliver_held` (they were acknowledged to a life that was the peer),
+  // else dropped (that life was taken on trust and is now known not to be
+  // the peer's: perhaps a forger's).
+  void OnPeerRestarted(bool deliver_held);
   // After a duplicate re-send arrived (OnData): whether it proves the last
   // ack-only datagram we sent lost (the peer re-sent data that ack covered;
   // once per ack sent). `sender_idle`: our own sender has nothing
@@ -144,7 +148,8 @@ class PeerReceiver {
   friend struct PeerDataFramesTestAccess;
 
   const PeerConfig& cfg() const { return link_->cfg(); }
-  void ResetReceiveSide(uint32_t session, wire::Psn base);
+  void ResetReceiveSide(uint32_t session, wire::Psn base,
+                        bool deliver_held = true);
   wire::Psn CreditLimit(uint64_t queue_room) const;
   void Deliver(reorder::CompletedMessage&& m);
   // Hands a data frame's fragment to the reassembler (placing it where the

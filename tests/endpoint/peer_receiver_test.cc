@@ -31,8 +31,10 @@ class PeerReceiverTest : public ::testing::Test {
     c.value = kBase;
     receiver_->OnSync(c);
   }
-  // A one-fragment message of `len` bytes at PSN kBase + `off`.
-  void Data(uint32_t off, TimeNs now, uint32_t len = 100) {
+  // A one-fragment message of `len` bytes at PSN kBase + `off` (message
+  // `stream_seq` of ordered stream `stream`, if not 0).
+  void Data(uint32_t off, TimeNs now, uint32_t len = 100, uint16_t stream = 0,
+            uint32_t stream_seq = 0) {
     payload_.assign(len, static_cast<uint8_t>(off));
     wire::DataHeader h;
     h.src_incarnation = kPeerInc;
@@ -42,6 +44,8 @@ class PeerReceiverTest : public ::testing::Test {
     h.msg_seq = wire::MsgSeq(off);
     h.msg_len = len;
     h.payload_len = len;
+    h.stream_id = stream;
+    h.stream_seq = stream_seq;
     receiver_->OnData(now, h, payload_.data(), false, &drops_);
   }
   // The ack the receiver writes now.
@@ -83,9 +87,31 @@ TEST_F(PeerReceiverTest, APeerRestartForgetsTheNeedSyncOwedToItsOldLife) {
   // would restart.
   Data(0, T(0));
   ASSERT_TRUE(receiver_->need_sync_reply());
-  receiver_->OnPeerRestarted();
+  receiver_->OnPeerRestarted(/*deliver_held=*/false);
   EXPECT_FALSE(receiver_->need_sync_reply());
   EXPECT_FALSE(receiver_->HasFrontMatter(T(1)));
+}
+
+TEST_F(PeerReceiverTest, HeldOrderedMessagesOfALifeTakenOnTrustAreDropped) {
+  // Message 2 of stream 1 arrives, message 1 does not: 2 is held (and
+  // acked). Its life is then replaced by one that proved itself: it was
+  // not the peer's (a forger's first contact), so nothing of it is
+  // delivered.
+  Sync();
+  Data(0, T(0), 100, /*stream=*/1, /*stream_seq=*/2);
+  ASSERT_TRUE(host_.completions.empty());
+  receiver_->OnPeerRestarted(/*deliver_held=*/false);
+  EXPECT_TRUE(host_.completions.empty());
+}
+
+TEST_F(PeerReceiverTest, HeldOrderedMessagesOfARestartedPeerAreDelivered) {
+  // The same, but the life was the peer's and it restarted: it counts the
+  // held message as done, so it is delivered.
+  Sync();
+  Data(0, T(0), 100, /*stream=*/1, /*stream_seq=*/2);
+  ASSERT_TRUE(host_.completions.empty());
+  receiver_->OnPeerRestarted(/*deliver_held=*/true);
+  EXPECT_EQ(host_.completions.size(), 1u);
 }
 
 TEST_F(PeerReceiverTest, DeliversAMessageOnceAndDropsItsDuplicate) {

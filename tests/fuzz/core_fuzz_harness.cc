@@ -351,6 +351,10 @@ void CoreFuzzHarness::Inject(const Datagram& d, const char* what) {
          d.bytes.size(), " B)");
   }
   core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
+  // What it delivered is judged now, against what the core had heard when
+  // it took the datagram (a first contact is taken on trust; see
+  // CheckReceived), not once genuine datagrams have arrived too.
+  PollCompletions(d.to);
 }
 
 void CoreFuzzHarness::PollCompletions(int side) {

@@ -26,6 +26,30 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 namespace braid::endpoint::fuzz {
 namespace {
 
+// Whether a genuine datagram tells its receiver who the sender is: any
+// frame but a CHALLENGE does. A datagram of challenges alone asks the
+// receiver to prove an incarnation (perhaps one a forger claimed for it)
+// and says nothing the receiver could tell from a forger's. A sealed
+// datagram (auth, encrypt) is not read: it counts.
+bool ClaimsALife(const std::vector<uint8_t>& bytes) {
+  wire::ParseError error;
+  if (bytes.size() < wire::kPreambleSize ||
+      wire::ParsePreamble(bytes, &error) == 0) {
+    return true;
+  }
+  wire::FrameReader r(absl::MakeConstSpan(bytes).subspan(wire::kPreambleSize));
+  wire::Frame f;
+  bool any = false;
+  while (r.Next(&f)) {
+    any = true;
+    if (f.type != wire::FrameType::kCtrl ||
+        f.ctrl.type != wire::CtrlType::kChallenge) {
+      return true;
+    }
+  }
+  return !any;
+}
+
 constexpr uint32_t kMagic = 0xb4a1df22;
 constexpr size_t kMsgHeader = 12;  // magic, side, 3 zero bytes, id
 constexpr size_t kTraceLines = 40;
@@ -312,7 +336,7 @@ void CoreFuzzHarness::Pump(int side) {
 void CoreFuzzHarness::DeliverOne(size_t i) {
   Datagram d = std::move(wire_[i]);
   wire_.erase(wire_.begin() + static_cast<ptrdiff_t>(i));
-  contact_[d.to] = true;  // a genuine datagram from its peer
+  if (ClaimsALife(d.bytes)) contact_[d.to] = true;
   Heard(d);
   core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
   Recycle(std::move(d.bytes));
@@ -321,7 +345,7 @@ void CoreFuzzHarness::DeliverOne(size_t i) {
 void CoreFuzzHarness::DeliverAll() {
   // In wire order; delivering adds nothing to the wire (only Pump does).
   for (Datagram& d : wire_) {
-    contact_[d.to] = true;
+    if (ClaimsALife(d.bytes)) contact_[d.to] = true;
     Heard(d);
     core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
     Recycle(std::move(d.bytes));

@@ -222,7 +222,8 @@ class CoreFuzzHarness {
   uint64_t heap_start_ = 0;
   bool attacking_ = true;
   // Whether core i has heard from its peer: received a genuine datagram
-  // from it (until then a forged first contact is taken on trust).
+  // from it that says who the peer is (ClaimsALife; until then a forged
+  // first contact is taken on trust).
   bool contact_[2] = {false, false};
   // The peer addresses core i has sent to or received from (a datagram's
   // source IP and preamble reply port, as EndpointCore keys its peers), up

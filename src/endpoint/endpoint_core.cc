@@ -461,6 +461,10 @@ void EndpointCore::OnDatagram(TimeNs now, const NetAddr& src,
     }
     if (our_inc == 0 && a.dst != 0) our_inc = OurIncarnationFor(from);
     if (!AddressedToUs(a.src, a.dst, a.by_sender, from, local, our_inc)) {
+      // Another life at the address of one we took on trust, naming an
+      // incarnation of ours it can only have from a forger (or an earlier
+      // life of ours): a rival all the same (Peer::Contest).
+      if (peer != nullptr && a.dst != 0) peer->peer.Contest(a.src);
       continue;
     }
     if (f.type == wire::FrameType::kCtrl &&

@@ -160,6 +160,13 @@ bool Peer::IsRetired(uint64_t inc) const {
   return false;
 }
 
+void Peer::Contest(uint64_t src) {
+  if (link_.peer_inc != 0 && !link_.peer_inc_confirmed &&
+      src != link_.peer_inc && !IsRetired(src)) {
+    link_.contested = true;
+  }
+}
+
 void Peer::ReplaceProvisional(uint64_t inc) {
   retired_incs_[retired_next_++ % retired_incs_.size()] = link_.peer_inc;
   link_.peer_inc = inc;

@@ -110,6 +110,14 @@ class Peer {
   // frames of neither are taken (`contested_incarnation`).
   Claim CheckIncarnation(uint64_t src_incarnation, bool may_announce,
                          bool names_us, DropStats* drops);
+  // A frame from `src` that names a wrong incarnation of ours (dropped by
+  // the caller): if the life we know is provisional and `src` is another,
+  // that one is contested as by CheckIncarnation's kRestart (its own frames
+  // are then held until one of the two proves itself). A sender fooled by
+  // a forger's first contact at *our* address names what the forger
+  // claimed, so this is how a genuine peer's first frames, addressed to the
+  // forger's claim, still stop the forger heard first here.
+  void Contest(uint64_t src);
   // What AdoptIncarnation did.
   enum class Adopted {
     kNothing,  // `inc` was 0, retired, or the life we know (now confirmed)

@@ -123,6 +123,42 @@ TEST(EndpointCoreFirstContactTest,
       << "B proves its own life and not the forger's";
 }
 
+TEST(EndpointCoreFirstContactTest,
+     ForgersAtBothEndsAreSilencedByTheFirstFrame) {
+  // A forger reaches each side first, posing as the other. B's first
+  // datagrams to A then name the incarnation the forger claimed for A (a
+  // wrong one: A drops them and answers STALE), yet they show A that a
+  // second life speaks from B's address: the forger's life there is held.
+  CorePair p;
+  p.a->OnDatagram(p.now, p.b_addr, ForgedMessage(0, true), false);
+  p.b->OnDatagram(p.now, p.a_addr, ForgedMessage(0, true), false);
+  Seen seen;
+  seen.Take(p);
+  const size_t forged_at_a = Received(seen.a, Evil(0));
+  const Bytes to_b = Pattern(3000, 5), to_a = Pattern(4000, 6);
+  bool hold_a = true;
+  p.filter = [&](const Wire& w) { return !(hold_a && w.from == p.a_addr); };
+  ASSERT_TRUE(p.b->Send(p.now, p.a_addr, Msg(to_a, 2)).ok());
+  p.Run(1);  // B's datagrams reach A, A's are held
+  EXPECT_GE(p.a->stats().drops.stale_incarnation, 1u);
+  for (int i = 1; i <= 3; ++i) {
+    p.a->OnDatagram(p.now, p.b_addr, ForgedMessage(i, false), false);
+  }
+  EXPECT_GE(p.a->stats().drops.contested_incarnation, 3u);
+  hold_a = false;
+  ASSERT_TRUE(p.a->Send(p.now, p.b_addr, Msg(to_b, 1)).ok());
+  RunUntilDone(p, &seen, forged_at_a + 2, 3);
+
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(Received(seen.a, Evil(i)), 0u) << "forged message " << i;
+  }
+  EXPECT_EQ(Received(seen.a, to_a), 1u);
+  EXPECT_EQ(Received(seen.b, to_b), 1u);
+  EXPECT_EQ(Count(seen.a, CompletionType::kSendDone, 1), 1u);
+  EXPECT_EQ(Count(seen.b, CompletionType::kSendDone, 2), 1u);
+  EXPECT_EQ(p.a->stats().peer_restarts + p.b->stats().peer_restarts, 0u);
+}
+
 TEST(EndpointCoreFirstContactTest, PeerHeardFirstProvesItselfAgainstARival) {
   CorePair p;
   // B's first message reaches A (dst = 0); A's answers are held.

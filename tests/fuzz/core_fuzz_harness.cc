@@ -26,12 +26,33 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 namespace braid::endpoint::fuzz {
 namespace {
 
-// Whether a genuine datagram tells its receiver who the sender is: any
-// frame but a CHALLENGE does. A datagram of challenges alone asks the
-// receiver to prove an incarnation (perhaps one a forger claimed for it)
-// and says nothing the receiver could tell from a forger's. A sealed
-// datagram (auth, encrypt) is not read: it counts.
-bool ClaimsALife(const std::vector<uint8_t>& bytes) {
+// The incarnations a frame is from and to.
+void FrameIncarnations(const wire::Frame& f, uint64_t* src, uint64_t* dst) {
+  switch (f.type) {
+    case wire::FrameType::kData:
+      *src = f.data.src_incarnation;
+      *dst = f.data.dst_incarnation;
+      return;
+    case wire::FrameType::kAck:
+      *src = f.ack.src_incarnation;
+      *dst = f.ack.dst_incarnation;
+      return;
+    case wire::FrameType::kCtrl:
+      *src = f.ctrl.src_incarnation;
+      *dst = f.ctrl.dst_incarnation;
+      return;
+  }
+}
+
+// Whether a genuine datagram tells its receiver who the sender is: a frame
+// other than a CHALLENGE that names no incarnation of the receiver (dst =
+// 0) or the one the receiver shows the sender (`shown`, 0 if not known
+// yet). A challenge, or a frame naming another incarnation (its sender was
+// fooled by a forger's first contact at the receiver's address), says
+// nothing the receiver could tell from a forger's: it drops it by the dst
+// rule and keeps no state for it. A sealed datagram (auth, encrypt) is not
+// read: it counts.
+bool ClaimsALife(const std::vector<uint8_t>& bytes, uint64_t shown) {
   wire::ParseError error;
   if (bytes.size() < wire::kPreambleSize ||
       wire::ParsePreamble(bytes, &error) == 0) {
@@ -42,12 +63,27 @@ bool ClaimsALife(const std::vector<uint8_t>& bytes) {
   bool any = false;
   while (r.Next(&f)) {
     any = true;
-    if (f.type != wire::FrameType::kCtrl ||
-        f.ctrl.type != wire::CtrlType::kChallenge) {
-      return true;
+    if (f.type == wire::FrameType::kCtrl &&
+        f.ctrl.type == wire::CtrlType::kChallenge) {
+      continue;
     }
+    uint64_t src = 0, dst = 0;
+    FrameIncarnations(f, &src, &dst);
+    if (dst == 0 || (shown != 0 && dst == shown)) return true;
   }
   return !any;
+}
+
+// The incarnation a datagram's first frame is from (0 if unreadable).
+uint64_t SourceIncarnation(const uint8_t* data, size_t len) {
+  if (len <= wire::kPreambleSize) return 0;
+  wire::FrameReader r(absl::MakeConstSpan(data + wire::kPreambleSize,
+                                          len - wire::kPreambleSize));
+  wire::Frame f;
+  if (!r.Next(&f)) return 0;
+  uint64_t src = 0, dst = 0;
+  FrameIncarnations(f, &src, &dst);
+  return src;
 }
 
 constexpr uint32_t kMagic = 0xb4a1df22;
@@ -308,6 +344,7 @@ void CoreFuzzHarness::Pump(int side) {
     const size_t built = core_[side]->PollTx(now_, batch_);
     for (const auto& p : batch_->packets()) {
       ++counts_.datagrams;
+      if (shown_[side] == 0) shown_[side] = SourceIncarnation(p.data, p.len);
       if (attacking_ && (opt_.attacks & kDropDup) && Pick(16) == 0) {
         Note("drop ", side, "->", 1 - side);
         continue;
@@ -336,7 +373,7 @@ void CoreFuzzHarness::Pump(int side) {
 void CoreFuzzHarness::DeliverOne(size_t i) {
   Datagram d = std::move(wire_[i]);
   wire_.erase(wire_.begin() + static_cast<ptrdiff_t>(i));
-  if (ClaimsALife(d.bytes)) contact_[d.to] = true;
+  if (ClaimsALife(d.bytes, shown_[d.to])) contact_[d.to] = true;
   Heard(d);
   core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
   Recycle(std::move(d.bytes));
@@ -345,7 +382,7 @@ void CoreFuzzHarness::DeliverOne(size_t i) {
 void CoreFuzzHarness::DeliverAll() {
   // In wire order; delivering adds nothing to the wire (only Pump does).
   for (Datagram& d : wire_) {
-    if (ClaimsALife(d.bytes)) contact_[d.to] = true;
+    if (ClaimsALife(d.bytes, shown_[d.to])) contact_[d.to] = true;
     Heard(d);
     core_[d.to]->OnDatagram(now_, d.from, d.bytes, false);
     Recycle(std::move(d.bytes));

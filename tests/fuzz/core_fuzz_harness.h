@@ -225,6 +225,9 @@ class CoreFuzzHarness {
   // from it that says who the peer is (ClaimsALife; until then a forged
   // first contact is taken on trust).
   bool contact_[2] = {false, false};
+  // The incarnation core i shows its peer (the source of its frames), once
+  // it has sent one.
+  uint64_t shown_[2] = {0, 0};
   // The peer addresses core i has sent to or received from (a datagram's
   // source IP and preamble reply port, as EndpointCore keys its peers), up
   // to kMaxPeers + 1: a core holds peers only for these, so while there

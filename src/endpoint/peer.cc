@@ -37,6 +37,7 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.spurious_losses += x.spurious_losses;
   r.spurious_gap_losses += x.spurious_gap_losses;
   r.spurious_rtos += x.spurious_rtos;
+  r.rto_reroutes += x.rto_reroutes;
 }
 
 const PeerConfig& DefaultPeerConfig() {

@@ -232,6 +232,14 @@ void PeerSender::AttributeRtoToPaths(TimeNs now) {
   // arrived: the RTO fires only after a whole RTO without progress, and a
   // silent peer, a stalled host or lost acks look the same from here.
   const bool path_specific = rto_paths.count() * 2 <= paths_.size();
+  // But the same again, with nothing acknowledged since the last RTO, is
+  // a peer silent on every route tried: gone, or every route is dead (a
+  // sender whose entropies all hash onto failed links — with 3 of 4 spines
+  // blackholed, (3/4)^16 = 1 % of senders with 16 paths — heard nothing
+  // until its peer timeout). The timed-out paths then move to fresh
+  // entropies, so that each backed-off re-send tries new routes. A stalled
+  // host or peer meets the first RTO, not two in a row without progress.
+  const bool explore = !path_specific && sent_.rtos_since_progress() >= 2;
   for (size_t p = 0; p < paths_.size(); ++p) {
     if (!rto_paths.test(p)) continue;
     const auto id = static_cast<wire::PathId>(p);
@@ -243,6 +251,10 @@ void PeerSender::AttributeRtoToPaths(TimeNs now) {
                  multipath::PathEvent::kRecycled) {
         sent_.OnPathRerouted(id);
       }
+    }
+    if (explore && paths_.Explore(id) == multipath::PathEvent::kRecycled) {
+      ++rel_.rto_reroutes;
+      sent_.OnPathRerouted(id);
     }
   }
 }

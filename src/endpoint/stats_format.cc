@@ -25,6 +25,7 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back({"spurious_losses", absl::StrCat(r.spurious_losses)});
   f->push_back({"spurious_gap_losses", absl::StrCat(r.spurious_gap_losses)});
   f->push_back({"spurious_rtos", absl::StrCat(r.spurious_rtos)});
+  f->push_back({"rto_reroutes", absl::StrCat(r.rto_reroutes)});
 }
 
 void AddFrames(const FrameStats& d, Fields* f) {

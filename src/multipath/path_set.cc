@@ -365,6 +365,14 @@ PathEvent PathSet::OnReturnLoss(wire::PathId p, TimeNs now) {
   return Penalise(p, now, opts_.penalty_time);
 }
 
+PathEvent PathSet::Explore(wire::PathId p) {
+  if (p >= paths_.size() || paths_.size() < 2) return PathEvent::kNone;
+  wire::Entropy fresh;
+  if (!DrawFreshEntropy(p, &fresh)) return PathEvent::kNone;
+  Recycle(p, fresh);
+  return PathEvent::kRecycled;
+}
+
 PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
   if (p >= paths_.size()) return PathEvent::kNone;
   Path& path = At(p);

@@ -141,6 +141,12 @@ class PathSet {
   // entropy at once (kRecycled; kProbing, usable), or, with no fresh value
   // to move to, is penalised.
   PathEvent OnReturnLoss(wire::PathId p, TimeNs now);
+  // The peer has been silent on p as on (nearly) every other path, RTO
+  // after RTO: p's route may be as dead as the rest, or the peer may be
+  // gone, and nothing tells the two apart. p moves to a fresh entropy
+  // (kRecycled; kProbing, usable) so that the next re-send tries a new
+  // route; with no fresh value, nothing changes (kNone). Not a penalty.
+  PathEvent Explore(wire::PathId p);
   // A retransmit timeout fired for one packet sent on `p` (the packet
   // counts as lost; do not also call OnLoss for it).
   PathEvent OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now);

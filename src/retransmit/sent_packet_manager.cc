@@ -75,6 +75,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   response_.Reset(opts_.initial_rtt);
   rto_floor_ = opts_.min_rto;
   backoff_ = 0;
+  rtos_since_progress_ = 0;
   rto_deadline_ = TimeNs::Infinite();
   rto_memo_sent_ = TimeNs::Infinite();
   tlp_base_ = TimeNs::Infinite();

@@ -226,6 +226,10 @@ class SentPacketManager {
   uint32_t gap_threshold() const { return gap_thresh_; }
   // RTO of transmissions on path `p`, backoff included (see class comment).
   DurationNs PathRto(wire::PathId p) const;
+  // RTOs fired since an ack last acknowledged something new (or since
+  // Reset), the one just fired included. Unlike the backoff, not capped by
+  // max_rto.
+  uint32_t rtos_since_progress() const { return rtos_since_progress_; }
 
   // Tells the manager that path `p` now takes a different route (its entropy
   // was recycled): transmissions made on p before this call are no longer
@@ -456,6 +460,7 @@ class SentPacketManager {
   DurationNs rto_floor_;
   TimeNs rto_floor_changed_ = TimeNs::Zero();
   int backoff_ = 0;
+  uint32_t rtos_since_progress_ = 0;
   // Earliest RTO expiry; exact after RtoScan, lowered by new sends, may be
   // early (then RtoScan finds nothing and recomputes).
   TimeNs rto_deadline_ = TimeNs::Infinite();

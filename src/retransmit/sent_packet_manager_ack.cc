@@ -362,6 +362,7 @@ void SentPacketManager::AckSacked(const AckInfo& ack, int32_t memo_shift,
 
 void SentPacketManager::OnAckProgress(TimeNs now) {
   last_progress_ = now;
+  rtos_since_progress_ = 0;
   DecayReorderWindow(now);
   DecayGapThreshold(now);
   DecayPto(now);

@@ -136,6 +136,7 @@ bool SentPacketManager::RtoScan(TimeNs now, SenderOutcome& out) {
       }
     }
     if (backoff_ < kMaxBackoff && current_rto() < opts_.max_rto) ++backoff_;
+    ++rtos_since_progress_;
     rto_undo_armed_ = !opts_.go_back_n;
     rto_at_ = now;
     rto_restart_ = now;

@@ -843,6 +843,37 @@ TEST(PathSetTest, AReturnLossWithNoFreshEntropyPenalises) {
   EXPECT_EQ(one.OnReturnLoss(0, kT0), PathEvent::kNone);
 }
 
+TEST(PathSetTest, ExploreMovesASilentPathToAFreshEntropyWithoutPenalty) {
+  PathSet ps(Opts(8), 1);
+  SendOn(ps, 3, kT0);
+  const wire::Entropy before = ps.entropy(3);
+  EXPECT_EQ(ps.Explore(3), PathEvent::kRecycled);
+  EXPECT_NE(ps.entropy(3), before);
+  EXPECT_EQ(ps.stats(3).health, PathHealth::kProbing);  // usable: a probe
+  EXPECT_EQ(ps.stats(3).in_flight, 0u);  // what went the old way is stale
+  EXPECT_EQ(ps.stats(3).recycles, 1u);
+  EXPECT_EQ(ps.stats(3).penalties, 0u);
+  for (wire::PathId p = 0; p < 8; ++p) {
+    if (p != 3) {
+      EXPECT_NE(ps.entropy(p), ps.entropy(3)) << p;
+    }
+  }
+  EXPECT_EQ(ps.Explore(99), PathEvent::kNone);  // no such path
+}
+
+TEST(PathSetTest, ExploreWithNoFreshEntropyChangesNothing) {
+  PathSetOptions o = Opts(4);
+  o.entropy_space = 4;  // every value in use: the route cannot change
+  PathSet ps(o, 1);
+  const wire::Entropy before = ps.entropy(2);
+  EXPECT_EQ(ps.Explore(2), PathEvent::kNone);
+  EXPECT_EQ(ps.entropy(2), before);
+  EXPECT_EQ(ps.stats(2).health, PathHealth::kHealthy);
+  EXPECT_EQ(ps.stats(2).penalties, 0u);
+  PathSet one(Opts(1), 1);  // a single path has nowhere else to go
+  EXPECT_EQ(one.Explore(0), PathEvent::kNone);
+}
+
 TEST(PathSetTest, DelayRuleOffWithDelayFactorZero) {
   PathSetOptions o = Opts(8);
   o.delay_factor = 0;

@@ -702,6 +702,7 @@ TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
   ASSERT_EQ(ev_.lost.size(), 1u);
   EXPECT_EQ(ev_.lost[0].cause, LossCause::kRto);
   EXPECT_EQ(m_->counters().rtos, 1u);
+  EXPECT_EQ(m_->rtos_since_progress(), 1u);
   EXPECT_EQ(m_->current_rto(), Us(600));
   EXPECT_EQ(m_->NextTimerTime(), TimeNs::Infinite());  // nothing in flight
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
@@ -709,6 +710,7 @@ TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
   EXPECT_EQ(m_->NextTimerTime(), T(900));
   ev_.Timer(*m_, T(900));
   EXPECT_EQ(m_->counters().rtos, 2u);
+  EXPECT_EQ(m_->rtos_since_progress(), 2u);
   EXPECT_EQ(m_->current_rto(), Us(1200));
   EXPECT_EQ(PopAll(), std::vector<uint32_t>{0});
   Resend(Psn(0), 2, T(900));
@@ -716,6 +718,7 @@ TEST_F(SentPacketManagerTest, RtoFiresBacksOffAndResetsOnAck) {
   ASSERT_TRUE(Ack(1, {}, Psn(0), T(950)));
   EXPECT_EQ(m_->counters().retransmits_by_cause[2], 2u);
   EXPECT_EQ(m_->current_rto(), m_->rto());
+  EXPECT_EQ(m_->rtos_since_progress(), 0u);  // progress
 }
 
 TEST_F(SentPacketManagerTest, RtoBackoffStopsAtMaxRto) {
@@ -732,6 +735,8 @@ TEST_F(SentPacketManagerTest, RtoBackoffStopsAtMaxRto) {
   }
   EXPECT_EQ(m_->current_rto(), Us(1000));
   EXPECT_EQ(m_->NextTimerTime(), now + Us(1000));
+  // The backoff stopped growing; the count of RTOs without progress not.
+  EXPECT_EQ(m_->rtos_since_progress(), 6u);
 }
 
 TEST_F(SentPacketManagerTest, SilentPeerGetsOneResendPerRtoNotTheWindow) {

@@ -232,8 +232,11 @@ TEST(ScenarioMatrixTest, ThreeOfFourSpinesBlackholedFailNoPair) {
   // all 16 hashed onto dead spines ((3/4)^16, about 1 %; seed 6 here) its
   // pair's sender heard nothing for peer_timeout and failed 300 sends. The
   // peer's re-sends of data already acked now move the last ack's path to
-  // a fresh entropy.
-  for (uint64_t seed : {1, 2, 3, 6}) {
+  // a fresh entropy. And a sender whose own 16 paths all hashed onto dead
+  // spines (seed 7) heard nothing back and failed its 300 sends at the
+  // peer timeout: RTOs on every path twice in a row now move the
+  // timed-out paths to fresh entropies (PeerStats rto_reroutes).
+  for (uint64_t seed : {1, 2, 3, 6, 7}) {
     ScenarioConfig c = Base(seed);
     for (int s = 0; s < 3; ++s) {
       TimedImpairment t;

@@ -43,6 +43,13 @@ struct ProtocolOptions {
   // syscall, one GSO super-datagram, GRO at the receiver) while still
   // spreading every message over the paths.
   uint16_t spray_run = 0;
+  // How each spray run's path is chosen, 1..8: of the next `spray_choices`
+  // usable paths in round-robin order, the one with the least load (packets
+  // in flight plus packets lost since the path last delivered one). 1 =
+  // plain round robin; 2 (two choices) moves load off routes that queue or
+  // drop while a dead-looking path can take at most twice its share.
+  // docs/protocol.md §9.
+  uint8_t spray_choices = 2;
   CcAlgorithm cc = CcAlgorithm::kSwift;
   // Largest message Send accepts, bytes. Hard ceiling 1 GiB.
   uint32_t max_message_bytes = 64u << 20;

@@ -52,6 +52,9 @@ absl::Status Bad(absl::string_view field, absl::string_view why) {
 absl::Status CheckProtocolOptions(const ProtocolOptions& p) {
   if (p.paths < 1 || p.paths > 256) return Bad("paths", "must be in 1..256");
   if (p.spray_run > 1024) return Bad("spray_run", "must be at most 1024");
+  if (p.spray_choices < 1 || p.spray_choices > 8) {
+    return Bad("spray_choices", "must be in 1..8");
+  }
   if (p.max_message_bytes > (1u << 30)) {
     return Bad("max_message_bytes", "must be at most 1 GiB");
   }

@@ -14,6 +14,7 @@ multipath::PathSetOptions PathOptions(const PeerConfig& cfg) {
                     ? 1
                     : std::clamp<uint16_t>(cfg.proto.paths, 1, 256);
   o.entropy_space = cfg.entropy_count;
+  o.spray_choices = cfg.proto.spray_choices;
   return o;
 }
 

@@ -27,6 +27,7 @@ PathSetOptions Sanitize(const PathSetOptions& in) {
   o.max_penalty_time = std::max(o.max_penalty_time, o.penalty_time);
   o.recycle_after = std::max(o.recycle_after, 0);
   if (!(o.inflight_skip_factor >= 1.0)) o.inflight_skip_factor = 2.0;
+  o.spray_choices = std::clamp<uint32_t>(o.spray_choices, 1, 8);
   return o;
 }
 
@@ -91,6 +92,28 @@ int PathSet::PickUsable(int avoid, bool healthy_only) {
     return healthy_only ? path.stats.health == PathHealth::kHealthy
                         : Usable(path);
   };
+  if (opts_.spray_choices > 1) {
+    // Of the next spray_choices usable paths in round-robin order, the
+    // least loaded; the round goes on from the first of them, so every
+    // usable path is compared in turn.
+    int best = -1;
+    size_t first = n;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < n && seen < opts_.spray_choices; ++i) {
+      const size_t p = (cursor_ + i) % n;
+      const Path& path = paths_[p];
+      if (static_cast<int>(p) == avoid || !eligible(path)) continue;
+      if (first == n) first = p;
+      ++seen;
+      if (best < 0 || Load(path) < Load(paths_[best])) {
+        best = static_cast<int>(p);
+      }
+    }
+    if (best >= 0) {
+      cursor_ = first + 1;
+      return best;
+    }
+  }
   // Pass 1: round robin over usable paths within their in-flight share.
   for (size_t i = 0; i < n; ++i) {
     const size_t p = (cursor_ + i) % n;
@@ -227,6 +250,7 @@ void PathSet::OnLateArrival(wire::PathId p, wire::PathSeq seq, TimeNs now) {
 
 void PathSet::MarkDelivered(Path& path, uint32_t n) {
   path.badness = 0;
+  path.lost_since_delivery = 0;
   // One decay step per delivery. (A clean path's rates are 0 and stay so:
   // skip the arithmetic.)
   if (path.loss_rate != 0) {
@@ -340,6 +364,7 @@ PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   Path& path = At(p);
   ++path.stats.packets_lost;
   if (TakeOutcome(path, seq)) return PathEvent::kNone;
+  ++path.lost_since_delivery;
   // A burst is losses of consecutive transmissions. One ack can reveal
   // several losses of a path at once, after the deliveries it reports were
   // counted (which clear the burst): losses with a delivered transmission
@@ -378,6 +403,7 @@ PathEvent PathSet::OnLossFoundLate(wire::PathId p, TimeNs now) {
   Path& path = At(p);
   ++path.stats.packets_lost;
   path.last_loss_valid = false;  // no seq: the next loss adds up
+  ++path.lost_since_delivery;
   path.badness += opts_.loss_weight;
   return AfterLossOutcome(p, now);
 }
@@ -418,6 +444,7 @@ PathEvent PathSet::OnTimeout(wire::PathId p, wire::PathSeq seq, TimeNs now) {
   Path& path = At(p);
   ++path.stats.timeouts;
   if (TakeOutcome(path, seq)) return PathEvent::kNone;
+  ++path.lost_since_delivery;
   path.last_loss_valid = false;  // an RTO gives up on the path's front
   path.badness += opts_.timeout_weight;
   return AfterLossOutcome(p, now);
@@ -521,6 +548,7 @@ void PathSet::ToProbing(Path& path) {
   path.stats.in_flight = 0;
   path.probe_in_flight = false;
   path.badness = 0;
+  path.lost_since_delivery = 0;
   path.penalty_until = TimeNs::Zero();
 }
 

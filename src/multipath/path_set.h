@@ -47,9 +47,11 @@ class PathSet {
   // Number of paths (options.num_paths after clamping).
   size_t size() const { return paths_.size(); }
 
-  // Path for the next packet: round-robin over usable paths (healthy, or
-  // probing with no probe in flight), skipping paths whose in-flight count
-  // is far above the mean. `avoid` (or -1) is not chosen unless it is the
+  // Path for the next packet: of the next spray_choices usable paths
+  // (healthy, or probing with no probe in flight) in round-robin order, the
+  // one with the least in flight plus lost since its last delivery; with
+  // spray_choices 1, round robin skipping paths whose in-flight count is
+  // far above the mean. `avoid` (or -1) is not chosen unless it is the
   // only usable path. `healthy_only` (for a retransmission: a packet that
   // must get through should not be the probe of a suspect path) prefers
   // healthy paths and falls back to the normal choice if none is usable.
@@ -200,6 +202,9 @@ class PathSet {
     uint32_t consecutive_penalties = 0;
     uint32_t clean_acks = 0;
     uint32_t rtt_samples = 0;  // since the last recycle
+    // Losses (OnLoss, OnTimeout, OnLossFoundLate) since the path last
+    // delivered a packet, or since its last probe / recycle.
+    uint32_t lost_since_delivery = 0;
     bool probe_in_flight = false;
     bool last_ack_stale = false;
     bool has_epoch = false;
@@ -209,6 +214,10 @@ class PathSet {
   Path& At(wire::PathId p) { return paths_[p]; }
   bool Usable(const Path& path) const;
   bool OverInflightLimit(const Path& path) const;
+  // What Pick compares (PathSetOptions::spray_choices).
+  static uint64_t Load(const Path& path) {
+    return uint64_t{path.stats.in_flight} + path.lost_since_delivery;
+  }
   wire::PathId LeastBad(int avoid) const;
   // Round robin (then least loaded) over usable paths; -1 if none.
   int PickUsable(int avoid, bool healthy_only);

@@ -90,6 +90,11 @@ struct PathSetOptions {
   // (a slow or lossy-but-not-yet-penalised path self-limits).
   double inflight_skip_factor = 2.0;
   uint32_t inflight_skip_slack = 4;
+  // Pick() compares this many usable paths, the next ones in round-robin
+  // order, and takes the least loaded: in flight plus lost since the path
+  // last delivered (a path that drops everything looks loaded, not empty).
+  // 1 = round robin within the in-flight share above; at most 8.
+  uint32_t spray_choices = 2;
 };
 
 enum class PathHealth : uint8_t { kHealthy, kPenalised, kProbing };

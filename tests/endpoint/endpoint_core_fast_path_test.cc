@@ -213,9 +213,10 @@ TEST_P(FastPathTest, SendsTheSameDatagramsAsTheGeneralPath) {
   }
   // The fast path did much of the sending, in one world only. (Not all:
   // the first window of a session carries SYNC frames, message ends share
-  // datagrams with the next message, and re-sends take the general path.)
+  // datagrams with the next message, and re-sends take the general path;
+  // with two choices, just under a third in the 8972-byte case.)
   const uint64_t total = fast.core(0).stats().datagrams_sent;
-  EXPECT_GT(fast.core(0).full_datagrams(), total / 3);
+  EXPECT_GT(fast.core(0).full_datagrams(), total / 4);
   EXPECT_EQ(general.core(0).full_datagrams(), 0u);
   // Delivered byte-exact (kRecv carries the whole message).
   for (int i = 1; i <= 2; ++i) {

@@ -26,6 +26,8 @@ TEST(OptionsCheckTest, EachBadProtocolSettingNamesItsField) {
       {"paths", [](ProtocolOptions& p) { p.paths = 0; }},
       {"paths", [](ProtocolOptions& p) { p.paths = 257; }},
       {"spray_run", [](ProtocolOptions& p) { p.spray_run = 1025; }},
+      {"spray_choices", [](ProtocolOptions& p) { p.spray_choices = 0; }},
+      {"spray_choices", [](ProtocolOptions& p) { p.spray_choices = 9; }},
       {"max_message_bytes",
        [](ProtocolOptions& p) { p.max_message_bytes = (1u << 30) + 1; }},
       {"max_peers", [](ProtocolOptions& p) { p.max_peers = 0; }},

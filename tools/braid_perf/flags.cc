@@ -59,6 +59,8 @@ common flags (give the impairment flags to both sides to impair acks too):
   --spray-run N      datagrams sent in a row on one path before the next,
                      1..1024 (default: as many as one 64 KiB GSO send
                      holds, 44 at MTU 1500)
+  --spray-choices N  each run goes on the least loaded of the next N paths
+                     in round-robin order, 1..8 (default 2; 1 = round robin)
   --ack-every N      ack after N data packets, 1..65536 (default 8)
   --ack-delay-us U   or after U microseconds, 0..1000000 (default 10)
   --mode spray|gbn   multipath spraying or the go-back-N baseline

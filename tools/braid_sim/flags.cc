@@ -65,6 +65,8 @@ Protocol
   --paths N            entropies per peer (default 16)
   --cc C               swift | none (default swift)
   --spray-run N        datagrams per path before switching (default 1)
+  --spray-choices N    each run goes on the least loaded of the next N paths
+                       in round-robin order, 1..8 (default 2; 1 = round robin)
   --dup-urgent-acks B  on | off: send acks answering a repair on two paths
                        (default on)
   --peer-timeout-ms T  sends fail after T ms of peer silence (default 50)

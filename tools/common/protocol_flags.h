@@ -11,6 +11,7 @@ namespace braid::tools {
 // Registers on `parser`, writing into *protocol:
 //   --paths N       entropy values per peer, 1..256
 //   --spray-run N   datagrams sent on one path before the next, 1..1024
+//   --spray-choices N   paths compared for each spray run, 1..8
 //   --cc C          congestion control, swift | none
 void AddProtocolFlags(FlagParser& parser, ProtocolOptions* protocol);
 

@@ -19,10 +19,13 @@ absl::Status Parse(ProtocolOptions* o, std::vector<std::string> args) {
 
 TEST(ProtocolFlagsTest, SharedFlagsSetTheProtocolOptions) {
   ProtocolOptions o;
-  ASSERT_TRUE(
-      Parse(&o, {"--paths", "4", "--spray-run=8", "--cc", "none"}).ok());
+  EXPECT_EQ(o.spray_choices, 2);
+  ASSERT_TRUE(Parse(&o, {"--paths", "4", "--spray-run=8", "--spray-choices",
+                         "1", "--cc", "none"})
+                  .ok());
   EXPECT_EQ(o.paths, 4);
   EXPECT_EQ(o.spray_run, 8);
+  EXPECT_EQ(o.spray_choices, 1);
   EXPECT_EQ(o.cc, CcAlgorithm::kNone);
 }
 
@@ -34,6 +37,8 @@ TEST(ProtocolFlagsTest, SharedFlagsKeepTheirRanges) {
             "--paths: expected an integer in 1..256, got '257'");
   EXPECT_EQ(Parse(&o, {"--spray-run=1025"}).message(),
             "--spray-run: expected an integer in 1..1024, got '1025'");
+  EXPECT_EQ(Parse(&o, {"--spray-choices=9"}).message(),
+            "--spray-choices: expected an integer in 1..8, got '9'");
   EXPECT_EQ(Parse(&o, {"--cc=cubic"}).message(),
             "--cc: expected swift or none");
 }

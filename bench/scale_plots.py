@@ -8,7 +8,8 @@ docs/figures/<name>.json and drawn to docs/figures/<name>.png:
                permutation: steady-state goodput as a fraction of the
                hosts' aggregate rate (= the bisection capacity at k/2 hosts
                per edge), spray (16 and 64 paths, Swift and no congestion
-               control) against go-back-N on one path (single-path ECMP).
+               control, two choices and round robin) against go-back-N on
+               one path (single-path ECMP).
   failure      a fat-tree (k=8) under a permutation with one core switch
                failing mid-run: goodput over time for spray and go-back-N,
                and the messages delivered, failed and lost.
@@ -59,6 +60,7 @@ def permutation(sim, k):
             "permutation", "--messages", "150", "--timeline-us", "20"]
     cases = [
         ("spray, Swift, 16 paths", []),
+        ("spray, Swift, 16 paths, round robin", ["--spray-choices", "1"]),
         ("spray, no CC, 16 paths", ["--cc", "none"]),
         ("spray, Swift, 64 paths", ["--paths", "64"]),
         ("single path (gbn), ECMP", ["--mode", "gbn"]),
@@ -81,7 +83,8 @@ def draw_permutation(d, path):
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [r["label"] for r in d["rows"]]
     values = [r["fraction"] for r in d["rows"]]
-    bars = ax.barh(labels, values, color=["#2a7", "#6b9", "#197", "#c64"])
+    colors = ["#c64" if "gbn" in l else "#2a7" for l in labels]
+    bars = ax.barh(labels, values, color=colors)
     for b, v in zip(bars, values):
         ax.text(v + 0.01, b.get_y() + b.get_height() / 2, "%.2f" % v,
                 va="center")

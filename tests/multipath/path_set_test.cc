@@ -41,6 +41,22 @@ void ExpectNeverPicked(PathSet& ps, wire::PathId p, TimeNs at, int n) {
   }
 }
 
+// `n` picks at `at`, each sent and, unless it is on `held`, acked at once;
+// returns how many went on `held` (whose packets stay in flight).
+int PicksHoldingOnePath(PathSet& ps, wire::PathId held, TimeNs at, int n) {
+  int on_held = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto p = ps.Pick(at);
+    ps.OnSent(p, 100, at);
+    if (p == held) {
+      ++on_held;
+    } else {
+      ps.OnAcked(p, 100, at);
+    }
+  }
+  return on_held;
+}
+
 // Penalises path p by the burst rule (three losses, no ack between).
 void PenaliseByLoss(PathSet& ps, wire::PathId p, TimeNs now) {
   for (int i = 0; i < 3; ++i) SendOn(ps, p, now);
@@ -199,17 +215,7 @@ TEST(PathSetTest, ProbingPathCarriesAtMostOnePacketUntilAcked) {
   PenaliseByLoss(ps, 5, kT0);
   const TimeNs t = kT0 + DurationNs::Micros(500);
   ps.OnTimer(t);
-  int on5 = 0;
-  for (int i = 0; i < 1000; ++i) {
-    const auto p = ps.Pick(t);
-    ps.OnSent(p, 100, t);
-    if (p == 5) {
-      ++on5;
-    } else {
-      ps.OnAcked(p, 100, t);
-    }
-  }
-  EXPECT_EQ(on5, 1);
+  EXPECT_EQ(PicksHoldingOnePath(ps, 5, t, 1000), 1);
   EXPECT_EQ(ps.stats(5).in_flight, 1u);
   EXPECT_EQ(ps.stats(5).probes_sent, 1u);
   ps.OnAcked(5, 100, t);  // the probe got through
@@ -854,17 +860,7 @@ TEST(PathSetTest, TwoChoicesMoveLoadOffAPathWhosePacketsStayOut) {
     PathSetOptions o = Opts();
     o.spray_choices = choices;
     PathSet ps(o, 1);
-    int on3 = 0;
-    for (int i = 0; i < 1600; ++i) {
-      const auto p = ps.Pick(kT0);
-      ps.OnSent(p, 100, kT0);
-      if (p == 3) {
-        ++on3;
-      } else {
-        ps.OnAcked(p, 100, kT0);
-      }
-    }
-    return on3;
+    return PicksHoldingOnePath(ps, 3, kT0, 1600);
   };
   EXPECT_EQ(run(2), 1);
   EXPECT_GE(run(1), 4);  // up to 2 x mean + 4 in flight

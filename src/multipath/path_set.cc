@@ -382,11 +382,7 @@ PathEvent PathSet::OnLoss(wire::PathId p, wire::PathSeq seq, TimeNs now) {
 
 PathEvent PathSet::OnReturnLoss(wire::PathId p, TimeNs now) {
   if (p >= paths_.size() || paths_.size() < 2) return PathEvent::kNone;
-  wire::Entropy fresh;
-  if (DrawFreshEntropy(p, &fresh)) {
-    Recycle(p, fresh);
-    return PathEvent::kRecycled;
-  }
+  if (Explore(p) == PathEvent::kRecycled) return PathEvent::kRecycled;
   return Penalise(p, now, opts_.penalty_time);
 }
 

@@ -219,7 +219,8 @@ class PathSet {
     return uint64_t{path.stats.in_flight} + path.lost_since_delivery;
   }
   wire::PathId LeastBad(int avoid) const;
-  // Round robin (then least loaded) over usable paths; -1 if none.
+  // The least loaded of the next spray_choices usable paths (or round
+  // robin, then least in flight); -1 if none.
   int PickUsable(int avoid, bool healthy_only);
   // True if `seq` was sent on `path` before its last probe / recycle.
   static bool IsStale(const Path& path, wire::PathSeq seq);

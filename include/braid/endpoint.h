@@ -18,11 +18,17 @@
 // small messages sharing datagrams, one syscall per burst. A program that
 // has called fd() gets every Send transmitted at once.
 //
-// Likewise an ack that arrives together with a message is applied after
-// that Poll's caller has answered (its first Send) or at the next Poll or
-// Wait, so the answer is not delayed by it: the send completions it
-// produces (kSendDone) can come one Poll later than the message. Not for
-// programs that have called fd().
+// Acks wait for answers: when a Poll hands out received messages and the
+// program usually answers them quickly (within twice its usual answer
+// time, at most ProtocolOptions::ack_delay), the acks owed for them wait
+// through later Polls for the program's next Send, which carries them; at
+// the end of that window, or at Wait, they go alone. A program that does
+// not answer messages gets its acks sent at once. Likewise an ack that
+// arrives together with a message is applied after that Poll's caller has
+// answered (its first Send) or when the window ends, so the answer is not
+// delayed by it: the send completions it produces (kSendDone) can come a
+// few Polls later than the message. Not for programs that have called
+// fd().
 //
 //   braid::EndpointOptions opts;
 //   opts.bind = "10.0.0.1:7000";

@@ -21,7 +21,7 @@ DriveLoop::DriveLoop(backend::Backend* backend, EndpointCore* core,
 
 absl::Status DriveLoop::Send(const NetAddr& peer, OutMessage&& m) {
   const TimeNs now = clock_->Now();
-  answers_.Returned(now);
+  answers_.Answered(now);
   absl::Status s = core_->Send(now, peer, std::move(m));
   if (!s.ok()) return s;
   if (sent_since_poll_ && !caller_blocks_) {
@@ -77,7 +77,8 @@ size_t DriveLoop::Poll(std::vector<Completion>* out, size_t max) {
   // Acks that arrive with data wait for the application's answer to that
   // data (EndpointCore::set_defer_acks) when acks are held for it too;
   // applied below when this Poll holds none after all.
-  const bool may_hold_acks = !acks_held_ && !caller_blocks_ && max > 0;
+  const bool may_hold_acks =
+      (!acks_held_ || hold_through_polls_) && !caller_blocks_ && max > 0;
   core_->set_defer_acks(may_hold_acks && answers_.MayHold());
   const size_t received = Receive(&now);
   // Processing several datagrams takes time: read the clock again for the
@@ -89,14 +90,27 @@ size_t DriveLoop::Poll(std::vector<Completion>* out, size_t max) {
   // When this Poll hands the application received messages, an ack-only
   // datagram waits: the application may answer (Send), and the ack then
   // rides on the answer. It goes out at the latest in the next Poll or
-  // Flush. Never twice in a row (a receiver that always has completions
-  // still acks every other Poll), never for callers that block on an fd
-  // themselves (they may sleep right after this Poll), and not while the
-  // application's answers come later than the peer's timers allow an ack
-  // to wait (AnswerClock). The acks received with the messages wait
-  // likewise (deferral, above); otherwise they are applied now.
+  // Flush — or, while the application's answers usually come in time
+  // (AnswerClock::MayHoldThroughPolls), it waits through later Polls (an
+  // application may poll again, or other queues, before it answers) until
+  // the answer, a Flush, or the ack delay after the hand-off. Never for
+  // callers that block on an fd themselves (they may sleep right after
+  // this Poll), and not while the application comes back later than the
+  // peer's timers allow an ack to wait (AnswerClock::MayHold). A hold is
+  // never extended or renewed at once: a receiver that keeps getting
+  // messages and does not answer acks at least every other Poll. The acks
+  // received with the messages wait likewise (deferral, above); otherwise
+  // they are applied now.
   const bool messages = core_->HasReceivedMessages();
-  const bool hold = may_hold_acks && messages && answers_.MayHold();
+  bool hold = false;
+  if (acks_held_) {
+    hold = may_hold_acks && now < hold_until_;  // through polls only
+    if (!hold && hold_through_polls_) answers_.HoldExpired();
+  } else if (may_hold_acks && messages && answers_.MayHold()) {
+    hold = true;
+    hold_through_polls_ = answers_.MayHoldThroughPolls();
+    hold_until_ = now + answers_.limit();
+  }
   if (!hold && core_->HasDeferredAcks()) core_->ApplyDeferredAcks(now);
   if (core_->NextWake() <= now) core_->OnTimer(now);
   sent_since_poll_ = false;
@@ -116,6 +130,8 @@ void DriveLoop::Flush() {
   if (acks_held_ || tx_deferred_) {
     const TimeNs now = clock_->Now();
     answers_.Returned(now);
+    // Asleep without an answer: the hold did not pay.
+    if (acks_held_ && hold_through_polls_) answers_.HoldExpired();
     Transmit(now, /*hold_acks=*/false);
   }
 }

@@ -27,10 +27,10 @@
 #include "absl/status/status.h"
 #include "backend/backend.h"
 #include "backend/entropy_grouper.h"
+#include "base/answer_clock.h"
 #include "base/clock.h"
 #include "braid/completion.h"
 #include "braid/time.h"
-#include "endpoint/answer_clock.h"
 #include "endpoint/endpoint_core.h"
 #include "endpoint/out_message.h"
 #include "endpoint/rx_timestamp_switch.h"
@@ -73,10 +73,12 @@ class DriveLoop {
   absl::Status Send(const NetAddr& peer, OutMessage&& m);
 
   // Receives (at most max_rx_bursts bursts), runs due timers, transmits,
-  // and moves up to `max` completions to `out`. May hold this Poll's
-  // ack-only datagrams for the application's answer when it hands out
-  // received messages (see drive_loop.cc). Returns the completions moved.
-  // After Close only completions are moved.
+  // and moves up to `max` completions to `out`. When it hands out received
+  // messages, may hold ack-only datagrams for the application's answer:
+  // until the next call, or, for an application that usually answers in
+  // time, through later Polls until the answer (Send), a Flush, or the ack
+  // delay (see drive_loop.cc). Returns the completions moved. After Close
+  // only completions are moved.
   size_t Poll(std::vector<Completion>* out, size_t max);
 
   // Before the caller sleeps: applies deferred acks and transmits held
@@ -131,6 +133,8 @@ class DriveLoop {
   RxTimestampSwitch rx_stamps_;
   AnswerClock answers_;           // may acks wait for the answer?
   bool acks_held_ = false;        // the last Poll held ack-only datagrams
+  bool hold_through_polls_ = false;  // ... and may hold them until
+  TimeNs hold_until_;                // then, if no answer comes first
   bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
   bool tx_deferred_ = false;      // Sends since then wait for Poll / Flush
   bool caller_blocks_ = false;    // set_caller_blocks

@@ -186,7 +186,35 @@ void Context::NeedAck(Qp* qp) {
   }
 }
 
+void Context::HoldAcks() {
+  // Replies already carried some (Qp::ack_owed): only the others wait.
+  size_t keep = 0;
+  for (Qp* qp : ack_list_) {
+    if (qp->ack_owed()) {
+      ack_list_[keep++] = qp;
+    } else {
+      qp->in_ack_list = false;
+    }
+  }
+  ack_list_.resize(keep);
+  if (ack_list_.empty()) return;
+  const TimeNs now = Now();
+  if (ack_hold_until_ > now) return;  // a hold runs: never extended
+  answers_.Handed(now);
+  // Not through polls: until the next call (FlushDueAcks finds it due).
+  ack_hold_through_polls_ = answers_.MayHoldThroughPolls();
+  ack_hold_until_ = ack_hold_through_polls_ ? now + answers_.limit() : now;
+}
+
+void Context::FlushDueAcks() {
+  if (ack_list_.empty() || Now() < ack_hold_until_) return;
+  if (ack_hold_through_polls_) answers_.HoldExpired();
+  FlushAcks();
+}
+
 void Context::FlushAcks() {
+  ack_hold_until_ = TimeNs::Zero();
+  ack_hold_through_polls_ = false;
   if (ack_list_.empty()) return;
   // FlushAck may not add to the list; iterate a stable copy by index.
   for (size_t i = 0; i < ack_list_.size(); ++i) {
@@ -269,7 +297,7 @@ void Context::Handle(Completion& c) {
 
 size_t Context::Progress(bool flush_acks) {
   in_step_ = true;
-  FlushAcks();
+  FlushDueAcks();
   comps_.clear();
   ep_->Poll(&comps_, 512);
   for (Completion& c : comps_) Handle(c);

@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/answer_clock.h"
 #include "braid/address.h"
 #include "braid/completion.h"
 #include "braid/endpoint.h"
@@ -94,7 +95,21 @@ class Context : private ProgressTarget {
   // Work lists. Context lock held.
   void NeedPump(Qp* qp);
   void NeedAck(Qp* qp);
+  // Sends every owed ACK now.
   void FlushAcks();
+  // ACKs held for a busy-polling application's reply. A poll that hands
+  // it completions while ACKs are owed starts a hold (HoldAcks): the reply
+  // it posts carries them (Qp::PostSend calls NoteAnswer). Later calls —
+  // empty polls, polls of other CQs, progress steps — send them
+  // (FlushDueAcks) at once, or, while the application's replies usually
+  // come within the transport's ack delay of the poll
+  // (AnswerClock::MayHoldThroughPolls), only once that delay has passed.
+  // Lock held for all three.
+  void HoldAcks();
+  void FlushDueAcks();
+  void NoteAnswer() {
+    if (answers_.awaiting()) answers_.Answered(Now());
+  }
   // During a progress step: keeps `channel`'s event for the end of the
   // step and returns true (CompChannel::Raise). The step's owed ACKs leave
   // first, so the peer hears them before this application can act on what
@@ -165,6 +180,11 @@ class Context : private ProgressTarget {
   TimeNs next_retry_check_ = TimeNs::Zero();
   std::vector<Qp*> retry_candidates_;  // scratch
   std::vector<Qp*> ack_list_;
+  // The application's time from poll to post; at most the transport's
+  // default ack delay.
+  AnswerClock answers_{ProtocolOptions().ack_delay};
+  TimeNs ack_hold_until_ = TimeNs::Zero();  // owed ACKs wait until then
+  bool ack_hold_through_polls_ = false;     // for an answer
   bool in_step_ = false;                   // Progress is running
   std::vector<CompChannel*> held_events_;  // channels to signal after it
   std::vector<Completion> comps_;

@@ -35,11 +35,12 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   // Noted before the step (its clock read is then not between a datagram
   // and the completion it brings).
   if (!event_driven) ctx->driver().NoteAppActivity();
+  size_t stepped = 0;
   if (cq->size() < static_cast<size_t>(n)) {
     ++ctx->counters().app_progress;
     // ACKs are deferred when there is something to return: the reply the
     // application is about to post will carry them.
-    ctx->Progress(/*flush_acks=*/false);
+    stepped = ctx->Progress(/*flush_acks=*/false);
   }
   const int k = cq->Pop(n, wc);
   if (event_driven) {
@@ -53,7 +54,14 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
     }
     ctx->driver().NoteAppActivity();
   }
-  if (k == 0) ctx->FlushAcks();
+  // A step that brought completions for another CQ (the application polls
+  // its send CQ, and the request landed on its receive CQ) holds the ACKs
+  // as a poll that returns them does.
+  if (k == 0 && stepped == 0) {
+    ctx->FlushDueAcks();
+  } else {
+    ctx->HoldAcks();
+  }
   return k;
 }
 
@@ -156,14 +164,19 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   std::lock_guard<std::mutex> lk(ctx->mu());
   const bool event_driven = cq->awaited_on_fd();  // as in PollCq
   if (!event_driven) ctx->driver().NoteAppActivity();
-  if (cq->size() == 0) ctx->Progress(/*flush_acks=*/false);
+  const size_t stepped =
+      cq->size() == 0 ? ctx->Progress(/*flush_acks=*/false) : 0;
   const int r = NextOneLocked(cqx);
   if (event_driven && r != 0) {
     ctx->BeforeAppSleeps();
     return r;
   }
   if (event_driven) ctx->driver().NoteAppActivity();
-  if (r != 0) ctx->FlushAcks();
+  if (r != 0 && stepped == 0) {  // as in PollCq
+    ctx->FlushDueAcks();
+  } else {
+    ctx->HoldAcks();
+  }
   return r;
 }
 int NextPoll(ibv_cq_ex* cqx) {

@@ -78,6 +78,7 @@ bool ReadOpcode(const ibv_send_wr& wr, ibv_wr_opcode* op) {
 }  // namespace
 
 int Qp::PostSend(ibv_send_wr* wr, ibv_send_wr** bad) {
+  ctx_->NoteAnswer();  // times the reply ACKs are held for (HoldAcks)
   const bool rc = type_ != IBV_QPT_UD;  // connected: RC or UC
   int first_err = 0;
   for (; wr != nullptr; wr = wr->next) {

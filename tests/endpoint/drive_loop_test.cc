@@ -95,13 +95,14 @@ class DriveLoopTest : public ::testing::Test {
     p.ack_every_packets = 1;
     return p;
   }
-  // One ping (A -> B) and its pong (B -> A), B answering right after the
+  // One ping (A -> B) and its pong (B -> A), B answering `answer` after the
   // Poll that handed it the ping.
-  void PingPong() {
+  void PingPong(DurationNs answer = DurationNs::Zero()) {
     ASSERT_TRUE(a_->Send(b_->addr, 64).ok());
     clock_.Advance(DurationNs::Micros(2));
     b_->Poll();
     ASSERT_EQ(b_->Received(), 1u);
+    clock_.Advance(answer);
     ASSERT_TRUE(b_->Send(a_->addr, 64).ok());
     clock_.Advance(DurationNs::Micros(2));
     a_->Poll();
@@ -139,6 +140,61 @@ TEST_F(DriveLoopTest, WithoutAnAnswerTheHeldAckLeavesAtFlush) {
   EXPECT_TRUE(b_->backend.sent().empty());
   b_->loop->Flush();  // B goes to sleep without answering
   EXPECT_EQ(AckOnly(b_->backend.sent()), 1);
+}
+
+// UCX's pattern: the application polls its other queues (Polls that find
+// nothing) between the message and its answer.
+TEST_F(DriveLoopTest, TheHeldAckWaitsThroughEmptyPollsForTheAnswer) {
+  Make();
+  // Four answers in time: holds may go on through Polls.
+  for (int i = 0; i < 4; ++i) PingPong(DurationNs::Micros(3));
+  b_->backend.clear_sent();
+  ASSERT_TRUE(a_->Send(b_->addr, 64).ok());
+  clock_.Advance(DurationNs::Micros(2));
+  b_->Poll();
+  ASSERT_EQ(b_->Received(), 1u);
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(DurationNs::Nanos(500));
+    b_->Poll();
+  }
+  EXPECT_TRUE(b_->backend.sent().empty()) << "the ack left before the answer";
+  ASSERT_TRUE(b_->Send(a_->addr, 64).ok());
+  ASSERT_EQ(b_->backend.sent().size(), 1u);
+  const Content reply = Inspect(b_->backend.sent()[0]);
+  EXPECT_EQ(reply.data, 1);
+  EXPECT_EQ(reply.acks, 1);
+}
+
+TEST_F(DriveLoopTest, TheHeldAckLeavesAloneAtTheAckDelay) {
+  Make();  // ack_delay 10 us
+  for (int i = 0; i < 4; ++i) PingPong(DurationNs::Micros(3));
+  b_->backend.clear_sent();
+  ASSERT_TRUE(a_->Send(b_->addr, 64).ok());
+  clock_.Advance(DurationNs::Micros(2));
+  b_->Poll();
+  for (int i = 0; i < 9; ++i) {
+    clock_.Advance(DurationNs::Micros(1));
+    b_->Poll();
+  }
+  EXPECT_TRUE(b_->backend.sent().empty());
+  clock_.Advance(DurationNs::Micros(2));
+  b_->Poll();  // 11 us after the hand-off: no answer, the ack goes alone
+  EXPECT_EQ(AckOnly(b_->backend.sent()), 1);
+}
+
+TEST_F(DriveLoopTest, AReceiverThatNeverAnswersAcksByItsNextPoll) {
+  Make();
+  for (int i = 0; i < 8; ++i) {
+    b_->backend.clear_sent();
+    ASSERT_TRUE(a_->Send(b_->addr, 64).ok());
+    clock_.Advance(DurationNs::Micros(2));
+    b_->Poll();
+    ASSERT_EQ(b_->Received(), 1u);
+    clock_.Advance(DurationNs::Micros(1));
+    b_->Poll();  // nothing new: whatever was held goes now
+    EXPECT_EQ(AckOnly(b_->backend.sent()), 1) << "message " << i;
+    a_->Poll();
+  }
 }
 
 TEST_F(DriveLoopTest, NoAckIsHeldBeforeTheFirstAnswerIsTimed) {

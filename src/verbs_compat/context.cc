@@ -285,8 +285,11 @@ void Context::Handle(Completion& c) {
   Qp* qp = FindQp(static_cast<uint32_t>(c.cookie >> 32));
   const uint32_t psn = static_cast<uint32_t>(c.cookie) & kPsnMask;
   const bool response = (c.cookie >> kCookieResponseBit) & 1;
-  // Ended reading application memory: the WR may complete.
-  if (sends_.OnSendCompletion(&c) && qp != nullptr) qp->ReleaseZeroCopy(psn);
+  // Ended reading application memory: the WR may complete (a response's
+  // end only lets the drain of ibv_dereg_mr go on).
+  if (sends_.OnSendCompletion(&c) && qp != nullptr && !response) {
+    qp->ReleaseZeroCopy(psn);
+  }
   if (c.type == CompletionType::kSendFailed) {
     ++counters_.transport_failures;
     if (qp != nullptr) qp->OnTransportFailure(psn, response, c.cause);

@@ -320,10 +320,6 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
   h.orig = orig;
   std::vector<uint8_t>& buf = ctx_->sends().scratch();
   const size_t hdr = HeaderBytes(op);
-  buf.resize(hdr + data.size());
-  EncodeHeader(h, buf.data());
-  if (!data.empty()) std::memcpy(buf.data() + hdr, data.data(), data.size());
-  last_ack_sent_ = h.ack_psn;
   std::optional<PlacementDescriptor> placement;
   if (place && !data.empty()) {
     placement = PlacementDescriptor{
@@ -331,7 +327,25 @@ void Qp::RcSendResponse(VerbsOp op, uint32_t psn, uint8_t syndrome,
         .offset = 0,
         .head_bytes = static_cast<uint32_t>(hdr)};
   }
-  SendOrQueue(buf, MakeCookie(qpn_, true, psn), placement);
+  const uint64_t cookie = MakeCookie(qpn_, true, psn);
+  last_ack_sent_ = h.ack_psn;
+  // A large READ response leaves from the responder's registered memory,
+  // as a NIC's DMA would read it (the context's zero-copy drain keeps the
+  // MR from going away meanwhile); queued behind others, or refused for
+  // now, it is copied.
+  if (op == VerbsOp::kReadResp && data.size() >= kZeroCopyMinBytes &&
+      pending_out_.empty()) {
+    buf.resize(hdr);
+    EncodeHeader(h, buf.data());
+    if (ctx_->sends().SendZeroCopy(remote_, stream_, buf, data, cookie,
+                                   placement) != SendResult::kRetry) {
+      return;
+    }
+  }
+  buf.resize(hdr + data.size());
+  EncodeHeader(h, buf.data());
+  if (!data.empty()) std::memcpy(buf.data() + hdr, data.data(), data.size());
+  SendOrQueue(buf, cookie, placement);
 }
 
 void Qp::RcResponderError(NakCode code, uint32_t psn, QpErrorEvent event) {

@@ -1,6 +1,7 @@
 // Direct placement in braid0: WRITE / WRITE_WITH_IMM payloads and READ
 // responses go from the datagram straight into the target memory (no
-// reassembly buffer, no second copy), SEND still copies into the posted
+// reassembly buffer, no second copy; a large READ response also leaves the
+// responder's MR uncopied), SEND still copies into the posted
 // receive, and a WRITE the responder refuses touches no byte.
 #include <infiniband/verbs.h>
 
@@ -41,6 +42,16 @@ TEST(PlacementTest, WriteAndReadPayloadsArePlacedWithoutAReassemblyCopy) {
   EXPECT_EQ(sa.bytes_placed, 300000u);
   EXPECT_EQ(sa.endpoint_bytes_placed, 300000u);
   EXPECT_EQ(sa.bytes_copied + sb.bytes_copied, 0u);
+  // The READ response left from the responder's MR itself, uncopied; the
+  // responder lets go of it once the requester's transport ack comes (its
+  // progress thread takes that in).
+  EXPECT_EQ(sb.zero_copy_sends, 1u);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (Stats(p.b).zero_copy_in_flight != 0 &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(Stats(p.b).zero_copy_in_flight, 0u);
   // The endpoints reassembled verbs headers and ACKs only.
   EXPECT_LT(sb.endpoint_bytes_reassembled, 1000u);
   EXPECT_LT(sa.endpoint_bytes_reassembled, 1000u);

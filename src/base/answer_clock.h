@@ -92,7 +92,8 @@ class AnswerClock {
   static constexpr int kScoreToHold = 4;
 
   void Score(bool in_time) {
-    score_ = in_time ? std::min(score_ + 1, kScoreMax) : std::max(score_ - 2, 0);
+    score_ =
+        in_time ? std::min(score_ + 1, kScoreMax) : std::max(score_ - 2, 0);
   }
 
   DurationNs limit_;

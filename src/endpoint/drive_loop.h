@@ -131,13 +131,13 @@ class DriveLoop {
   backend::EntropyGrouper grouper_;
   std::vector<backend::RxPacket> rx_;
   RxTimestampSwitch rx_stamps_;
-  AnswerClock answers_;           // may acks wait for the answer?
-  bool acks_held_ = false;        // the last Poll held ack-only datagrams
+  AnswerClock answers_;              // may acks wait for the answer?
+  bool acks_held_ = false;           // the last Poll held ack-only datagrams
   bool hold_through_polls_ = false;  // ... and may hold them until
   TimeNs hold_until_;                // then, if no answer comes first
-  bool sent_since_poll_ = false;  // a Send transmitted since the last Poll
-  bool tx_deferred_ = false;      // Sends since then wait for Poll / Flush
-  bool caller_blocks_ = false;    // set_caller_blocks
+  bool sent_since_poll_ = false;     // a Send transmitted since the last Poll
+  bool tx_deferred_ = false;         // Sends since then wait for Poll / Flush
+  bool caller_blocks_ = false;       // set_caller_blocks
   bool rx_backlog_ = false;
   bool closed_ = false;
   uint64_t tx_backpressure_ = 0;

@@ -185,8 +185,8 @@ class Context : private ProgressTarget {
   AnswerClock answers_{ProtocolOptions().ack_delay};
   TimeNs ack_hold_until_ = TimeNs::Zero();  // owed ACKs wait until then
   bool ack_hold_through_polls_ = false;     // for an answer
-  bool in_step_ = false;                   // Progress is running
-  std::vector<CompChannel*> held_events_;  // channels to signal after it
+  bool in_step_ = false;                    // Progress is running
+  std::vector<CompChannel*> held_events_;   // channels to signal after it
   std::vector<Completion> comps_;
   ContextCounters counters_;
   AsyncEvents async_;

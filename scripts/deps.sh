@@ -3,7 +3,7 @@
 # As root it installs what is missing; otherwise it prints the exact command.
 set -euo pipefail
 
-PKGS=(cmake ninja-build g++ pkg-config
+PKGS=(cmake ninja-build g++ pkg-config ccache
       libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
       libibverbs-dev ibverbs-utils perftest libfabric-dev libfabric-bin
       openmpi-bin netpipe-openmpi

@@ -209,6 +209,12 @@ absl::Status WaitLinkUp(Port* port, double seconds) {
 }
 
 void ClosePort(const Port& port) {
+  // The peer's disconnect may still be handled by the interrupt thread
+  // (it unmaps the rings) after the link reads down: let it finish before
+  // stopping the port, which tears the same rings down from this thread
+  // (a server closing right after its client left crashed, rarely, under
+  // load).
+  if (port.memif_bsize != 0) usleep(kMemifSettleMicros);
   if (port.started) (void)rte_eth_dev_stop(port.id);
   (void)rte_eth_dev_close(port.id);
   // memif sends its disconnect message and handles the peer's from the

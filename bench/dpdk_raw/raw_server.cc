@@ -23,8 +23,10 @@ constexpr double kCheckInterval = 0.05;
 // client has left (or this long): memif unmaps its rings when the peer
 // disconnects, from another thread, so a burst polled just then could read
 // freed memory, and a --once server closing at once could take the answer
-// away before the client read it.
-constexpr double kLingerSeconds = 2;
+// away before the client read it. It ends as soon as the link is down; the
+// bound only matters for a client that hangs (a loaded machine can keep a
+// client from leaving for more than a second or two).
+constexpr double kLingerSeconds = 10;
 
 struct RunStats {
   uint32_t run = 0;

@@ -32,6 +32,9 @@ absl::StatusOr<PacketKey> PacketKey::Create(Kind kind, Use use,
                          use == Use::kSeal ? 1 : 0, nullptr) != 1) {
     return absl::InternalError("packet key: AES-128-GCM setup failed");
   }
+  absl::StatusOr<DirectGcm> direct = DirectGcm::Create(key);
+  if (!direct.ok()) return direct.status();
+  k.direct_ = *std::move(direct);
   return k;
 }
 

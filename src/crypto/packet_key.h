@@ -1,7 +1,9 @@
-// A packet key ready for use: an AES-128-GCM context keyed once for one use
-// (sealing or opening), so that a datagram costs only setting its nonce — no
-// allocation and no key schedule per packet. About 1 KiB of libcrypto state
-// each.
+// A packet key ready for use: AES-128-GCM keyed once for one use (sealing or
+// opening), so that a datagram costs only setting its nonce — no allocation
+// and no key schedule per packet. It holds the key twice: an EVP context
+// (long plaintexts: libcrypto's stitched AES-GCM) and a DirectGcm (short
+// ones and GMAC: no parameter passing per call); about 2 KiB of libcrypto
+// state each.
 #ifndef BRAID_CRYPTO_PACKET_KEY_H_
 #define BRAID_CRYPTO_PACKET_KEY_H_
 
@@ -9,6 +11,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "crypto/direct_gcm.h"
 #include "crypto/kdf.h"
 #include "openssl/types.h"
 
@@ -39,8 +42,9 @@ class PacketKey {
   Kind kind() const { return kind_; }
   Use use() const { return use_; }
 
-  // The keyed context, for protector.cc; each datagram sets the nonce anew.
+  // The keyed contexts, for protector.cc; each datagram sets the nonce anew.
   EVP_CIPHER_CTX* context() { return ctx_.get(); }
+  DirectGcm& direct() { return direct_; }
 
  private:
   struct CtxDeleter {
@@ -50,6 +54,7 @@ class PacketKey {
   Kind kind_ = Kind::kPair;
   Use use_ = Use::kSeal;
   std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx_;
+  DirectGcm direct_;
 };
 
 // The keys of one peer pair as seen from the local endpoint: `tx` seals

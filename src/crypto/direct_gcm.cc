@@ -112,39 +112,44 @@ absl::StatusOr<DirectGcm> DirectGcm::Create(const KeyBytes& key) {
   return g;
 }
 
-bool DirectGcm::Seal(const std::array<uint8_t, kNonceSize>& nonce,
-                     absl::Span<const uint8_t> aad, absl::Span<uint8_t> text,
-                     uint8_t tag[kTagSize]) {
-  if (state_ == nullptr) return false;
-  DirectGcmState& s = *state_;
+namespace {
+
+// Runs GCM over `aad` and `text` (encrypting or decrypting it in place)
+// under `nonce`, up to the tag. False if libcrypto refused.
+bool Crypt(DirectGcmState& s, const std::array<uint8_t, 12>& nonce,
+           absl::Span<const uint8_t> aad, absl::Span<uint8_t> text,
+           bool encrypt) {
   s.failed = false;
   CRYPTO_gcm128_setiv(s.gcm, nonce.data(), nonce.size());
   if (CRYPTO_gcm128_aad(s.gcm, aad.data(), aad.size()) != 0) return false;
-  if (!text.empty() &&
-      CRYPTO_gcm128_encrypt_ctr32(s.gcm, text.data(), text.data(), text.size(),
-                                  Ctr32) != 0) {
+  if (text.empty()) return true;
+  uint8_t* t = text.data();
+  return (encrypt ? CRYPTO_gcm128_encrypt_ctr32(s.gcm, t, t, text.size(), Ctr32)
+                  : CRYPTO_gcm128_decrypt_ctr32(s.gcm, t, t, text.size(),
+                                                Ctr32)) == 0;
+}
+
+}  // namespace
+
+bool DirectGcm::Seal(const std::array<uint8_t, kNonceSize>& nonce,
+                     absl::Span<const uint8_t> aad, absl::Span<uint8_t> text,
+                     uint8_t tag[kTagSize]) {
+  if (state_ == nullptr || !Crypt(*state_, nonce, aad, text, true)) {
     return false;
   }
-  CRYPTO_gcm128_tag(s.gcm, tag, kTagSize);
-  return !s.failed;
+  CRYPTO_gcm128_tag(state_->gcm, tag, kTagSize);
+  return !state_->failed;
 }
 
 bool DirectGcm::Open(const std::array<uint8_t, kNonceSize>& nonce,
                      absl::Span<const uint8_t> aad, absl::Span<uint8_t> text,
                      const uint8_t tag[kTagSize]) {
-  if (state_ == nullptr) return false;
-  DirectGcmState& s = *state_;
-  s.failed = false;
-  CRYPTO_gcm128_setiv(s.gcm, nonce.data(), nonce.size());
-  if (CRYPTO_gcm128_aad(s.gcm, aad.data(), aad.size()) != 0) return false;
-  if (!text.empty() &&
-      CRYPTO_gcm128_decrypt_ctr32(s.gcm, text.data(), text.data(), text.size(),
-                                  Ctr32) != 0) {
+  if (state_ == nullptr || !Crypt(*state_, nonce, aad, text, false)) {
     return false;
   }
   // Constant-time compare (CRYPTO_memcmp); 0 = the tag matches.
-  const bool match = CRYPTO_gcm128_finish(s.gcm, tag, kTagSize) == 0;
-  return match && !s.failed;
+  const bool match = CRYPTO_gcm128_finish(state_->gcm, tag, kTagSize) == 0;
+  return match && !state_->failed;
 }
 
 }  // namespace braid::crypto

@@ -90,6 +90,7 @@ std::string FormatJson(const SimFlags& flags, const Runs& runs) {
     j["byte_mismatches"] = r.byte_mismatches;
     j["order_violations"] = r.order_violations;
     j["lost_without_error"] = r.lost_without_error;
+    j["pending_at_limit"] = r.pending_at_limit;
     j["goodput_gbps"] = Fixed(r.goodput_gbps, 4);
     j["mct_p50_us"] = Fixed(r.mct_p50.us(), 3);
     j["mct_p99_us"] = Fixed(r.mct_p99.us(), 3);

@@ -452,11 +452,16 @@ void Run::RunUntilDone() {
 }
 
 void Run::FoldHosts() {
-  // Every send must have completed; every kSendDone must have been delivered.
+  // Every send must have completed (unless the time limit cut the run
+  // short); every kSendDone must have been delivered.
   for (auto& d : hosts_) {
     for (size_t id = 0; id < d->completed.size(); ++id) {
       if (id >= d->next_msg) continue;
-      if (d->completed[id] == 0) ++res_.lost_without_error;
+      if (d->completed[id] == 0) {
+        // Stopped by the time limit, a send in flight has not failed to
+        // complete; it was cut short (res_.timed_out says so).
+        ++(res_.timed_out ? res_.pending_at_limit : res_.lost_without_error);
+      }
       if (d->completed[id] == 1 && d->delivered[id] == 0)
         ++res_.lost_without_error;
     }

@@ -105,8 +105,12 @@ struct ScenarioResult {
   uint64_t duplicates_delivered = 0;
   uint64_t byte_mismatches = 0;
   uint64_t order_violations = 0;  // ordered streams out of order
-  uint64_t lost_without_error =
-      0;  // no completion, or done but never delivered
+  // Done as delivered but never delivered, or (in a run that did not time
+  // out) never completed: a broken invariant.
+  uint64_t lost_without_error = 0;
+  // Sends without a completion when time_limit stopped the run: undecided,
+  // not lost (the run timed out; messages in flight then are expected).
+  uint64_t pending_at_limit = 0;
   uint64_t bytes_delivered = 0;
   double goodput_gbps = 0;                // delivered bytes / active time
   DurationNs mct_p50, mct_p99, mct_p999;  // message completion time

@@ -52,6 +52,9 @@ struct ReliabilityStats {
   uint64_t retransmits_rto = 0;       // retransmission timeout
   uint64_t retransmits_tail_probe = 0;
   uint64_t retransmits_nak = 0;  // go-back-N NAK
+  // Re-sent at once because the peer refused our first contact (it was
+  // under pressure and challenged it instead: docs/protocol.md §13).
+  uint64_t retransmits_refused = 0;
   uint64_t rtos = 0;
   // Re-sends proven unnecessary: the receiver echoed the original (or
   // reported the re-send as a duplicate) after it was declared lost. Only

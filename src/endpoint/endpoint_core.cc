@@ -347,6 +347,14 @@ void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
     const size_t before = ctrl_replies_.size();
     QueueCtrlReply(from, local, r);
     if (ctrl_replies_.size() > before) ++challenges_answered_;
+    // A first contact challenged is a first contact dropped: re-send it
+    // right behind the answer (which goes out first: PollTx), not at the
+    // RTO. The challenge names the incarnation we show that address, so
+    // only that address could have sent it.
+    if (c.kind == wire::ChallengeKind::kFirstContact && peer != nullptr) {
+      peer->peer.OnFirstContactRefused(now);
+      Touch(peer);
+    }
     return;
   }
   // An answer to a challenge of ours: genuine iff it echoes the nonce we

@@ -32,6 +32,7 @@ void AccumulatePeerCounters(const PeerStats& s, PeerStats* acc) {
   r.retransmits_rto += x.retransmits_rto;
   r.retransmits_tail_probe += x.retransmits_tail_probe;
   r.retransmits_nak += x.retransmits_nak;
+  r.retransmits_refused += x.retransmits_refused;
   r.rtos += x.rtos;
   r.spurious_retransmits += x.spurious_retransmits;
   r.spurious_losses += x.spurious_losses;

@@ -71,6 +71,10 @@ class PeerSender {
   // Loss timers, the peer timeout and the credit probe. Does nothing before
   // TimerDeadline().
   void OnTimer(TimeNs now);
+  // The receiver refused what we sent (Peer::OnFirstContactRefused): queue
+  // the packets in flight for a re-send now (SentPacketManager::
+  // ResendRefused).
+  void OnFirstContactRefused(TimeNs now);
   // Earliest time OnTimer has work; Infinite if none.
   TimeNs TimerDeadline() const;
   // An ack-only datagram we sent on `path` was lost (see

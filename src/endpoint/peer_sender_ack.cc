@@ -142,11 +142,13 @@ void PeerSender::ApplyAckedRun(const retransmit::AckedPackets& run,
 
 void PeerSender::ApplyLost(const retransmit::LostPacket& l, TimeNs now) {
   const wire::PathId path = l.path;
-  if (l.cause == retransmit::LossCause::kTailProbe) {
-    // A probe re-sends a packet that is not known to be lost: no penalty
-    // for its path, no loss signal for congestion control. The copy being
-    // probed will never get an outcome of its own (the re-send's stands
-    // for the packet): release its slot now.
+  if (l.cause == retransmit::LossCause::kTailProbe ||
+      l.cause == retransmit::LossCause::kRefused) {
+    // A probe re-sends a packet that is not known to be lost, and a
+    // refused first contact was dropped by the receiver, not the network:
+    // no penalty for its path, no loss signal for congestion control. The
+    // copy re-sent will never get an outcome of its own (the re-send's
+    // stands for the packet): release its slot now.
     if (path < paths_.size()) {
       paths_.OnDiscarded(path, l.seq);
       RememberUnblamed(l.psn, path, l.seq);
@@ -378,6 +380,11 @@ void PeerSender::OnTimer(TimeNs now) {
   ScheduleCreditProbe(now);
 }
 
+void PeerSender::OnFirstContactRefused(TimeNs now) {
+  if (sent_.ResendRefused(&outcome_) == 0) return;
+  ApplyOutcome(now, /*return_port=*/0);
+}
+
 void PeerSender::ScheduleCreditProbe(TimeNs now) {
   // Credit-blocked with nothing in flight: ask the receiver for an ack.
   if (credit_blocked_ && sent_.packets_in_flight() == 0) {
@@ -434,6 +441,7 @@ void PeerSender::FillStats(PeerStats* s, bool with_paths) const {
   s->reliability.retransmits_tail_probe =
       cause(retransmit::LossCause::kTailProbe);
   s->reliability.retransmits_nak = cause(retransmit::LossCause::kNak);
+  s->reliability.retransmits_refused = cause(retransmit::LossCause::kRefused);
   s->srtt = sent_.srtt();
   s->min_rtt = sent_.min_rtt();
   s->rto = sent_.rto();

@@ -20,6 +20,7 @@ void AddReliability(const ReliabilityStats& r, Fields* f) {
   f->push_back(
       {"retransmits_tail_probe", absl::StrCat(r.retransmits_tail_probe)});
   f->push_back({"retransmits_nak", absl::StrCat(r.retransmits_nak)});
+  f->push_back({"retransmits_refused", absl::StrCat(r.retransmits_refused)});
   f->push_back({"rtos", absl::StrCat(r.rtos)});
   f->push_back({"spurious_retransmits", absl::StrCat(r.spurious_retransmits)});
   f->push_back({"spurious_losses", absl::StrCat(r.spurious_losses)});

@@ -14,6 +14,8 @@ const char* LossCauseName(LossCause cause) {
       return "tail_probe";
     case LossCause::kNak:
       return "nak";
+    case LossCause::kRefused:
+      return "refused";
   }
   return "unknown";
 }

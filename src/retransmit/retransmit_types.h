@@ -77,8 +77,11 @@ enum class LossCause : uint8_t {
   kRto = 2,        // retransmission timeout
   kTailProbe = 3,  // tail loss probe: queued for a re-send, not proven lost
   kNak = 4,        // go-back-N NAK
+  // The receiver refused our first contact (it challenged it instead of
+  // taking it in): re-sent at once, not lost in the network.
+  kRefused = 5,
 };
-inline constexpr int kNumLossCauses = 5;
+inline constexpr int kNumLossCauses = 6;
 
 // Short lower-case name for logs and tool output ("path_gap", "time", ...).
 const char* LossCauseName(LossCause cause);
@@ -144,6 +147,9 @@ struct SenderCounters {
   uint64_t invalid_acks = 0;    // rejected: refer to PSNs never sent
   uint64_t naks = 0;            // NAKs acted on
   uint64_t naks_ignored = 0;    // duplicate NAKs, or NAKs outside GBN mode
+  // Packets re-sent at once because the receiver refused our first
+  // contact (ResendRefused).
+  uint64_t refused_resends = 0;
   uint64_t rtt_samples = 0;
   uint64_t rtt_samples_rejected = 0;  // non-positive after ack_delay
   uint64_t echo_unknown = 0;          // echoed (path, seq) not in the history

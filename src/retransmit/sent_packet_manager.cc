@@ -81,6 +81,7 @@ void SentPacketManager::Reset(wire::Psn base) {
   tlp_base_ = TimeNs::Infinite();
   tlp_armed_ = false;
   nak_active_ = false;
+  refused_ = false;
   echo_active_ = false;
 }
 

@@ -174,6 +174,15 @@ class SentPacketManager {
   // Safe to call at any time; does nothing that is not due. The losses are
   // written to *out (cleared first).
   void OnTimer(TimeNs now, SenderOutcome* out);
+  // The receiver refused what we sent (it challenged our first contact
+  // instead of taking it in: docs/protocol.md §13). Every packet in flight
+  // is queued for a re-send at once (cause kRefused: nothing was lost in
+  // the network, so no path or window is blamed), except those sent since
+  // the last refusal, so that a burst of
+  // refusals (one per refused datagram) re-sends each packet once; later
+  // rounds are left to the RTO. Writes the re-sends to *out (cleared
+  // first); returns how many.
+  size_t ResendRefused(SenderOutcome* out);
   // When OnTimer next may have work; TimeNs::Infinite() if nothing is in
   // flight. May be early (OnTimer then finds nothing due), never late.
   TimeNs NextTimerTime() const;
@@ -486,6 +495,8 @@ class SentPacketManager {
   bool nak_active_ = false;  // last NAK's cum and the send index then
   wire::Psn nak_cum_;
   uint64_t nak_tx_mark_ = 0;
+  bool refused_ = false;  // ResendRefused ran; its send index then
+  uint64_t refused_tx_mark_ = 0;
   // Scratch of the ack being processed: the packet whose copy was echoed.
   bool echo_active_ = false;
   wire::Psn echo_psn_;

@@ -205,6 +205,23 @@ void SentPacketManager::ProcessNak(wire::Psn cum, SenderOutcome& out) {
   DeclareAllLost(cum, LossCause::kNak, out);
 }
 
+size_t SentPacketManager::ResendRefused(SenderOutcome* outcome) {
+  SenderOutcome& out = *outcome;
+  out.Clear();
+  size_t n = 0;
+  for (wire::Psn p = base_; p < next_; ++p) {
+    Packet& pkt = ring_[p.value() & mask_];
+    if (pkt.state != State::kInFlight) continue;
+    if (refused_ && pkt.tx_index > refused_tx_mark_) continue;
+    DeclareLost(pkt, p, LossCause::kRefused, out);
+    ++n;
+  }
+  refused_ = true;
+  refused_tx_mark_ = tx_counter_;
+  counters_.refused_resends += n;
+  return n;
+}
+
 void SentPacketManager::MaybeScheduleProbe(TimeNs now, SenderOutcome& out) {
   if (!opts_.tail_probe || !tlp_armed_ || packets_in_flight_ == 0 ||
       lost_pending_ > 0) {

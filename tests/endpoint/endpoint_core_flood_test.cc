@@ -137,6 +137,60 @@ TEST(EndpointCoreFloodTest,
 // answer keeps it from being evicted as a stranger.
 class EndpointCoreFloodServiceTest : public ::testing::TestWithParam<bool> {};
 
+// A first contact the receiver refuses under pressure (it challenges it
+// instead of taking it in) is re-sent as soon as the challenge arrives,
+// right behind the answer: the new peer's message is through in a few round
+// trips, not after a tail probe or an RTO (>= min_rto = 1 ms).
+TEST(EndpointCoreFloodTest, ARefusedFirstContactIsResentAtOnce) {
+  ProtocolOptions o;
+  o.max_peers = 64;
+  Net net;
+  const NetAddr a_addr = NetAddr::Ipv4(0x0a000001, kPort);
+  const NetAddr d_addr = NetAddr::Ipv4(0x0a000004, kPort);
+  EndpointCore* a = net.Add(a_addr, o, 0x1111);
+  EndpointCore* d = net.Add(d_addr, o, 0x4444);
+  // Strangers take three quarters of A's table; later first contacts are
+  // challenged.
+  for (uint32_t i = 0; i < 64; ++i) {
+    a->OnDatagram(net.now, Forged(i), ForgedDatagram(i, 1, 0, 0, 4000), false);
+  }
+  ASSERT_GT(a->stats().drops.first_contact_challenged, 0u);
+
+  std::vector<uint8_t> from_d(7000, 9);  // a few datagrams
+  ASSERT_TRUE(d->Send(net.now, a_addr, Msg(from_d)).ok());
+  const TimeNs start = net.now;
+  std::vector<Completion> at_a, at_d;
+  for (int i = 0; i < 400 && at_d.empty(); ++i) {
+    net.Step();
+    auto v = Drain(a);
+    at_a.insert(at_a.end(), v.begin(), v.end());
+    v = Drain(d);
+    at_d.insert(at_d.end(), v.begin(), v.end());
+  }
+  ASSERT_EQ(at_d.size(), 1u);
+  EXPECT_EQ(at_d[0].type, CompletionType::kSendDone);
+  EXPECT_LT(net.now - start, DurationNs::Micros(50));
+  size_t received = 0;
+  for (const Completion& x : at_a) {
+    if (x.type == CompletionType::kRecv && x.peer == d_addr) {
+      ++received;
+      EXPECT_TRUE(x.data == from_d);
+    }
+  }
+  EXPECT_EQ(received, 1u);
+  const EndpointStats s = d->stats();
+  EXPECT_GE(s.challenges_answered, 1u);
+  // Each data frame sent before the challenge, re-sent once.
+  const std::vector<PeerStats> ps = d->peer_stats(false);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_GT(s.reliability.retransmits_refused, 1u);
+  EXPECT_EQ(s.reliability.retransmits_refused,
+            ps[0].packets_sent - s.reliability.retransmits);
+  EXPECT_EQ(s.reliability.rtos, 0u);
+  EXPECT_EQ(s.reliability.retransmits_tail_probe, 0u);
+  EXPECT_EQ(s.reliability.retransmits, s.reliability.retransmits_refused);
+}
+
 INSTANTIATE_TEST_SUITE_P(Peers, EndpointCoreFloodServiceTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "PureSender" : "BothWays";

@@ -163,7 +163,8 @@ TEST(EndpointIntegrationTest, BlockingOnFdMakesProgressWithoutBusyPolling) {
 // losses that are acked before their re-send: those count nowhere).
 void ExpectCausesSum(const ReliabilityStats& r) {
   EXPECT_EQ(r.retransmits_path_gap + r.retransmits_time + r.retransmits_rto +
-                r.retransmits_tail_probe + r.retransmits_nak,
+                r.retransmits_tail_probe + r.retransmits_nak +
+                r.retransmits_refused,
             r.retransmits);
 }
 void ExpectCausesSumToRetransmits(const Endpoint& ep) {

@@ -84,6 +84,9 @@ class Fuzzer {
       } else if (op < 93) {
         m_->OnPathRerouted(static_cast<PathId>(rng_.Uniform(6)));
       } else if (op < 94) {
+        m_->ResendRefused(&out_);  // the receiver refused our first contact
+        ReplayOutcome(out_, model_);
+      } else if (op < 95) {
         m_->Reset(m_->next_psn());
         model_.pkts.clear();
         seq_.clear();

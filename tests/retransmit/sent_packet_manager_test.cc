@@ -56,6 +56,11 @@ class Recorder {
     m.OnTimer(now, &out_);
     Take();
   }
+  size_t Refused(SentPacketManager& m) {
+    const size_t n = m.ResendRefused(&out_);
+    Take();
+    return n;
+  }
   void Clear() {
     const bool r = runs;
     *this = Recorder();
@@ -272,6 +277,31 @@ TEST_F(SentPacketManagerTest, FirstSendsAreInFlightWithConsecutivePsns) {
   EXPECT_TRUE(m_->HasUnacked());
   EXPECT_EQ(m_->lowest_unacked(), Psn(0));
   EXPECT_EQ(m_->counters().packets_sent, 2u);
+}
+
+TEST_F(SentPacketManagerTest, RefusedFirstContactResendsWhatIsInFlightOnce) {
+  for (int i = 0; i < 3; ++i) Send(static_cast<PathId>(i % 2), T(i));
+  EXPECT_EQ(ev_.Refused(*m_), 3u);
+  ASSERT_EQ(ev_.lost.size(), 3u);
+  for (const Lost& l : ev_.lost) EXPECT_EQ(l.cause, LossCause::kRefused);
+  EXPECT_EQ(m_->packets_in_flight(), 0u);
+  EXPECT_EQ(PopAll(), (std::vector<uint32_t>{0, 1, 2}));
+  for (uint32_t p = 0; p < 3; ++p) Resend(Psn(p), 0, T(10));
+  Send(1, T(11));  // new data after the refusal
+  // Refusals of the rest of the burst (one challenge per refused
+  // datagram) re-send nothing twice, and nothing sent since.
+  ev_.Clear();
+  EXPECT_EQ(ev_.Refused(*m_), 0u);
+  EXPECT_TRUE(ev_.lost.empty());
+  EXPECT_EQ(m_->packets_in_flight(), 4u);
+  EXPECT_EQ(m_->counters().refused_resends, 3u);
+  EXPECT_EQ(m_->counters()
+                .retransmits_by_cause[static_cast<int>(LossCause::kRefused)],
+            3u);
+  // A new session starts afresh.
+  m_->Reset(m_->next_psn());
+  Send(0, T(20));
+  EXPECT_EQ(ev_.Refused(*m_), 1u);
 }
 
 TEST_F(SentPacketManagerTest, CumulativeAckAcksAndReleasesPackets) {

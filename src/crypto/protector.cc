@@ -25,6 +25,40 @@ size_t AadBytes(SecurityMode mode, size_t before_tag) {
   return mode == SecurityMode::kAuth ? before_tag : kProtectedFramesOffset;
 }
 
+// EVP's AES-GCM over the `aad` bytes at p (authenticated) and the
+// [aad, len) bytes after them (sealed in place), the tag at p + len: the
+// path for plaintexts longer than kDirectGcmMaxPlaintext.
+bool EvpSeal(EVP_CIPHER_CTX* ctx, const std::array<uint8_t, 12>& nonce,
+             uint8_t* p, size_t aad, size_t len) {
+  int out = 0;
+  return EVP_EncryptInit_ex2(ctx, nullptr, nullptr, nonce.data(), nullptr) ==
+             1 &&
+         EVP_EncryptUpdate(ctx, nullptr, &out, p, static_cast<int>(aad)) == 1 &&
+         (len == aad || EVP_EncryptUpdate(ctx, p + aad, &out, p + aad,
+                                          static_cast<int>(len - aad)) == 1) &&
+         EVP_EncryptFinal_ex(ctx, p + len, &out) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, kTagSize, p + len) ==
+             1;
+}
+
+// EvpSeal's inverse: opens in place, true iff the tag at p + len matches.
+bool EvpOpen(EVP_CIPHER_CTX* ctx, const std::array<uint8_t, 12>& nonce,
+             uint8_t* p, size_t aad, size_t len) {
+  uint8_t tag_bytes[kTagSize];
+  std::memcpy(tag_bytes, p + len, kTagSize);
+  OSSL_PARAM tag[] = {OSSL_PARAM_construct_octet_string(
+                          OSSL_CIPHER_PARAM_AEAD_TAG, tag_bytes, kTagSize),
+                      OSSL_PARAM_construct_end()};
+  int out = 0;
+  return EVP_DecryptInit_ex2(ctx, nullptr, nullptr, nonce.data(), nullptr) ==
+             1 &&
+         EVP_CIPHER_CTX_set_params(ctx, tag) == 1 &&
+         EVP_DecryptUpdate(ctx, nullptr, &out, p, static_cast<int>(aad)) == 1 &&
+         (len == aad || EVP_DecryptUpdate(ctx, p + aad, &out, p + aad,
+                                          static_cast<int>(len - aad)) == 1) &&
+         EVP_DecryptFinal_ex(ctx, p + len, &out) == 1;
+}
+
 }  // namespace
 
 size_t Seal(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
@@ -39,26 +73,11 @@ size_t Seal(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
   const std::array<uint8_t, 12> nonce = NonceFor(h);
   uint8_t* p = datagram.data();
   const size_t aad = AadBytes(mode, len);
-  if (len - aad <= kDirectGcmMaxPlaintext) {
-    return key.direct().Seal(nonce, {p, aad}, {p + aad, len - aad}, p + len)
-               ? len + kTagSize
-               : 0;
-  }
-  EVP_CIPHER_CTX* ctx = key.context();
-  int out = 0;
-  if (EVP_EncryptInit_ex2(ctx, nullptr, nullptr, nonce.data(), nullptr) != 1 ||
-      EVP_EncryptUpdate(ctx, nullptr, &out, p, static_cast<int>(aad)) != 1) {
-    return 0;
-  }
-  if (len > aad && EVP_EncryptUpdate(ctx, p + aad, &out, p + aad,
-                                     static_cast<int>(len - aad)) != 1) {
-    return 0;
-  }
-  if (EVP_EncryptFinal_ex(ctx, p + len, &out) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, kTagSize, p + len) != 1) {
-    return 0;
-  }
-  return len + kTagSize;
+  const bool sealed =
+      len - aad <= kDirectGcmMaxPlaintext
+          ? key.direct().Seal(nonce, {p, aad}, {p + aad, len - aad}, p + len)
+          : EvpSeal(key.context(), nonce, p, aad, len);
+  return sealed ? len + kTagSize : 0;
 }
 
 bool Open(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
@@ -72,30 +91,11 @@ bool Open(SecurityMode mode, PacketKey& key, absl::Span<uint8_t> datagram,
   uint8_t* p = datagram.data();
   const size_t len = datagram.size() - kTagSize;
   const size_t aad = AadBytes(mode, len);
-  if (len - aad <= kDirectGcmMaxPlaintext) {
-    if (!key.direct().Open(nonce, {p, aad}, {p + aad, len - aad}, p + len)) {
-      return false;
-    }
-    *frames_len = len - kProtectedFramesOffset;
-    return true;
-  }
-  EVP_CIPHER_CTX* ctx = key.context();
-  uint8_t tag_bytes[kTagSize];
-  std::memcpy(tag_bytes, p + len, kTagSize);
-  OSSL_PARAM tag[] = {OSSL_PARAM_construct_octet_string(
-                          OSSL_CIPHER_PARAM_AEAD_TAG, tag_bytes, kTagSize),
-                      OSSL_PARAM_construct_end()};
-  int out = 0;
-  if (EVP_DecryptInit_ex2(ctx, nullptr, nullptr, nonce.data(), nullptr) != 1 ||
-      EVP_CIPHER_CTX_set_params(ctx, tag) != 1 ||
-      EVP_DecryptUpdate(ctx, nullptr, &out, p, static_cast<int>(aad)) != 1) {
-    return false;
-  }
-  if (len > aad && EVP_DecryptUpdate(ctx, p + aad, &out, p + aad,
-                                     static_cast<int>(len - aad)) != 1) {
-    return false;
-  }
-  if (EVP_DecryptFinal_ex(ctx, p + len, &out) != 1) return false;
+  const bool opened =
+      len - aad <= kDirectGcmMaxPlaintext
+          ? key.direct().Open(nonce, {p, aad}, {p + aad, len - aad}, p + len)
+          : EvpOpen(key.context(), nonce, p, aad, len);
+  if (!opened) return false;
   *frames_len = len - kProtectedFramesOffset;
   return true;
 }

@@ -351,9 +351,9 @@ void EndpointCore::OnChallengeFrame(TimeNs now, PeerEntry* peer,
     // right behind the answer (which goes out first: PollTx), not at the
     // RTO. The challenge names the incarnation we show that address, so
     // only that address could have sent it.
-    if (c.kind == wire::ChallengeKind::kFirstContact && peer != nullptr) {
-      peer->peer.OnFirstContactRefused(now);
-      Touch(peer);
+    if (c.kind == wire::ChallengeKind::kFirstContact && peer != nullptr &&
+        peer->peer.OnFirstContactRefused(now)) {
+      Touch(peer);  // lists it to send
     }
     return;
   }

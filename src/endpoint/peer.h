@@ -193,9 +193,11 @@ class Peer {
   // The peer challenged our first contact instead of taking it in (it was
   // under pressure: docs/protocol.md §13), so it dropped what we sent it
   // before it knew us: re-send that now rather than at the RTO. Only while
-  // we do not know its incarnation (everything we sent named none).
-  void OnFirstContactRefused(TimeNs now) {
-    if (awake() && link_.peer_inc == 0) sender_->OnFirstContactRefused(now);
+  // we do not know its incarnation (everything we sent named none). True
+  // if something was queued to go again.
+  bool OnFirstContactRefused(TimeNs now) {
+    return awake() && link_.peer_inc == 0 &&
+           sender_->OnFirstContactRefused(now);
   }
   // Earliest time this peer needs its driver to run: OnTimer, or PollTx for
   // an ack that is due. Infinite if none.

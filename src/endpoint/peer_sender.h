@@ -73,8 +73,8 @@ class PeerSender {
   void OnTimer(TimeNs now);
   // The receiver refused what we sent (Peer::OnFirstContactRefused): queue
   // the packets in flight for a re-send now (SentPacketManager::
-  // ResendRefused).
-  void OnFirstContactRefused(TimeNs now);
+  // ResendRefused). True if any packet was queued.
+  bool OnFirstContactRefused(TimeNs now);
   // Earliest time OnTimer has work; Infinite if none.
   TimeNs TimerDeadline() const;
   // An ack-only datagram we sent on `path` was lost (see

@@ -380,9 +380,10 @@ void PeerSender::OnTimer(TimeNs now) {
   ScheduleCreditProbe(now);
 }
 
-void PeerSender::OnFirstContactRefused(TimeNs now) {
-  if (sent_.ResendRefused(&outcome_) == 0) return;
+bool PeerSender::OnFirstContactRefused(TimeNs now) {
+  if (sent_.ResendRefused(&outcome_) == 0) return false;
   ApplyOutcome(now, /*return_port=*/0);
+  return true;
 }
 
 void PeerSender::ScheduleCreditProbe(TimeNs now) {

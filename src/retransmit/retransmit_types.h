@@ -147,9 +147,6 @@ struct SenderCounters {
   uint64_t invalid_acks = 0;    // rejected: refer to PSNs never sent
   uint64_t naks = 0;            // NAKs acted on
   uint64_t naks_ignored = 0;    // duplicate NAKs, or NAKs outside GBN mode
-  // Packets re-sent at once because the receiver refused our first
-  // contact (ResendRefused).
-  uint64_t refused_resends = 0;
   uint64_t rtt_samples = 0;
   uint64_t rtt_samples_rejected = 0;  // non-positive after ack_delay
   uint64_t echo_unknown = 0;          // echoed (path, seq) not in the history

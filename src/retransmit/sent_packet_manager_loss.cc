@@ -218,7 +218,6 @@ size_t SentPacketManager::ResendRefused(SenderOutcome* outcome) {
   }
   refused_ = true;
   refused_tx_mark_ = tx_counter_;
-  counters_.refused_resends += n;
   return n;
 }
 

@@ -294,7 +294,9 @@ TEST_F(SentPacketManagerTest, RefusedFirstContactResendsWhatIsInFlightOnce) {
   EXPECT_EQ(ev_.Refused(*m_), 0u);
   EXPECT_TRUE(ev_.lost.empty());
   EXPECT_EQ(m_->packets_in_flight(), 4u);
-  EXPECT_EQ(m_->counters().refused_resends, 3u);
+  EXPECT_EQ(
+      m_->counters().losses_by_cause[static_cast<int>(LossCause::kRefused)],
+      3u);
   EXPECT_EQ(m_->counters()
                 .retransmits_by_cause[static_cast<int>(LossCause::kRefused)],
             3u);

@@ -9,22 +9,27 @@
 #   fi_pingpong -p braid -S 65536       MB/sec (ping-pong)
 #   fi_pingpong -p "udp;ofi_rxd" -S 65536
 #   braid-perf --test bw -s 65536       streaming goodput (32 in flight)
+#   fi-stream -p braid -s 65536 -w 32   the same through libfabric: a
+#                                       client keeping 32 sends in flight
+#                                       (bench/fi_stream; with --stream)
 # and prints each round and the medians with the ratios of the figures.
 #
 #   bench/fi_ab.sh --perf PATH/braid-perf --provider-dir DIR
-#                  [--rounds 5] [--iters 2000]
+#                  [--stream PATH/fi-stream] [--rounds 5] [--iters 2000]
 #
 # Every server is started for one measurement and stopped by its PID.
 set -euo pipefail
 
 PERF=""
 DIR=""
+STREAM=""
 ROUNDS=5
 ITERS=2000
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --perf) PERF="$2"; shift 2 ;;
     --provider-dir) DIR="$2"; shift 2 ;;
+    --stream) STREAM="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --iters) ITERS="$2"; shift 2 ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
@@ -35,11 +40,17 @@ done
   exit 2
 }
 command -v fi_pingpong >/dev/null || { echo "fi_pingpong missing" >&2; exit 2; }
+[[ -z "$STREAM" || -x "$STREAM" ]] || { echo "no fi-stream at $STREAM" >&2; exit 2; }
+ADDR_FILE=$(mktemp -u /tmp/fi_ab_addr.XXXXXX)
 export FI_PROVIDER_PATH=$DIR
 unset FI_PROVIDER
 
 SRV=""
-cleanup() { [[ -n "$SRV" ]] && kill "$SRV" 2>/dev/null || true; }
+cleanup() {
+  [[ -n "$SRV" ]] && kill "$SRV" 2>/dev/null
+  rm -f "$ADDR_FILE" "$ADDR_FILE.tmp"
+  true
+}
 trap cleanup EXIT
 port=$(( 21000 + RANDOM % 20000 ))
 
@@ -75,12 +86,26 @@ pp_run() {  # provider size
   SRV=""
 }
 
+# fi-stream: prints the client's MB/s (or "-" without --stream).
+stream_run() {  # size
+  if [[ -z "$STREAM" ]]; then echo "-"; return; fi
+  rm -f "$ADDR_FILE"
+  timeout 120 "$STREAM" server --addr-file "$ADDR_FILE" -s "$1" -n "$ITERS" \
+    -w 32 >/dev/null 2>&1 &
+  SRV=$!
+  timeout 120 "$STREAM" client --addr-file "$ADDR_FILE" -s "$1" -n "$ITERS" \
+    -w 32 | awk '{print $4}'
+  wait "$SRV" 2>/dev/null || true
+  SRV=""
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 declare -A col
-printf "%-5s %10s %10s %10s %10s %10s %10s %10s\n" round perf_lat fi_lat \
-  rxd_lat perf_pp64k fi_pp64k rxd_pp64k perf_bw64k
-printf "%-5s %10s %10s %10s %10s %10s %10s %10s\n" "" us us us MB/s MB/s MB/s MB/s
+printf "%-5s %10s %10s %10s %10s %10s %10s %10s %10s\n" round perf_lat fi_lat \
+  rxd_lat perf_pp64k fi_pp64k rxd_pp64k perf_bw64k fi_bw64k
+printf "%-5s %10s %10s %10s %10s %10s %10s %10s %10s\n" "" us us us MB/s MB/s \
+  MB/s MB/s MB/s
 for r in $(seq 1 "$ROUNDS"); do
   pl=$(perf_run lat 64 | awk '{printf "%.2f", 1e6 / (2 * $5)}')
   read -r fl _ < <(pp_run braid 64)
@@ -89,20 +114,27 @@ for r in $(seq 1 "$ROUNDS"); do
   read -r _ fp < <(pp_run braid 65536)
   read -r _ rp < <(pp_run "udp;ofi_rxd" 65536)
   pb=$(perf_run bw 65536 | awk '{printf "%.1f", $4 * 1000 / 8}')
-  printf "%-5s %10s %10s %10s %10s %10s %10s %10s\n" "$r" "$pl" "$fl" "$rl" \
-    "$pp" "$fp" "$rp" "$pb"
+  fb=$(stream_run 65536)
+  printf "%-5s %10s %10s %10s %10s %10s %10s %10s %10s\n" "$r" "$pl" "$fl" \
+    "$rl" "$pp" "$fp" "$rp" "$pb" "$fb"
   col[pl]+="$pl "; col[fl]+="$fl "; col[rl]+="$rl "
   col[pp]+="$pp "; col[fp]+="$fp "; col[rp]+="$rp "; col[pb]+="$pb "
+  col[fb]+="$fb "
 done
 m() { tr ' ' '\n' <<<"${col[$1]}" | grep . | median; }
 PL=$(m pl) FL=$(m fl) RL=$(m rl) PP=$(m pp) FP=$(m fp) RP=$(m rp) PB=$(m pb)
-printf "%-5s %10s %10s %10s %10s %10s %10s %10s\n" median "$PL" "$FL" "$RL" \
-  "$PP" "$FP" "$RP" "$PB"
+FB=$(tr ' ' '\n' <<<"${col[fb]}" | grep -v '^-' | grep . | median || true)
+printf "%-5s %10s %10s %10s %10s %10s %10s %10s %10s\n" median "$PL" "$FL" \
+  "$RL" "$PP" "$FP" "$RP" "$PB" "${FB:--}"
 awk -v pl="$PL" -v fl="$FL" -v rl="$RL" -v pp="$PP" -v fp="$FP" -v rp="$RP" \
-    -v pb="$PB" 'BEGIN {
+    -v pb="$PB" -v fb="${FB:-}" 'BEGIN {
   printf "fi_pingpong braid 64 B latency / braid-perf lat:      %.2f\n", fl / pl
   printf "fi_pingpong udp;ofi_rxd 64 B latency / braid:         %.2f\n", rl / fl
   printf "fi_pingpong braid 64 KiB / braid-perf 64 KiB ping-pong: %.2f\n", fp / pp
   printf "fi_pingpong braid 64 KiB / braid-perf bw 64 KiB:      %.2f\n", fp / pb
   printf "fi_pingpong braid 64 KiB / udp;ofi_rxd 64 KiB:        %.1f\n", fp / rp
+  if (fb != "") {
+    printf "fi-stream braid 64 KiB / braid-perf bw 64 KiB:         %.2f\n", fb / pb
+    printf "fi-stream braid 64 KiB / fi_pingpong udp;ofi_rxd:      %.1f\n", fb / rp
+  }
 }'

@@ -176,7 +176,7 @@ def incast(sim):
             "--time-limit-ms", "20000"]
     cases = [
         ("spray, Swift", []),
-        ("spray, Swift, 16 KiB start", ["--start-cwnd-kb", "16"]),
+        ("spray, Swift, 64 KiB start window", ["--start-cwnd-kb", "64"]),
         ("spray, no CC", ["--cc", "none"]),
         ("gbn, Swift", ["--mode", "gbn"]),
     ]

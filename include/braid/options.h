@@ -114,7 +114,11 @@ struct ProtocolOptions {
   // Non-zero: a session starts at this window and doubles it every RTT up
   // to initial_cwnd_bytes until the first queueing signal (delay above
   // target, CE), so N senders starting at once put N x this, not
-  // N x initial_cwnd_bytes, into their first RTT (incast). 0: start at
+  // N x initial_cwnd_bytes, into their first RTT (incast: 64 senders x
+  // 64 KiB fit a 16 MiB bottleneck queue; 64 x 512 KiB overflow it). Off
+  // by default: while the window doubles, queues grow faster than the
+  // per-path RTT estimates follow, and the time-based loss rule declares
+  // queued packets lost (docs/congestion.md). 0: start at
   // initial_cwnd_bytes.
   uint64_t start_cwnd_bytes = 0;
   // Swift delay target above the path's minimum RTT. Zero = the backend's

@@ -147,23 +147,25 @@ void Swift::OnAck(const AckEvent& e) {
     const double allowance = static_cast<double>((target - min_rtt_).ns());
     queueing_sample_ = static_cast<double>((e.rtt - min_rtt_).ns()) >=
                        opts_.loss_queueing_fraction * allowance;
-    if (e.rtt < target) {
-      if (ce == 0 && e.bytes_acked > 0 && starting_) {
-        const double cap = static_cast<double>(opts_.initial_cwnd_bytes);
-        cwnd_ = std::min(cwnd_ + static_cast<double>(e.bytes_acked), cap);
-        starting_ = cwnd_ < cap;
-        ++stats_.additive_increases;
-      } else if (ce == 0 && e.bytes_acked > 0) {
-        cwnd_ += opts_.additive_increase_packets * opts_.mss *
-                 static_cast<double>(e.bytes_acked) / cwnd_;
-        Clamp();
-        ++stats_.additive_increases;
-      }
-    } else {
+    if (e.rtt >= target) {
       starting_ = false;
       delay_cut = opts_.beta * static_cast<double>((e.rtt - target).ns()) /
                   static_cast<double>(e.rtt.ns());
+    } else if (ce == 0 && e.bytes_acked > 0 && !starting_) {
+      cwnd_ += opts_.additive_increase_packets * opts_.mss *
+               static_cast<double>(e.bytes_acked) / cwnd_;
+      Clamp();
+      ++stats_.additive_increases;
     }
+  }
+  // Start: every byte acked without a queueing signal grows the window by
+  // itself, with or without an RTT sample in this ack (acks of re-sends and
+  // samples kept from congestion control carry none).
+  if (starting_ && ce == 0 && e.bytes_acked > 0) {
+    const double cap = static_cast<double>(opts_.initial_cwnd_bytes);
+    cwnd_ = std::min(cwnd_ + static_cast<double>(e.bytes_acked), cap);
+    starting_ = cwnd_ < cap;
+    ++stats_.additive_increases;
   }
 
   const double cut = std::max(delay_cut, ecn_cut);

@@ -3,7 +3,8 @@
 // multipath traffic.
 //
 // Start: from min(start_cwnd, initial_cwnd), cwnd += bytes_acked (doubling
-//   per RTT) up to initial_cwnd while rtt < target and no CE.
+//   per RTT) up to initial_cwnd until an RTT sample >= target or a CE mark
+//   (acks without a sample grow it too).
 // Per ACK batch with an RTT sample:
 //   target = min_rtt + base_target + flow_scaling(cwnd)
 //   rtt <  target and no CE: cwnd += ai * mss * bytes_acked / cwnd

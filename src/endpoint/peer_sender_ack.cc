@@ -241,7 +241,11 @@ void PeerSender::AttributeRtoToPaths(TimeNs now) {
   // until its peer timeout). The timed-out paths then move to fresh
   // entropies, so that each backed-off re-send tries new routes. A stalled
   // host or peer meets the first RTO, not two in a row without progress.
-  const bool explore = !path_specific && sent_.rtos_since_progress() >= 2;
+  // However few paths timed out: a sender with little in flight (a small
+  // window, one small message at a time) has its RTOs on one or two paths,
+  // never blamed (nothing overtook them), and would re-send on those same
+  // dead "healthy" paths until its peer timeout.
+  const bool explore = sent_.rtos_since_progress() >= 2;
   for (size_t p = 0; p < paths_.size(); ++p) {
     if (!rto_paths.test(p)) continue;
     const auto id = static_cast<wire::PathId>(p);

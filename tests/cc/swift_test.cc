@@ -155,6 +155,28 @@ TEST(SwiftTest, QueueingEndsTheStartDoubling) {
   EXPECT_EQ(cc.cwnd_bytes(), 4 * kMss);
 }
 
+TEST(SwiftTest, StartWindowGrowsOnAcksWithoutAnRttSample) {
+  // Acks of re-sends, and samples kept from congestion control (a path
+  // being steered away from), carry no RTT: their bytes still count, as
+  // long as nothing shows a queue. Additive increase needs a sample.
+  CcOptions o = TestOptions();
+  o.start_cwnd_bytes = 4 * kMss;
+  Swift cc(o);
+  AckEvent e;
+  e.now = TimeNs(1000);
+  e.bytes_acked = 4 * kMss;
+  e.packets_acked = 4;
+  cc.OnAck(e);
+  EXPECT_EQ(cc.cwnd_bytes(), 8 * kMss);
+  e.ce_packets = 1;  // a CE mark ends the start
+  cc.OnAck(e);
+  EXPECT_LE(cc.cwnd_bytes(), 8 * kMss);
+  e.ce_packets = 0;
+  const uint64_t after = cc.cwnd_bytes();
+  cc.OnAck(e);
+  EXPECT_EQ(cc.cwnd_bytes(), after);  // no sample: no additive increase
+}
+
 TEST(SwiftTest, DelayAboveTargetCutsInProportionToExcess) {
   Swift cc(TestOptions());
   Driver d(&cc);

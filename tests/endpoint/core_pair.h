@@ -14,6 +14,7 @@ namespace braid::endpoint::testing {
 struct Wire {
   NetAddr from, to;
   std::vector<uint8_t> bytes;
+  wire::Entropy entropy = 0;  // the sender's path: which route it takes
 };
 
 // `n` bytes that differ with `seed` and along the message.
@@ -113,7 +114,8 @@ class CorePair {
       const size_t n = src.PollTx(now, &batch);
       if (n == 0) break;
       for (const auto& p : batch.packets()) {
-        Wire w{src_addr, p.dst, std::vector<uint8_t>(p.data, p.data + p.len)};
+        Wire w{src_addr, p.dst, std::vector<uint8_t>(p.data, p.data + p.len),
+               p.entropy};
         ++datagrams;
         moved = true;
         if (filter && !filter(w)) continue;

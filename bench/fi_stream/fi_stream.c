@@ -8,7 +8,10 @@
 //   fi-stream server --addr-file PATH [options]
 //   fi-stream client --addr-file PATH [options]
 // options (both sides the same): -p PROVIDER (default braid), -s SIZE
-//   (65536), -n MESSAGES (2000), -w WINDOW (32), -m msg|tagged (msg)
+//   (65536), -n MESSAGES (2000), -w WINDOW (32), -m msg|tagged (msg),
+//   -c on|off (off): the client writes message k's bytes from k, the
+//   server checks every byte and that messages arrive in send order (their
+//   receives complete in posting order); costs time, for tests.
 //
 // The server writes its endpoint name to PATH (through a temporary file and
 // rename); the client reads it (waiting up to 10 s), sends its own name in
@@ -55,6 +58,7 @@ struct Opts {
   long messages;
   int window;
   int tagged;
+  int check;
 };
 
 struct Side {
@@ -83,7 +87,7 @@ static void Usage(const char* why) {
   fprintf(stderr,
           "fi-stream: %s\nusage: fi-stream server|client --addr-file PATH "
           "[-p PROVIDER] [-s SIZE] [-n MESSAGES] [-w WINDOW] "
-          "[-m msg|tagged]\n",
+          "[-m msg|tagged] [-c on|off]\n",
           why);
   exit(2);
 }
@@ -100,7 +104,7 @@ static long ParseLong(const char* flag, const char* v, long lo, long hi) {
 }
 
 static struct Opts ParseOpts(int argc, char** argv) {
-  struct Opts o = {0, NULL, "braid", 65536, 2000, 32, 0};
+  struct Opts o = {0, NULL, "braid", 65536, 2000, 32, 0, 0};
   if (argc < 2) Usage("missing server|client");
   if (strcmp(argv[1], "server") == 0) {
     o.server = 1;
@@ -121,6 +125,14 @@ static struct Opts ParseOpts(int argc, char** argv) {
       o.messages = ParseLong(f, v, 1, 1L << 30);
     } else if (strcmp(f, "-w") == 0) {
       o.window = (int)ParseLong(f, v, 1, kMaxWindow);
+    } else if (strcmp(f, "-c") == 0) {
+      if (strcmp(v, "on") == 0) {
+        o.check = 1;
+      } else if (strcmp(v, "off") == 0) {
+        o.check = 0;
+      } else {
+        Usage("-c takes on or off");
+      }
     } else if (strcmp(f, "-m") == 0) {
       if (strcmp(v, "msg") == 0) {
         o.tagged = 0;
@@ -275,6 +287,26 @@ static size_t ReadName(const char* path, char* name) {
   }
 }
 
+// Message k's byte i (check mode).
+static uint8_t Pattern(long k, size_t i) {
+  return (uint8_t)((uint64_t)k * 131u + i * 7u + (i >> 9));
+}
+
+static void Fill(uint8_t* b, size_t len, long k) {
+  for (size_t i = 0; i < len; ++i) b[i] = Pattern(k, i);
+}
+
+static void Check(const uint8_t* b, size_t len, long k) {
+  for (size_t i = 0; i < len; ++i) {
+    if (b[i] != Pattern(k, i)) {
+      FAIL(
+          "message %ld: byte %zu is %u, want %u (wrong data, or messages "
+          "out of order)",
+          k, i, b[i], Pattern(k, i));
+    }
+  }
+}
+
 static void Server(struct Side* s, const struct Opts* o) {
   const int ctl = o->window, ctl_in = o->window + 1;
   int pending[kMaxWindow + 2] = {0};
@@ -291,6 +323,8 @@ static void Server(struct Side* s, const struct Opts* o) {
   PostRetry(s, o, 1, ctl, 1, s->peer, pending);  // ready
   pending[ctl] = 1;
   long got = 0;
+  // Check mode: receives complete in the order they were posted (the slot
+  // of message k is k % window, reposted in turn).
   const double give_up_step = 10;
   double give_up = Now() + give_up_step;
   while (got < o->messages || pending[ctl]) {
@@ -302,6 +336,13 @@ static void Server(struct Side* s, const struct Opts* o) {
     give_up = Now() + give_up_step;
     pending[i] = 0;
     if (i == ctl) continue;  // the ready message went out
+    if (o->check) {
+      if (i != (int)(got % o->window)) {
+        FAIL("message %ld completed in slot %d, want %ld", got, i,
+             got % o->window);
+      }
+      Check(Slot(s, o, i), o->size, got);
+    }
     ++got;
     // Keep a receive posted for every message still to come.
     if (got + o->window <= o->messages) {
@@ -341,6 +382,7 @@ static void Client(struct Side* s, const struct Opts* o) {
   while (completed < o->messages || busy[ctl_in]) {
     for (int i = 0; i < o->window && sent < o->messages; ++i) {
       if (busy[i]) continue;
+      if (o->check) Fill(Slot(s, o, i), o->size, sent);
       const ssize_t rc = Post(s, o, 1, i, o->size, s->peer);
       if (rc == -FI_EAGAIN) break;
       if (rc != 0) FAIL("fi_send: %s", fi_strerror((int)-rc));

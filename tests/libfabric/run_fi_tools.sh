@@ -4,11 +4,14 @@
 # FI_MSG, FI_TAGGED, FI_RMA and FI_ATOMIC with their mr_mode; no atomics
 # with FI_BRAID_ATOMICS=0), then
 # fi_pingpong -p braid -e rdm in msg and tagged mode with data checks
-# (-c). Usage: run_fi_tools.sh PROVIDER_DIR
+# (-c), and, given its path, bench/fi_stream's fi-stream (32 sends of 64 KiB
+# in flight, every byte and the order checked) in both modes.
+# Usage: run_fi_tools.sh PROVIDER_DIR [FI_STREAM]
 # Exit 77 (skipped) when fi_info or fi_pingpong is not installed.
 set -euo pipefail
 
-dir=${1:?usage: run_fi_tools.sh PROVIDER_DIR}
+dir=${1:?usage: run_fi_tools.sh PROVIDER_DIR [FI_STREAM]}
+stream=${2:-}
 for tool in fi_info fi_pingpong; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool not installed (Debian: apt-get install libfabric-bin)"
@@ -84,3 +87,26 @@ for mode in msg tagged; do
     run_pair "$mode" "$size"
   done
 done
+
+# A window of sends in flight: fi-stream with -c on checks every byte of
+# every message at the server and that they complete in send order.
+if [ -n "$stream" ]; then
+  for mode in msg tagged; do
+    addr="$tmp/addr.$mode"
+    "$stream" server --addr-file "$addr" -m "$mode" -n 400 -w 32 -c on \
+      >"$tmp/server.txt" 2>&1 &
+    server=$!
+    ok=1
+    timeout 60 "$stream" client --addr-file "$addr" -m "$mode" -n 400 -w 32 \
+      -c on >"$tmp/client.txt" 2>&1 || ok=0
+    wait "$server" || ok=0
+    server=""
+    if [ "$ok" -ne 1 ]; then
+      echo "FAIL: fi-stream -m $mode -c on"
+      echo "--- client"; cat "$tmp/client.txt"
+      echo "--- server"; cat "$tmp/server.txt"
+      exit 1
+    fi
+    echo "fi-stream -m $mode -c on: $(cat "$tmp/client.txt")"
+  done
+fi

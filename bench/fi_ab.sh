@@ -13,6 +13,8 @@
 #                                       client keeping 32 sends in flight
 #                                       (bench/fi_stream; with --stream)
 # and prints each round and the medians with the ratios of the figures.
+# Servers run on CPU 1 and clients on CPU 0 (taskset) when there are two
+# CPUs or more, so every leg gets the same placement.
 #
 #   bench/fi_ab.sh --perf PATH/braid-perf --provider-dir DIR
 #                  [--stream PATH/fi-stream] [--rounds 5] [--iters 2000]
@@ -46,6 +48,12 @@ export FI_PROVIDER_PATH=$DIR
 unset FI_PROVIDER
 
 SRV=""
+SRV_CPU=()
+CLI_CPU=()
+if command -v taskset >/dev/null && (($(nproc) >= 2)); then
+  SRV_CPU=(taskset -c 1)
+  CLI_CPU=(taskset -c 0)
+fi
 cleanup() {
   [[ -n "$SRV" ]] && kill "$SRV" 2>/dev/null
   rm -f "$ADDR_FILE" "$ADDR_FILE.tmp"
@@ -57,10 +65,11 @@ port=$(( 21000 + RANDOM % 20000 ))
 # braid-perf: prints the table row of the run (test size iters Gbit/s msg/s ...)
 perf_run() {  # test size
   port=$((port + 1))
-  timeout 60 "$PERF" --server --bind "127.0.0.1:$port" >/dev/null 2>&1 &
+  timeout 60 "${SRV_CPU[@]}" "$PERF" --server --bind "127.0.0.1:$port" \
+    >/dev/null 2>&1 &
   SRV=$!
   sleep 0.2
-  timeout 60 "$PERF" --client "127.0.0.1:$port" --test "$1" -s "$2" \
+  timeout 60 "${CLI_CPU[@]}" "$PERF" --client "127.0.0.1:$port" --test "$1" -s "$2" \
     -n "$ITERS" --no-verify | tail -1
   wait "$SRV" 2>/dev/null || true
   SRV=""
@@ -70,14 +79,14 @@ perf_run() {  # test size
 # until the server listens; udp;ofi_rxd takes a while to start).
 pp_run() {  # provider size
   port=$((port + 1))
-  timeout 120 fi_pingpong -p "$1" -e rdm -I "$ITERS" -S "$2" -B "$port" \
-    >/dev/null 2>&1 &
+  timeout 120 "${SRV_CPU[@]}" fi_pingpong -p "$1" -e rdm -I "$ITERS" -S "$2" \
+    -B "$port" >/dev/null 2>&1 &
   SRV=$!
   local out=""
   for _ in $(seq 1 50); do
     sleep 0.2
-    if out=$(timeout 120 fi_pingpong -p "$1" -e rdm -I "$ITERS" -S "$2" \
-               -P "$port" 127.0.0.1 2>/dev/null); then
+    if out=$(timeout 120 "${CLI_CPU[@]}" fi_pingpong -p "$1" -e rdm \
+               -I "$ITERS" -S "$2" -P "$port" 127.0.0.1 2>/dev/null); then
       break
     fi
   done
@@ -90,11 +99,11 @@ pp_run() {  # provider size
 stream_run() {  # size
   if [[ -z "$STREAM" ]]; then echo "-"; return; fi
   rm -f "$ADDR_FILE"
-  timeout 120 "$STREAM" server --addr-file "$ADDR_FILE" -s "$1" -n "$ITERS" \
-    -w 32 >/dev/null 2>&1 &
+  timeout 120 "${SRV_CPU[@]}" "$STREAM" server --addr-file "$ADDR_FILE" \
+    -s "$1" -n "$ITERS" -w 32 >/dev/null 2>&1 &
   SRV=$!
-  timeout 120 "$STREAM" client --addr-file "$ADDR_FILE" -s "$1" -n "$ITERS" \
-    -w 32 | awk '{print $4}'
+  timeout 120 "${CLI_CPU[@]}" "$STREAM" client --addr-file "$ADDR_FILE" \
+    -s "$1" -n "$ITERS" -w 32 | awk '{print $4}'
   wait "$SRV" 2>/dev/null || true
   SRV=""
 }

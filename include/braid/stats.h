@@ -70,9 +70,9 @@ struct ReliabilityStats {
   // RTOs proven premature (the network delivered what they gave up on);
   // their backoff and congestion-window cut are undone.
   uint64_t spurious_rtos = 0;
-  // Paths moved to fresh entropies because RTOs on (nearly) all of them
-  // came twice or more in a row with nothing acknowledged in between (the
-  // peer silent on every route tried; also counted in path_recycles).
+  // Paths moved to fresh entropies because their packets' RTOs came twice
+  // or more in a row with nothing acknowledged in between (the peer silent
+  // on every route tried; also counted in path_recycles).
   uint64_t rto_reroutes = 0;
 };
 

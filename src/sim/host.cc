@@ -40,7 +40,7 @@ void Host::Send(Packet* p) {
 }
 
 void Host::Receive(Packet* p) {
-  if (p->dst.ipv4() != address_.ipv4() || p->dst.port != address_.port) {
+  if (Ipv4Of(p->dst) != Ipv4Of(address_) || p->dst.port != address_.port) {
     ++counters_.rx_wrong_address_drops;
     sim_->pool().Free(p);
     return;

@@ -1,6 +1,7 @@
 #include "sim/link.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "sim/simulator.h"
@@ -32,17 +33,33 @@ uint64_t ExactPsPerByte(uint64_t rate_bps) {
 Link::Link(Simulator* sim, const LinkOptions& options, std::string name,
            uint64_t seed)
     : sim_(sim),
+      ring_(ring_inline_),
+      flight_(flight_inline_),
       options_(options),
-      name_(std::move(name)),
       rng_(seed),
-      ps_per_byte_(ExactPsPerByte(options.rate_bps)) {
-  ring_.resize(64);
-  flight_.resize(64);
+      name_(std::move(name)) {
+  CacheParameters();
 }
 
 void Link::SetOptions(const LinkOptions& options) {
   options_ = options;
-  ps_per_byte_ = ExactPsPerByte(options.rate_bps);
+  CacheParameters();
+}
+
+void Link::SetImpairment(const Impairment& impairment) {
+  impairment_ = impairment;
+  CacheParameters();
+}
+
+void Link::CacheParameters() {
+  ps_per_byte_ = ExactPsPerByte(options_.rate_bps);
+  delay_ps_ = (options_.delay.ns() + impairment_.extra_delay.ns()) * kPsPerNs;
+  frame_overhead_bytes_ = options_.frame_overhead_bytes;
+  queue_limit_bytes_ = options_.queue_bytes;
+  ecn_threshold_bytes_ = impairment_.ecn_threshold_bytes;
+  const Impairment& imp = impairment_;
+  plain_ = !imp.blackhole && imp.loss <= 0 && imp.ge_p_good_to_bad <= 0 &&
+           imp.corrupt <= 0 && imp.duplicate <= 0 && imp.reorder <= 0;
 }
 
 DurationNs Link::SerializationTime(uint32_t payload_len) const {
@@ -54,7 +71,7 @@ DurationNs Link::SerializationTime(uint32_t payload_len) const {
 void Link::Drain(int64_t now_ps) {
   while (ring_size_ > 0 && ring_[ring_head_].finish_ps <= now_ps) {
     queue_bytes_ -= ring_[ring_head_].bytes;
-    ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
+    ring_head_ = (ring_head_ + 1) & ring_mask_;
     --ring_size_;
   }
 }
@@ -78,16 +95,28 @@ void Link::Send(Packet* p) {
     sim_->pool().Free(p);
     return;
   }
+  if (plain_) {
+    ge_bad_ = false;
+    Enqueue(p);
+    return;
+  }
+  Packet* dup = nullptr;
+  if (!Impair(p, &dup)) return;
+  Enqueue(p);
+  if (dup != nullptr && Enqueue(dup)) ++counters_.duplicated;
+}
+
+bool Link::Impair(Packet* p, Packet** dup) {
   const Impairment& imp = impairment_;
   if (imp.blackhole) {
     ++counters_.drops_blackhole;
     sim_->pool().Free(p);
-    return;
+    return false;
   }
   if (imp.loss > 0 && rng_.Bernoulli(imp.loss)) {
     ++counters_.drops_random_loss;
     sim_->pool().Free(p);
-    return;
+    return false;
   }
   if (imp.ge_p_good_to_bad > 0) {
     if (ge_bad_) {
@@ -99,7 +128,7 @@ void Link::Send(Packet* p) {
     if (p_loss > 0 && rng_.Bernoulli(p_loss)) {
       ++counters_.drops_burst_loss;
       sim_->pool().Free(p);
-      return;
+      return false;
     }
   } else {
     ge_bad_ = false;
@@ -112,12 +141,34 @@ void Link::Send(Packet* p) {
     if (imp.deliver_corrupted) StampChecksum(*p);
     ++counters_.corrupted;
   }
-  Packet* dup = nullptr;
   if (imp.duplicate > 0 && rng_.Bernoulli(imp.duplicate)) {
-    dup = sim_->pool().Clone(*p);
+    *dup = sim_->pool().Clone(*p);
   }
-  Enqueue(p);
-  if (dup != nullptr && Enqueue(dup)) ++counters_.duplicated;
+  return true;
+}
+
+void Link::GrowRing() {
+  const size_t n = ring_mask_ + 1;
+  auto bigger = std::make_unique<InFlight[]>(n * 2);
+  for (size_t i = 0; i < ring_size_; ++i) {
+    bigger[i] = ring_[(ring_head_ + i) & ring_mask_];
+  }
+  ring_heap_ = std::move(bigger);
+  ring_ = ring_heap_.get();
+  ring_mask_ = n * 2 - 1;
+  ring_head_ = 0;
+}
+
+void Link::GrowFlight() {
+  const size_t n = flight_mask_ + 1;
+  auto bigger = std::make_unique<Arrival[]>(n * 2);
+  for (size_t i = 0; i < flight_size_; ++i) {
+    bigger[i] = flight_[(flight_head_ + i) & flight_mask_];
+  }
+  flight_heap_ = std::move(bigger);
+  flight_ = flight_heap_.get();
+  flight_mask_ = n * 2 - 1;
+  flight_head_ = 0;
 }
 
 bool Link::Enqueue(Packet* p) {
@@ -128,13 +179,13 @@ bool Link::Enqueue(Packet* p) {
       (p->ready_ps <= tick_ps && p->ready_ps > tick_ps - kPsPerNs) ? p->ready_ps
                                                                    : tick_ps;
   Drain(now_ps);
-  const uint32_t wire = p->len + options_.frame_overhead_bytes;
-  if (queue_bytes_ + wire > options_.queue_bytes) {
+  const uint32_t wire = p->len + frame_overhead_bytes_;
+  if (queue_bytes_ + wire > queue_limit_bytes_) {
     ++counters_.drops_queue_full;
     sim_->pool().Free(p);
     return false;
   }
-  const uint32_t k = impairment_.ecn_threshold_bytes;
+  const uint32_t k = ecn_threshold_bytes_;
   if (k > 0 && p->ect && queue_bytes_ >= k) {
     if (!p->ce) ++counters_.ecn_marked;
     p->ce = true;
@@ -144,28 +195,17 @@ bool Link::Enqueue(Packet* p) {
       start_ps + (ps_per_byte_ != 0 ? static_cast<int64_t>(wire * ps_per_byte_)
                                     : SerializationPs(wire, options_.rate_bps));
   busy_until_ps_ = finish_ps;
-  // Queue bookkeeping: power-of-two ring that doubles when full.
-  if (ring_size_ == ring_.size()) {
-    std::vector<InFlight> bigger(ring_.size() * 2);
-    for (size_t i = 0; i < ring_size_; ++i) {
-      bigger[i] = ring_[(ring_head_ + i) & (ring_.size() - 1)];
-    }
-    ring_ = std::move(bigger);
-    ring_head_ = 0;
-  }
-  ring_[(ring_head_ + ring_size_) & (ring_.size() - 1)] =
-      InFlight{finish_ps, wire};
+  if (ring_size_ > ring_mask_) GrowRing();
+  ring_[(ring_head_ + ring_size_) & ring_mask_] = InFlight{finish_ps, wire};
   ++ring_size_;
   queue_bytes_ += wire;
   counters_.max_queue_bytes = std::max(counters_.max_queue_bytes, queue_bytes_);
   ++counters_.tx_packets;
   counters_.tx_bytes += wire;
 
-  int64_t arrival_ps =
-      finish_ps +
-      (options_.delay.ns() + impairment_.extra_delay.ns()) * kPsPerNs;
-  arrival_ps = std::max(arrival_ps, last_arrival_ps_);
-  if (impairment_.reorder > 0 && rng_.Bernoulli(impairment_.reorder)) {
+  int64_t arrival_ps = std::max(finish_ps + delay_ps_, last_arrival_ps_);
+  if (!plain_ && impairment_.reorder > 0 &&
+      rng_.Bernoulli(impairment_.reorder)) {
     // Held: later packets keep the FIFO schedule and overtake it.
     arrival_ps += impairment_.reorder_delay.ns() * kPsPerNs;
     ++counters_.reordered;
@@ -179,15 +219,8 @@ bool Link::Enqueue(Packet* p) {
   // In order: into the FIFO, with the rank an event scheduled now gets.
   const Arrival a{(arrival_ps + kPsPerNs - 1) / kPsPerNs, sim_->ReserveRank(),
                   p};
-  if (flight_size_ == flight_.size()) {
-    std::vector<Arrival> bigger(flight_.size() * 2);
-    for (size_t i = 0; i < flight_size_; ++i) {
-      bigger[i] = flight_[(flight_head_ + i) & (flight_.size() - 1)];
-    }
-    flight_ = std::move(bigger);
-    flight_head_ = 0;
-  }
-  flight_[(flight_head_ + flight_size_) & (flight_.size() - 1)] = a;
+  if (flight_size_ > flight_mask_) GrowFlight();
+  flight_[(flight_head_ + flight_size_) & flight_mask_] = a;
   if (flight_size_++ == 0) {
     sim_->ScheduleRanked(TimeNs(a.at_ns), a.rank, &Link::DeliverHead, this, 0);
   }
@@ -197,7 +230,7 @@ bool Link::Enqueue(Packet* p) {
 void Link::DeliverHead(void* self_ptr, uint64_t) {
   auto* self = static_cast<Link*>(self_ptr);
   Packet* p = self->flight_[self->flight_head_].packet;
-  self->flight_head_ = (self->flight_head_ + 1) & (self->flight_.size() - 1);
+  self->flight_head_ = (self->flight_head_ + 1) & self->flight_mask_;
   if (--self->flight_size_ > 0) {
     const Arrival& next = self->flight_[self->flight_head_];
     self->sim_->ScheduleRanked(TimeNs(next.at_ns), next.rank,

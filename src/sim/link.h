@@ -6,9 +6,10 @@
 #ifndef BRAID_SIM_LINK_H_
 #define BRAID_SIM_LINK_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "base/rng.h"
 #include "braid/time.h"
@@ -80,7 +81,7 @@ class Link {
   void Send(Packet* p);
 
   // Replaces the impairment; affects packets sent from now on.
-  void SetImpairment(const Impairment& impairment) { impairment_ = impairment; }
+  void SetImpairment(const Impairment& impairment);
   const Impairment& impairment() const { return impairment_; }
 
   // Changes rate/delay/queue/overhead for packets sent from now on.
@@ -115,34 +116,63 @@ class Link {
     uint64_t rank;  // Simulator::ReserveRank at send
     Packet* packet;
   };
+  // Ring slots held inside the object; a ring that outgrows them moves to
+  // the heap (power-of-two sizes, doubling, never shrinking).
+  static constexpr size_t kInlineSlots = 8;
+
   static void Deliver(void* self, uint64_t packet);      // a held packet
   static void DeliverHead(void* self, uint64_t unused);  // the FIFO's head
   void Hand(Packet* p);  // to the tap and the sink
   void Drain(int64_t now_ps);
   bool Enqueue(Packet* p);  // false if tail-dropped (p freed)
+  // Applies the impairment's random draws to `p`; false if it dropped `p`
+  // (freed). Sets `*dup` to a copy to queue behind `p`, if any.
+  bool Impair(Packet* p, Packet** dup);
+  void GrowRing();
+  void GrowFlight();
+  // Recomputes the per-packet copies of options_ and impairment_.
+  void CacheParameters();
 
+  // Per-packet state first, in the object's first cache lines (a large
+  // fabric runs with its links mostly out of cache: each packet should
+  // touch as few lines per link as possible).
   Simulator* sim_;
-  LinkOptions options_;
-  std::string name_;
-  Impairment impairment_;
-  Rng rng_;
-  uint64_t ps_per_byte_;  // exact serialisation ps per byte, or 0
   PacketSink sink_;
   TapFn tap_fn_ = nullptr;
   void* tap_ctx_ = nullptr;
-  bool ge_bad_ = false;
+  uint64_t ps_per_byte_ = 0;     // exact serialisation ps per byte, or 0
   int64_t busy_until_ps_ = 0;    // serialiser free from this time on
   int64_t last_arrival_ps_ = 0;  // keeps delivery FIFO
   uint64_t queue_bytes_ = 0;
-  // Ring of packets in the queue, in order (grows, never shrinks).
-  std::vector<InFlight> ring_;
+  int64_t delay_ps_ = 0;  // options_.delay + impairment_.extra_delay
+  uint32_t frame_overhead_bytes_ = 0;
+  uint32_t queue_limit_bytes_ = 0;
+  uint32_t ecn_threshold_bytes_ = 0;
+  // True when impairment_ draws nothing per packet (no loss, burst loss,
+  // corruption, duplication, reordering or blackhole).
+  bool plain_ = true;
+  bool ge_bad_ = false;
+  // Ring of packets in the queue, in order.
+  InFlight* ring_;
+  size_t ring_mask_ = kInlineSlots - 1;
   size_t ring_head_ = 0;
   size_t ring_size_ = 0;
-  // Packets in flight that keep their order (power-of-two ring, grows).
-  std::vector<Arrival> flight_;
+  // Packets in flight that keep their order.
+  Arrival* flight_;
+  size_t flight_mask_ = kInlineSlots - 1;
   size_t flight_head_ = 0;
   size_t flight_size_ = 0;
   LinkCounters counters_;
+  InFlight ring_inline_[kInlineSlots];
+  Arrival flight_inline_[kInlineSlots];
+
+  // Configuration and rarely used state.
+  LinkOptions options_;
+  Impairment impairment_;
+  Rng rng_;
+  std::string name_;
+  std::unique_ptr<InFlight[]> ring_heap_;
+  std::unique_ptr<Arrival[]> flight_heap_;
 };
 
 }  // namespace braid::sim

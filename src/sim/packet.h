@@ -14,33 +14,47 @@
 
 namespace braid::sim {
 
-struct Packet {
-  uint64_t id = 0;   // unique per original transmission; duplicates keep it
-  NetAddr src;       // IPv4 address + UDP source port
-  NetAddr dst;       // IPv4 address + UDP destination port
-  bool ect = false;  // ECN-capable transport (ECT(0))
-  bool ce = false;   // congestion experienced (set by a marking link)
-  bool corrupted = false;  // a link flipped a bit (for tracing; not trusted)
-  uint16_t checksum = 0;   // ones'-complement checksum of the payload
-  // True once `checksum` holds the checksum of the payload as sent. With
-  // HostOptions::lazy_checksum the sender leaves it false and a link stamps
-  // it just before it first modifies the payload.
-  bool checksum_stamped = false;
-  uint32_t len = 0;         // payload bytes in `data`
-  uint32_t capacity = 0;    // bytes available at `data`
-  uint8_t* data = nullptr;  // payload (the braid datagram); pool-owned
-  TimeNs sent_at;           // when the sending host injected it
+struct alignas(64) Packet {
+  // The first cache line holds everything a link, a switch or the receiving
+  // NIC reads or writes at each hop (a large fabric's packets are mostly
+  // out of cache between hops).
+  //
   // Exact time (picoseconds) the packet's last bit reached its current
   // holder. Simulator events tick in nanoseconds; links use this to chain
   // serialisation without rounding jitter. Set by Host::Send and Link.
   int64_t ready_ps = 0;
-  Packet* next = nullptr;  // intrusive link used by the pool's free list
+  uint32_t len = 0;        // payload bytes in `data`
+  bool ect = false;        // ECN-capable transport (ECT(0))
+  bool ce = false;         // congestion experienced (set by a marking link)
+  bool corrupted = false;  // a link flipped a bit (for tracing; not trusted)
+  // True once `checksum` holds the checksum of the payload as sent. With
+  // HostOptions::lazy_checksum the sender leaves it false and a link stamps
+  // it just before it first modifies the payload.
+  bool checksum_stamped = false;
+  NetAddr src;            // IPv4 address + UDP source port
+  NetAddr dst;            // IPv4 address + UDP destination port
+  uint16_t checksum = 0;  // ones'-complement checksum of the payload
+  uint32_t capacity = 0;  // bytes available at `data`
+
+  uint64_t id = 0;  // unique per original transmission; duplicates keep it
+  uint8_t* data = nullptr;  // payload (the braid datagram); pool-owned
+  TimeNs sent_at;           // when the sending host injected it
+  Packet* next = nullptr;   // intrusive link used by the pool's free list
 
   absl::Span<uint8_t> payload() { return absl::Span<uint8_t>(data, len); }
   absl::Span<const uint8_t> payload() const {
     return absl::Span<const uint8_t>(data, len);
   }
 };
+
+// NetAddr::ipv4 (host byte order), inline: the fabric reads it at every hop.
+inline uint32_t Ipv4Of(const NetAddr& a) {
+  return (uint32_t{a.ip[0]} << 24) | (uint32_t{a.ip[1]} << 16) |
+         (uint32_t{a.ip[2]} << 8) | uint32_t{a.ip[3]};
+}
+
+static_assert(offsetof(Packet, checksum) + sizeof(uint16_t) <= 64,
+              "the per-hop fields must fit the packet's first cache line");
 
 // The 16-bit ones'-complement sum (RFC 1071) of `len` bytes, complemented, as
 // a big-endian-order value (identical to what a UDP checksum field holds

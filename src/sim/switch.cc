@@ -22,7 +22,7 @@ constexpr uint64_t kProtoUdp = 17;
 }  // namespace
 
 Switch::Switch(Simulator* sim, std::string name, uint64_t hash_seed)
-    : sim_(sim), name_(std::move(name)), hash_seed_(hash_seed) {}
+    : sim_(sim), hash_seed_(hash_seed), name_(std::move(name)) {}
 
 int Switch::AddPort(Link* egress) {
   ports_.push_back(egress);
@@ -44,66 +44,80 @@ absl::Status Switch::AddRoute(uint32_t prefix, int prefix_len,
           absl::StrCat(name_, ": no port ", p, " (have ", num_ports(), ")"));
     }
   }
-  PortGroup group(ports.begin(), ports.end());
+  // A replaced route's old entries stay unused in the group arrays.
+  const Group group{static_cast<uint32_t>(group_ports_.size()),
+                    static_cast<uint32_t>(ports.size())};
+  for (int p : ports) {
+    group_ports_.push_back(p);
+    group_links_.push_back(ports_[p]);
+  }
   if (prefix_len == 32) {
-    host_routes_[prefix] = std::move(group);
+    host_routes_[prefix] = group;
     return absl::OkStatus();
   }
   const uint32_t mask =
       prefix_len == 0 ? 0u : ~uint32_t{0} << (32 - prefix_len);
   for (PrefixRoute& r : prefix_routes_) {
-    if (r.len == prefix_len && r.prefix == (prefix & mask)) {
-      r.ports = std::move(group);
+    if (r.mask == mask && r.prefix == (prefix & mask)) {
+      r.group = group;
       return absl::OkStatus();
     }
   }
-  prefix_routes_.push_back(
-      PrefixRoute{prefix & mask, mask, prefix_len, std::move(group)});
-  std::stable_sort(
-      prefix_routes_.begin(), prefix_routes_.end(),
-      [](const PrefixRoute& a, const PrefixRoute& b) { return a.len > b.len; });
+  prefix_routes_.push_back(PrefixRoute{prefix & mask, mask, group});
+  // Longer masks are larger numbers: longest prefix first, equal lengths in
+  // the order they were added.
+  std::stable_sort(prefix_routes_.begin(), prefix_routes_.end(),
+                   [](const PrefixRoute& a, const PrefixRoute& b) {
+                     return a.mask > b.mask;
+                   });
   return absl::OkStatus();
 }
 
-const Switch::PortGroup* Switch::Lookup(uint32_t dst_ip) const {
-  if (auto it = host_routes_.find(dst_ip); it != host_routes_.end()) {
-    return &it->second;
+const Switch::Group* Switch::Lookup(uint32_t dst_ip) const {
+  if (!host_routes_.empty()) {
+    if (auto it = host_routes_.find(dst_ip); it != host_routes_.end()) {
+      return &it->second;
+    }
   }
   for (const PrefixRoute& r : prefix_routes_) {
-    if ((dst_ip & r.mask) == r.prefix) return &r.ports;
+    if ((dst_ip & r.mask) == r.prefix) return &r.group;
   }
   return nullptr;
 }
 
 uint64_t Switch::FlowHash(const Packet& p, uint64_t seed) {
   const uint64_t ips =
-      (static_cast<uint64_t>(p.src.ipv4()) << 32) | p.dst.ipv4();
+      (static_cast<uint64_t>(Ipv4Of(p.src)) << 32) | Ipv4Of(p.dst);
   const uint64_t ports = (static_cast<uint64_t>(p.src.port) << 32) |
                          (static_cast<uint64_t>(p.dst.port) << 16) | kProtoUdp;
   return Mix(Mix(seed ^ ips) ^ ports);
 }
 
-int Switch::SelectPort(const Packet& p) const {
-  const PortGroup* group = Lookup(p.dst.ipv4());
-  if (group == nullptr) return -1;
-  const size_t n = group->size();
-  if (n == 1) return (*group)[0];
+uint32_t Switch::PickHop(const Group& group, const Packet& p) const {
+  const uint64_t n = group.count;
+  if (n == 1) return group.first;
   // Multiply-shift range reduction of the high 32 hash bits (unbiased
   // enough, and no division).
   const uint64_t h = FlowHash(p, hash_seed_) >> 32;
-  return (*group)[(h * n) >> 32];
+  return group.first + static_cast<uint32_t>((h * n) >> 32);
+}
+
+int Switch::SelectPort(const Packet& p) const {
+  const Group* group = Lookup(Ipv4Of(p.dst));
+  if (group == nullptr) return -1;
+  return group_ports_[PickHop(*group, p)];
 }
 
 void Switch::Receive(Packet* p) {
   ++counters_.rx_packets;
   counters_.rx_bytes += p->len;
-  const int port = SelectPort(*p);
-  if (port < 0) {
+  const Group* group = Lookup(Ipv4Of(p->dst));
+  if (group == nullptr) {
     ++counters_.drops_no_route;
     sim_->pool().Free(p);
     return;
   }
-  ports_[port]->Send(p);
+  group_links_[PickHop(*group, *p)]->Send(p);
 }
 
 }  // namespace braid::sim

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "sim/link.h"
 #include "sim/packet.h"
@@ -61,25 +60,36 @@ class Switch {
   const std::string& name() const { return name_; }
 
  private:
-  using PortGroup = absl::InlinedVector<int, 8>;
+  // A route's next hops: `count` entries of group_ports_ / group_links_
+  // from `first`.
+  struct Group {
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
   struct PrefixRoute {
     uint32_t prefix;
     uint32_t mask;
-    int len;
-    PortGroup ports;
+    Group group;
   };
   static void ReceiveThunk(void* self, Packet* p) {
     static_cast<Switch*>(self)->Receive(p);
   }
-  const PortGroup* Lookup(uint32_t dst_ip) const;
+  // The route's group for `dst_ip`, or null when no route matches.
+  const Group* Lookup(uint32_t dst_ip) const;
+  // The index into group_ports_ / group_links_ of the hop `p` takes.
+  uint32_t PickHop(const Group& group, const Packet& p) const;
 
+  // Per-packet state first (a large fabric runs with its switches mostly
+  // out of cache).
   Simulator* sim_;
-  std::string name_;
   uint64_t hash_seed_;
-  std::vector<Link*> ports_;
-  absl::flat_hash_map<uint32_t, PortGroup> host_routes_;
-  std::vector<PrefixRoute> prefix_routes_;  // longest prefix first
   SwitchCounters counters_;
+  std::vector<PrefixRoute> prefix_routes_;  // longest prefix first
+  absl::flat_hash_map<uint32_t, Group> host_routes_;
+  std::vector<Link*> group_links_;  // ports_[group_ports_[i]]
+  std::vector<int> group_ports_;
+  std::vector<Link*> ports_;
+  std::string name_;
 };
 
 }  // namespace braid::sim

@@ -1,8 +1,6 @@
 #include "sim/packet_pool.h"
 
 #include <cstring>
-#include <memory>
-#include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -15,45 +13,26 @@
 
 namespace braid::sim {
 
-namespace {
-
-constexpr size_t kLine = 64;
-constexpr size_t kHeaderBytes = (sizeof(Packet) + kLine - 1) / kLine * kLine;
-
-}  // namespace
-
-PacketPool::PacketPool(PacketPoolOptions options)
-    : options_(options),
-      stride_(kHeaderBytes +
-              (size_t{options.buffer_bytes} + kLine - 1) / kLine * kLine) {
+PacketPool::PacketPool(PacketPoolOptions options) : options_(options) {
   if (options_.chunk_packets == 0) options_.chunk_packets = 1;
-}
-
-void PacketPool::ChunkDeleter::operator()(uint8_t* chunk) const {
-  for (uint32_t i = 0; i < packets; ++i) {
-    std::destroy_at(reinterpret_cast<Packet*>(chunk + i * stride));
-  }
-  ::operator delete[](chunk, std::align_val_t{kLine});
 }
 
 void PacketPool::Grow() {
   const uint32_t n = options_.chunk_packets;
-  // Not zero-filled: pages nobody writes (the unused ends of buffers) stay
-  // untouched.
-  Chunk chunk(static_cast<uint8_t*>(
-                  ::operator new[](n* stride_, std::align_val_t{kLine})),
-              ChunkDeleter{n, stride_});
+  auto packets = std::make_unique<Packet[]>(n);
+  auto buffers = std::make_unique_for_overwrite<uint8_t[]>(
+      static_cast<size_t>(n) * options_.buffer_bytes);
   for (uint32_t i = 0; i < n; ++i) {
-    uint8_t* block = chunk.get() + i * stride_;
-    Packet* p = new (block) Packet{};
-    p->data = block + kHeaderBytes;
-    p->capacity = options_.buffer_bytes;
-    p->next = free_;
-    free_ = p;
-    BRAID_POISON(p->data, options_.buffer_bytes);
+    Packet& p = packets[i];
+    p.data = buffers.get() + static_cast<size_t>(i) * options_.buffer_bytes;
+    p.capacity = options_.buffer_bytes;
+    p.next = free_;
+    free_ = &p;
+    BRAID_POISON(p.data, options_.buffer_bytes);
   }
   allocated_ += n;
-  chunks_.push_back(std::move(chunk));
+  packet_chunks_.push_back(std::move(packets));
+  buffer_chunks_.push_back(std::move(buffers));
 }
 
 Packet* PacketPool::Alloc() {

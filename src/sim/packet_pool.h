@@ -1,7 +1,5 @@
 // A free-list pool of simulator packets with fixed-size payload buffers.
-// Grows in chunks; in steady state Alloc/Free do no heap allocation. Each
-// packet's header and payload buffer share one block (the header, then the
-// buffer at the next cache line), so whoever reads both touches one page.
+// Grows in chunks; in steady state Alloc/Free do no heap allocation.
 #ifndef BRAID_SIM_PACKET_POOL_H_
 #define BRAID_SIM_PACKET_POOL_H_
 
@@ -54,22 +52,14 @@ class PacketPool {
   size_t allocated() const { return allocated_; }
 
  private:
-  // Frees a chunk of blocks: destroys its packets, releases the memory.
-  struct ChunkDeleter {
-    uint32_t packets = 0;
-    size_t stride = 0;
-    void operator()(uint8_t* chunk) const;
-  };
-  using Chunk = std::unique_ptr<uint8_t[], ChunkDeleter>;
-
   void Grow();
 
   PacketPoolOptions options_;
-  size_t stride_;  // bytes per block: header, padding, buffer
   Packet* free_ = nullptr;
   size_t in_use_ = 0;
   size_t allocated_ = 0;
-  std::vector<Chunk> chunks_;
+  std::vector<std::unique_ptr<Packet[]>> packet_chunks_;
+  std::vector<std::unique_ptr<uint8_t[]>> buffer_chunks_;
 };
 
 }  // namespace braid::sim

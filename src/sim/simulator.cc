@@ -13,12 +13,20 @@ Simulator::Simulator(SimulatorOptions options)
 
 Simulator::~Simulator() = default;
 
+// The heap is 4-ary: half the levels of a binary heap, and a node's four
+// children share one or two cache lines, so a pop from a heap of thousands
+// of events waits on fewer misses. Keys (at, seq) are unique, so the order
+// events run in does not depend on the heap's shape.
+namespace {
+constexpr size_t kArity = 4;
+}  // namespace
+
 void Simulator::Push(const Event& e) {
   // Sift up with a hole instead of swaps.
   size_t i = heap_.size();
   heap_.push_back(e);
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
+    const size_t parent = (i - 1) / kArity;
     if (!Before(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -34,9 +42,13 @@ Simulator::Event Simulator::Pop() {
   if (n > 0) {
     size_t i = 0;
     while (true) {
-      size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
+      const size_t first = kArity * i + 1;
+      if (first >= n) break;
+      const size_t end = std::min(first + kArity, n);
+      size_t child = first;
+      for (size_t c = first + 1; c < end; ++c) {
+        if (Before(heap_[c], heap_[child])) child = c;
+      }
       if (!Before(heap_[child], last)) break;
       heap_[i] = heap_[child];
       i = child;

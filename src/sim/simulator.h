@@ -1,5 +1,5 @@
 // The discrete-event loop of the network simulator: a virtual clock, a
-// binary heap of small POD events for the future and a FIFO for events due
+// 4-ary heap of small POD events for the future and a FIFO for events due
 // now (no heap work for them). Same inputs and seed => identical run.
 // Events at equal times run in the order they were scheduled (or, for
 // ScheduleRanked, in the order their ranks were reserved).

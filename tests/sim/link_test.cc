@@ -93,6 +93,23 @@ TEST_F(LinkTest, BackToBackPacketsAreSpacedBySerialisationTime) {
   }
 }
 
+TEST_F(LinkTest, QueueDeeperThanTheInlineRingKeepsOrderAndSpacing) {
+  // 100 frames queued at once: the link's rings outgrow the slots it holds
+  // inline and move to the heap mid-burst.
+  MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,
+                       .delay = DurationNs::Micros(2),
+                       .queue_bytes = 1000000});
+  for (uint64_t i = 0; i < 100; ++i) SendOne(958, i);
+  EXPECT_EQ(link_->QueueBytes(), 100000u);
+  sim_.RunUntilIdle();
+  ASSERT_EQ(rec_.arrivals.size(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(rec_.arrivals[i].at_ns, (i + 1) * 8000 + 2000) << i;
+    EXPECT_EQ(rec_.arrivals[i].id, static_cast<uint64_t>(i));
+  }
+  EXPECT_EQ(link_->QueueBytes(), 0u);
+}
+
 TEST_F(LinkTest, IdleLinkStartsSerialisingAtSendTime) {
   MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,
                        .delay = DurationNs::Micros(2),

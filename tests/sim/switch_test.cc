@@ -125,6 +125,18 @@ TEST_F(SwitchTest, ExactHostRouteBeatsLongerAndShorterPrefixes) {
   EXPECT_EQ(port_for(kIp(192, 168, 0, 1)), 0);
 }
 
+TEST_F(SwitchTest, ReplacedRoutesSendToTheirNewPorts) {
+  ASSERT_TRUE(sw_->AddRoute(kIp(10, 1, 0, 0), 16, {1}).ok());
+  ASSERT_TRUE(sw_->AddRoute(kIp(10, 1, 2, 3), 32, {3}).ok());
+  ASSERT_TRUE(sw_->AddRoute(kIp(10, 1, 7, 7), 16, {2}).ok());  // same /16
+  ASSERT_TRUE(sw_->AddRoute(kIp(10, 1, 2, 3), 32, {0}).ok());
+  auto port_for = [&](uint32_t ip) {
+    return sw_->SelectPort(MakeHeader(kIp(10, 0, 0, 1), 1, ip, 2));
+  };
+  EXPECT_EQ(port_for(kIp(10, 1, 9, 9)), 2);
+  EXPECT_EQ(port_for(kIp(10, 1, 2, 3)), 0);
+}
+
 TEST_F(SwitchTest, PacketWithoutRouteIsDroppedAndCounted) {
   ASSERT_TRUE(sw_->AddRoute(kIp(10, 1, 0, 0), 16, {1}).ok());
   Packet* p = sim_.pool().Alloc();

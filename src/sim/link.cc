@@ -28,6 +28,20 @@ uint64_t ExactPsPerByte(uint64_t rate_bps) {
   return rate_bps != 0 && kBitPs % rate_bps == 0 ? kBitPs / rate_bps : 0;
 }
 
+// Moves the `size` entries of a full power-of-two ring (`ring`, `mask`,
+// `head`) into heap storage of twice the size, in order from index 0.
+template <typename T>
+void DoubleRing(T*& ring, std::unique_ptr<T[]>& heap, size_t& mask,
+                size_t& head, size_t size) {
+  const size_t n = mask + 1;
+  auto bigger = std::make_unique<T[]>(n * 2);
+  for (size_t i = 0; i < size; ++i) bigger[i] = ring[(head + i) & mask];
+  heap = std::move(bigger);
+  ring = heap.get();
+  mask = n * 2 - 1;
+  head = 0;
+}
+
 }  // namespace
 
 Link::Link(Simulator* sim, const LinkOptions& options, std::string name,
@@ -148,27 +162,11 @@ bool Link::Impair(Packet* p, Packet** dup) {
 }
 
 void Link::GrowRing() {
-  const size_t n = ring_mask_ + 1;
-  auto bigger = std::make_unique<InFlight[]>(n * 2);
-  for (size_t i = 0; i < ring_size_; ++i) {
-    bigger[i] = ring_[(ring_head_ + i) & ring_mask_];
-  }
-  ring_heap_ = std::move(bigger);
-  ring_ = ring_heap_.get();
-  ring_mask_ = n * 2 - 1;
-  ring_head_ = 0;
+  DoubleRing(ring_, ring_heap_, ring_mask_, ring_head_, ring_size_);
 }
 
 void Link::GrowFlight() {
-  const size_t n = flight_mask_ + 1;
-  auto bigger = std::make_unique<Arrival[]>(n * 2);
-  for (size_t i = 0; i < flight_size_; ++i) {
-    bigger[i] = flight_[(flight_head_ + i) & flight_mask_];
-  }
-  flight_heap_ = std::move(bigger);
-  flight_ = flight_heap_.get();
-  flight_mask_ = n * 2 - 1;
-  flight_head_ = 0;
+  DoubleRing(flight_, flight_heap_, flight_mask_, flight_head_, flight_size_);
 }
 
 bool Link::Enqueue(Packet* p) {

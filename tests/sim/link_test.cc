@@ -61,6 +61,24 @@ class LinkTest : public ::testing::Test {
     sim_.RunUntilIdle();
   }
 
+  // Sends `n` frames at once into a 1 Gbit/s link with 2 us of delay and
+  // expects them in order, back to back: 958 + 42 = 1000 bytes = 8000 bits
+  // = 8 us each, exactly.
+  void ExpectBackToBack(int n) {
+    MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,
+                         .delay = DurationNs::Micros(2),
+                         .queue_bytes = 1000000});
+    for (int i = 0; i < n; ++i) SendOne(958, static_cast<uint64_t>(i));
+    EXPECT_EQ(link_->QueueBytes(), 1000u * n);
+    sim_.RunUntilIdle();
+    ASSERT_EQ(rec_.arrivals.size(), static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(rec_.arrivals[i].at_ns, (i + 1) * 8000 + 2000) << i;
+      EXPECT_EQ(rec_.arrivals[i].id, static_cast<uint64_t>(i));
+    }
+    EXPECT_EQ(link_->QueueBytes(), 0u);
+  }
+
   Simulator sim_;
   Recorder rec_{&sim_};
   std::unique_ptr<Link> link_;
@@ -80,34 +98,13 @@ TEST_F(LinkTest, SinglePacketArrivesAfterSerialisationPlusPropagation) {
 }
 
 TEST_F(LinkTest, BackToBackPacketsAreSpacedBySerialisationTime) {
-  // 958 + 42 = 1000 bytes = 8000 bits at 1 Gbit/s = 8 us exactly.
-  MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,
-                       .delay = DurationNs::Micros(2),
-                       .queue_bytes = 100000});
-  for (uint64_t i = 0; i < 5; ++i) SendOne(958, i);
-  sim_.RunUntilIdle();
-  ASSERT_EQ(rec_.arrivals.size(), 5u);
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(rec_.arrivals[i].at_ns, (i + 1) * 8000 + 2000) << i;
-    EXPECT_EQ(rec_.arrivals[i].id, static_cast<uint64_t>(i));
-  }
+  ExpectBackToBack(5);
 }
 
 TEST_F(LinkTest, QueueDeeperThanTheInlineRingKeepsOrderAndSpacing) {
   // 100 frames queued at once: the link's rings outgrow the slots it holds
   // inline and move to the heap mid-burst.
-  MakeLink(LinkOptions{.rate_bps = 1'000'000'000ULL,
-                       .delay = DurationNs::Micros(2),
-                       .queue_bytes = 1000000});
-  for (uint64_t i = 0; i < 100; ++i) SendOne(958, i);
-  EXPECT_EQ(link_->QueueBytes(), 100000u);
-  sim_.RunUntilIdle();
-  ASSERT_EQ(rec_.arrivals.size(), 100u);
-  for (int i = 0; i < 100; ++i) {
-    EXPECT_EQ(rec_.arrivals[i].at_ns, (i + 1) * 8000 + 2000) << i;
-    EXPECT_EQ(rec_.arrivals[i].id, static_cast<uint64_t>(i));
-  }
-  EXPECT_EQ(link_->QueueBytes(), 0u);
+  ExpectBackToBack(100);
 }
 
 TEST_F(LinkTest, IdleLinkStartsSerialisingAtSendTime) {

@@ -103,6 +103,15 @@ static long ParseLong(const char* flag, const char* v, long lo, long hi) {
   return x;
 }
 
+// 0 for `no`, 1 for `yes`; anything else is a bad flag.
+static int Choice(const char* flag, const char* v, const char* no,
+                  const char* yes) {
+  if (strcmp(v, no) == 0) return 0;
+  if (strcmp(v, yes) == 0) return 1;
+  fprintf(stderr, "fi-stream: %s %s: want %s or %s\n", flag, v, no, yes);
+  exit(2);
+}
+
 static struct Opts ParseOpts(int argc, char** argv) {
   struct Opts o = {0, NULL, "braid", 65536, 2000, 32, 0, 0};
   if (argc < 2) Usage("missing server|client");
@@ -126,21 +135,9 @@ static struct Opts ParseOpts(int argc, char** argv) {
     } else if (strcmp(f, "-w") == 0) {
       o.window = (int)ParseLong(f, v, 1, kMaxWindow);
     } else if (strcmp(f, "-c") == 0) {
-      if (strcmp(v, "on") == 0) {
-        o.check = 1;
-      } else if (strcmp(v, "off") == 0) {
-        o.check = 0;
-      } else {
-        Usage("-c takes on or off");
-      }
+      o.check = Choice(f, v, "off", "on");
     } else if (strcmp(f, "-m") == 0) {
-      if (strcmp(v, "msg") == 0) {
-        o.tagged = 0;
-      } else if (strcmp(v, "tagged") == 0) {
-        o.tagged = 1;
-      } else {
-        Usage("-m takes msg or tagged");
-      }
+      o.tagged = Choice(f, v, "msg", "tagged");
     } else {
       fprintf(stderr, "fi-stream: unknown flag %s\n", f);
       Usage("bad flag");

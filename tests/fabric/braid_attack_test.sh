@@ -73,7 +73,7 @@ done
 
 # 3. A's incarnation towards B leaked: a STALE naming it and a new life is
 # only a claim; challenge replies must still guess a 64-bit nonce.
-start_transfer 8
+start_transfer 12  # the sniff and two forge runs: seconds on a loaded host
 inc=$(sniff_incarnation $A $B)
 [[ -n $inc ]] || fabric_fail "sniffed no datagram from A to B"
 fabric_log "leaked: A shows B incarnation $inc"

@@ -270,14 +270,16 @@ static void WriteName(struct Side* s, const char* path) {
   if (rename(tmp, path) != 0) FAIL("cannot rename %s to %s", tmp, path);
 }
 
-static size_t ReadName(const char* path, char* name) {
+// Reads the server's endpoint name into `name` (kNameBytes), waiting up to
+// 10 s for the file.
+static void ReadName(const char* path, char* name) {
   const double give_up = Now() + 10;
   for (;;) {
     FILE* f = fopen(path, "rb");
     if (f != NULL) {
       const size_t n = fread(name, 1, kNameBytes, f);
       fclose(f);
-      if (n > 0) return n;
+      if (n > 0) return;
     }
     if (Now() > give_up) FAIL("no server address in %s after 10 s", path);
     usleep(10000);

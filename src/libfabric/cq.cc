@@ -40,6 +40,12 @@ const char* ProvErrName(int prov_errno) {
   }
 }
 
+uint64_t Cq::AppCalls() const {
+  uint64_t n = 0;
+  for (const Ep* ep : eps) n += ep->app_calls;
+  return n;
+}
+
 void Cq::ProgressAll() {
   for (Ep* ep : eps) {
     ++ep->app_calls;
@@ -77,8 +83,20 @@ constexpr uint32_t kEmptyReadsBeforeYield = 64;
 ssize_t ReadFrom(fid_cq* f, void* buf, size_t count, fi_addr_t* src) {
   Cq* cq = C(f);
   Lock l(cq->domain->mu);
-  if (cq->entries.empty() && cq->errors.empty()) cq->ProgressAll();
+  // A drain's last read returns without a progress pass (DrainSkip).
+  const auto now = [] { return std::chrono::steady_clock::now(); };
+  bool progressed = false;
+  if (cq->entries.empty() && cq->errors.empty() &&
+      !cq->drain.Skip(cq->AppCalls(), now)) {
+    cq->ProgressAll();
+    progressed = true;
+  }
   ssize_t r = TakeEntries(cq, buf, count, src);
+  if (progressed) {
+    cq->drain.OnProgressedRead(
+        r > 0 && cq->entries.empty() && cq->errors.empty(), cq->AppCalls(),
+        now);
+  }
   if (r != -FI_EAGAIN) {
     cq->empty_reads = 0;
   } else if (++cq->empty_reads >= kEmptyReadsBeforeYield) {

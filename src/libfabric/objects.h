@@ -20,6 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "braid/address.h"
+#include "libfabric/drain_skip.h"
 #include "libfabric/match_queue.h"
 #include "libfabric/mr_table.h"
 #include "libfabric/progress.h"
@@ -85,6 +86,7 @@ struct Cq {
   int signal_fd = -1;         // eventfd for fi_cq_signal
   bool wait = false;          // opened with a wait object
   uint32_t empty_reads = 0;   // reads in a row that found nothing
+  DrainSkip drain;            // may the next empty read skip progress?
 
   void Push(const CqEntry& c) {
     CqEntry copy = c;
@@ -93,6 +95,8 @@ struct Cq {
   void PushError(CqError&& e) { errors.push_back(std::move(e)); }
   // Drives every bound endpoint once. Domain lock held.
   void ProgressAll();
+  // The sum of the bound endpoints' app_calls. Domain lock held.
+  uint64_t AppCalls() const;
 };
 
 struct Mr {

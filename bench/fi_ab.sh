@@ -61,16 +61,20 @@ cleanup() {
 }
 trap cleanup EXIT
 port=$(( 21000 + RANDOM % 20000 ))
+# braid-perf runs at the provider's MTU: FI_BRAID_MTU, or by default the
+# loopback interface's, at most 9000 (src/libfabric/link_mtu.h).
+lo_mtu=$(cat /sys/class/net/lo/mtu 2>/dev/null || echo 1500)
+PERF_MTU=(--mtu "${FI_BRAID_MTU:-$(( lo_mtu < 9000 ? lo_mtu : 9000 ))}")
 
 # braid-perf: prints the table row of the run (test size iters Gbit/s msg/s ...)
 perf_run() {  # test size
   port=$((port + 1))
   timeout 60 "${SRV_CPU[@]}" "$PERF" --server --bind "127.0.0.1:$port" \
-    >/dev/null 2>&1 &
+    "${PERF_MTU[@]}" >/dev/null 2>&1 &
   SRV=$!
   sleep 0.2
   timeout 60 "${CLI_CPU[@]}" "$PERF" --client "127.0.0.1:$port" --test "$1" -s "$2" \
-    -n "$ITERS" --no-verify | tail -1
+    -n "$ITERS" --no-verify "${PERF_MTU[@]}" | tail -1
   wait "$SRV" 2>/dev/null || true
   SRV=""
 }

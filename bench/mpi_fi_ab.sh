@@ -12,8 +12,8 @@
 #
 #   bench/mpi_fi_ab.sh --perf PATH/braid-perf --provider-dir DIR [--rounds N]
 #
-# FI_BRAID_* variables in the environment (e.g. FI_BRAID_MTU=9000) reach the
-# provider; braid-perf is then given the same --mtu.
+# FI_BRAID_* variables in the environment (e.g. FI_BRAID_MTU=1500) reach the
+# provider; braid-perf is given the provider's MTU (--mtu).
 set -euo pipefail
 
 PERF=""
@@ -41,8 +41,10 @@ trap cleanup EXIT
 MPI=(mpirun.openmpi --allow-run-as-root --oversubscribe -np 2)
 FI_VARS=()
 for v in $(compgen -e | grep '^FI_BRAID_' || true); do FI_VARS+=(-x "$v"); done
-PERF_MTU=()
-[[ -n "${FI_BRAID_MTU:-}" ]] && PERF_MTU=(--mtu "$FI_BRAID_MTU")
+# braid-perf runs at the provider's MTU: FI_BRAID_MTU, or by default the
+# loopback interface's, at most 9000 (src/libfabric/link_mtu.h).
+lo_mtu=$(cat /sys/class/net/lo/mtu 2>/dev/null || echo 1500)
+PERF_MTU=(--mtu "${FI_BRAID_MTU:-$(( lo_mtu < 9000 ? lo_mtu : 9000 ))}")
 
 # netpipe ROW FILE: appends "ROW SIZE US MBITS" for 8 B, 64 KiB and 1 MiB.
 netpipe() {

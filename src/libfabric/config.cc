@@ -9,7 +9,9 @@ void DefineParams() {
   fi_param_define(p, "bind_addr", FI_PARAM_STRING,
                   "IP address braid endpoints bind (default: 127.0.0.1)");
   fi_param_define(p, "mtu", FI_PARAM_INT,
-                  "IP MTU of the network, 576..65535 (default: 1500)");
+                  "IP MTU of the network, 576..65535 (default: the MTU of "
+                  "the interface the endpoints bind on, at most 9000; 1500 "
+                  "when not known)");
   fi_param_define(p, "paths", FI_PARAM_INT,
                   "Entropy values (paths) per peer, 1..256 (default: 16)");
   fi_param_define(p, "mode", FI_PARAM_STRING,
@@ -41,8 +43,8 @@ ProviderConfig Read() {
     if (v >= 576 && v <= 65535) {
       c.mtu = static_cast<uint32_t>(v);
     } else {
-      FI_WARN(p, FI_LOG_CORE, "FI_BRAID_MTU=%d out of 576..65535, using %u\n",
-              v, c.mtu);
+      FI_WARN(p, FI_LOG_CORE,
+              "FI_BRAID_MTU=%d out of 576..65535, using the link's\n", v);
     }
   }
   if (fi_param_get_int(p, "paths", &v) == FI_SUCCESS) {

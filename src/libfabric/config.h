@@ -5,7 +5,10 @@
 //                              application names one (fi_getinfo node with
 //                              FI_SOURCE, or hints->src_addr); default
 //                              127.0.0.1
-//   FI_BRAID_MTU               IP MTU of the network, 576..65535 (1500)
+//   FI_BRAID_MTU               IP MTU of the network, 576..65535 (the
+//                              MTU of the interface the endpoints bind
+//                              on, at most 9000; 1500 when it is not
+//                              known, e.g. bound to 0.0.0.0)
 //   FI_BRAID_PATHS             entropy values (paths) per peer, 1..256 (16)
 //   FI_BRAID_MODE              spray | gbn (spray)
 //   FI_BRAID_UNEXPECTED_MB     unexpected-message bytes an endpoint holds
@@ -31,7 +34,7 @@ namespace braid::libfabric {
 
 struct ProviderConfig {
   std::string bind_ip = "127.0.0.1";
-  uint32_t mtu = 1500;
+  uint32_t mtu = 0;  // 0: DefaultMtu of the bound address (link_mtu.h)
   uint16_t paths = 16;
   Mode mode = Mode::kSpray;
   uint64_t unexpected_bytes = 256ull << 20;

@@ -14,6 +14,7 @@
 #include "libfabric/config.h"
 #include "libfabric/ep.h"
 #include "libfabric/info.h"
+#include "libfabric/link_mtu.h"
 #include "libfabric/provider.h"
 #include "libfabric/rma_ops.h"
 #include "libfabric/sockaddr.h"
@@ -330,7 +331,12 @@ absl::StatusOr<std::unique_ptr<Endpoint>> OpenBraid(const fi_info* info) {
   } else {
     o.bind = absl::StrCat(cfg.bind_ip, ":0");
   }
+  // Unset, FI_BRAID_MTU is the bound interface's (at most a jumbo frame).
   o.mtu = cfg.mtu;
+  if (o.mtu == 0) {
+    auto ip = NetAddr::Parse(o.bind, /*allow_port_zero=*/true);
+    o.mtu = DefaultMtu(ip.ok() ? *ip : NetAddr());
+  }
   o.protocol.paths = cfg.paths;
   o.protocol.mode = cfg.mode;
   o.protocol.max_message_bytes = kMaxMessageBytes;

@@ -13,7 +13,6 @@ DriveLoop::DriveLoop(backend::Backend* backend, EndpointCore* core,
       clock_(clock),
       options_(options),
       tx_(options.burst, backend->MaxDatagram()),
-      grouper_(options.burst, backend->EntropyCount()),
       rx_(options.burst),
       rx_stamps_(options.auto_rx_timestamps, options.late_poll_gap,
                  options.rx_timestamps_linger),
@@ -153,7 +152,14 @@ void DriveLoop::Transmit(TimeNs now, bool hold_acks) {
           0) {
         break;
       }
-      if (options_.group_by_entropy) grouper_.Group(tx_.mutable_packets());
+      if (options_.group_by_entropy) {
+        // Made at first use: its table has a slot per entropy value.
+        if (grouper_ == nullptr) {
+          grouper_ = std::make_unique<backend::EntropyGrouper>(
+              options_.burst, backend_->EntropyCount());
+        }
+        grouper_->Group(tx_.mutable_packets());
+      }
     }
     // Datagrams the backend refused (e.g. a full socket buffer) stay in tx_
     // and go first next time; the core is not asked for more until they

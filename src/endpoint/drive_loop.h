@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -128,7 +129,7 @@ class DriveLoop {
   // Sprayed bursts alternate entropies; grouping them (stable per entropy,
   // so each path stays FIFO) lets the backend send each group with one
   // syscall / GSO super-datagram.
-  backend::EntropyGrouper grouper_;
+  std::unique_ptr<backend::EntropyGrouper> grouper_;  // made at first use
   std::vector<backend::RxPacket> rx_;
   RxTimestampSwitch rx_stamps_;
   AnswerClock answers_;              // may acks wait for the answer?

@@ -47,7 +47,8 @@ uint32_t LinkMtu(const NetAddr& ip, std::string* ifname) {
 
 uint32_t DefaultMtu(const NetAddr& ip) {
   const uint32_t mtu = LinkMtu(ip);
-  return mtu == 0 ? 1500 : std::min(mtu, kMaxDefaultMtu);
+  // (576: the smallest MTU FI_BRAID_MTU takes, every IPv4 host's.)
+  return mtu == 0 ? 1500 : std::clamp(mtu, kMinDefaultMtu, kMaxDefaultMtu);
 }
 
 }  // namespace braid::libfabric

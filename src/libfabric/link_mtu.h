@@ -16,8 +16,9 @@ namespace braid::libfabric {
 // no interface has it (or `ip` is a wildcard, 0.0.0.0 or ::).
 uint32_t LinkMtu(const NetAddr& ip, std::string* ifname = nullptr);
 
-// The provider's MTU when FI_BRAID_MTU is not set: LinkMtu(ip), at most
-// kMaxDefaultMtu, and 1500 when LinkMtu knows none.
+// The provider's MTU when FI_BRAID_MTU is not set: LinkMtu(ip) within
+// [kMinDefaultMtu, kMaxDefaultMtu], and 1500 when LinkMtu knows none.
+inline constexpr uint32_t kMinDefaultMtu = 576;
 inline constexpr uint32_t kMaxDefaultMtu = 9000;
 uint32_t DefaultMtu(const NetAddr& ip);
 

@@ -3,7 +3,9 @@
 # packets by 300 us, so the rest of the same UDP 5-tuple overtakes them (as
 # a LAG or a per-packet spraying switch would). braid delivers every message
 # exactly once and byte-exact, and learns the displacement instead of
-# re-sending the overtaken packets. Measured (two runs each):
+# re-sending the overtaken packets: its re-sends, less the data packets the
+# fabric itself dropped (a starved VM's queues overflow now and then), stay
+# under 2 % of what it sent. Measured (two runs each):
 # 45-71 re-sends of ~23 800 packets; with the strict per-path FIFO rule
 # (RetransmitOptions::max_gap_threshold = 1) 2 047-2 336 of ~26 000, and the
 # test fails. See docs/protocol.md §7, "Reordering inside a path".
@@ -32,7 +34,18 @@ perf_run 0 1 --test bw -s 1M -n 200 --paths 8 --mode spray --mtu 9000 --block --
 perf_check_ok "spray over reordering links"
 read -r sent retx spurious spgap < <(perf_get \
   '" ".join(str(r["stats"]["endpoint"][k]) for k in ("packets_sent", "retransmits", "spurious_retransmits", "spurious_gap_losses"))')
-fabric_log "probe: $reordered of 2000 overtaken; braid: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $retx re-sends of $sent packets ($spurious spurious, $spgap gap losses proven wrong)"
+# Data packets the fabric itself dropped (queues, impairments) on the way
+# from host 0 to host 1: their re-sends are repairs, not reordering
+# mistakes.
+perf_spread_snapshot
+dropped=0
+for k in 0 1; do
+  for c in "0 up_drop" "0 up_qdrop" "1 down_drop" "1 down_qdrop"; do
+    read -r leaf field <<<"$c"
+    dropped=$((dropped + $(perf_link_counter "$k" "$leaf" "$field")))
+  done
+done
+fabric_log "probe: $reordered of 2000 overtaken; braid: $(perf_get 'r["results"][0]["gbps"]') Gbit/s, $retx re-sends of $sent packets ($spurious spurious, $spgap gap losses proven wrong); the fabric dropped $dropped data packets"
 ((spgap > 0)) || fabric_fail "no gap loss was proven wrong: nothing was learnt"
-((retx * 50 < sent)) || fabric_fail "$retx re-sends of $sent packets: overtaken packets were re-sent (more than 2 %)"
+(((retx - dropped) * 50 < sent)) || fabric_fail "$retx re-sends of $sent packets, $dropped of them dropped by the fabric: overtaken packets were re-sent (more than 2 %)"
 fabric_pass

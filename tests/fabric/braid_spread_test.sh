@@ -39,7 +39,11 @@ for k in 0 1 2 3; do
   got[k]=$(perf_link_counter "$k" 0 up_pkts)
   total=$((total + got[k]))
 done
-fabric_log "data packets per spine: ${got[*]} (total $total)"
+declare -a lost=()
+for k in 0 1 2 3; do
+  lost[k]=$(($(perf_link_counter "$k" 0 up_drop) + $(perf_link_counter "$k" 0 up_qdrop)))
+done
+fabric_log "data packets per spine: ${got[*]} (total $total); dropped per spine: ${lost[*]}; braid re-sent $(perf_get 'r["results"][0]["retransmits"]')"
 ((total > 400)) || fabric_fail "too little traffic to judge the spread: $total packets"
 for k in 0 1 2 3; do
   assert_between "${got[k]}" "$(awk -v t="$total" 'BEGIN{print 0.75 * t / 4}')" \

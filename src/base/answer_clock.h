@@ -58,6 +58,12 @@ class AnswerClock {
     }
   }
 
+  // Whether Returned or Answered would record anything (a hand-off not yet
+  // followed by a call): when not, they need no time.
+  bool pending() const {
+    return !handed_.IsInfinite() || !answer_handed_.IsInfinite();
+  }
+
   // The application sent at `now`: a call (Returned), and the answer to the
   // last hand-off if it is the first send since.
   void Answered(TimeNs now) {

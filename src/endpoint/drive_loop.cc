@@ -19,18 +19,28 @@ DriveLoop::DriveLoop(backend::Backend* backend, EndpointCore* core,
       answers_(core->ack_delay()) {}
 
 absl::Status DriveLoop::Send(const NetAddr& peer, OutMessage&& m) {
-  const TimeNs now = clock_->Now();
-  answers_.Answered(now);
-  absl::Status s = core_->Send(now, peer, std::move(m));
-  if (!s.ok()) return s;
   if (sent_since_poll_ && !caller_blocks_) {
     // Not the first Send since the last Poll: the application is sending
     // a batch. Let it build up; the next Poll or Flush sends it with small
     // messages sharing datagrams and one backend call per burst, instead of
-    // one datagram and one call per Send.
-    tx_deferred_ = true;
+    // one datagram and one call per Send. Nothing leaves now, so the clock
+    // is read only if the message needs the time (a new, sleeping or idle
+    // peer; the answer clock has nothing pending after the batch's first
+    // Send): a reading costs as much as the rest of a small message's Send.
+    TimeNs now = TimeNs::Infinite();
+    const auto read = [&] {
+      if (now.IsInfinite()) now = clock_->Now();
+      return now;
+    };
+    if (answers_.pending()) answers_.Answered(read());
+    absl::Status s = core_->Send(read, peer, std::move(m));
+    if (s.ok()) tx_deferred_ = true;
     return s;
   }
+  const TimeNs now = clock_->Now();
+  answers_.Answered(now);
+  absl::Status s = core_->Send(now, peer, std::move(m));
+  if (!s.ok()) return s;
   // The first message after a Poll goes at once (a ping-pong's reply),
   // carrying the acks the last Poll held.
   sent_since_poll_ = true;

@@ -85,8 +85,12 @@ void EndpointCore::RecycleBuffer(std::vector<uint8_t>&& b) {
   free_copies_.push_back(std::move(b));
 }
 
-absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
-                                OutMessage&& m) {
+absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to, OutMessage&& m) {
+  return Send([now] { return now; }, to, std::move(m));
+}
+
+absl::Status EndpointCore::Send(absl::FunctionRef<TimeNs()> now,
+                                const NetAddr& to_in, OutMessage&& m) {
   if (closed_) return absl::FailedPreconditionError("endpoint is closed");
   if (!to_in.valid() || to_in.port == 0) {
     return absl::InvalidArgumentError(
@@ -119,7 +123,8 @@ absl::Status EndpointCore::Send(TimeNs now, const NetAddr& to_in,
         "send queue full: ", pending_sends_,
         " messages pending (max_pending_sends); poll completions and retry"));
   }
-  PeerEntry* peer = FindOrCreatePeer(now, to);
+  PeerEntry* peer = FindPeer(to);
+  if (peer == nullptr) peer = FindOrCreatePeer(now(), to);
   if (peer == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("peer table full: ", peers_.size(),

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "base/rng.h"
@@ -89,6 +90,12 @@ class EndpointCore final : public PeerHost {
   // InvalidArgument (bad address, too large), ResourceExhausted (send queue
   // or peer table full; retry after polling completions).
   absl::Status Send(TimeNs now, const NetAddr& to, OutMessage&& m);
+  // The same, reading the time through `now` only when the send needs it:
+  // for a new or sleeping peer, or one with nothing queued or in flight
+  // (its silence deadline starts). A batch of sends to a busy peer reads
+  // no clock.
+  absl::Status Send(absl::FunctionRef<TimeNs()> now, const NetAddr& to,
+                    OutMessage&& m);
 
   // One received datagram. Malformed or stale frames are dropped and counted.
   // `arrival`: when it reached this host (kernel timestamp) if known and not

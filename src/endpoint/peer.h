@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "braid/address.h"
 #include "braid/stats.h"
 #include "braid/time.h"
@@ -55,9 +56,13 @@ class Peer {
 
   // --- Send side ---------------------------------------------------------
   // Queues a message. The endpoint has already checked size and limits.
-  void Enqueue(OutMessage&& m, TimeNs now) {
-    Wake(now);
+  // `now()` is read only if the message wakes the peer or its sender.
+  void Enqueue(OutMessage&& m, absl::FunctionRef<TimeNs()> now) {
+    if (!awake()) WakeSlow(now());
     sender_->Enqueue(std::move(m), now);
+  }
+  void Enqueue(OutMessage&& m, TimeNs now) {
+    Enqueue(std::move(m), [now] { return now; });
   }
   // Messages queued or in flight (not yet completed).
   size_t pending_messages() const {

@@ -88,10 +88,10 @@ void PeerSender::ApplyResume(const Resume& r) {
   credit_limit_ = r.next_psn + wire::kInitialCreditPackets;
 }
 
-void PeerSender::Enqueue(OutMessage&& m, TimeNs now) {
+void PeerSender::Enqueue(OutMessage&& m, absl::FunctionRef<TimeNs()> now) {
   if (!sent_.HasUnacked() && queued_.empty() && inflight_count_ == 0) {
     // Idle → busy: the silence deadline counts from now.
-    last_ack_progress_ = now;
+    last_ack_progress_ = now();
   }
   queued_.push_back(std::move(m));
 }

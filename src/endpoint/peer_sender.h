@@ -44,7 +44,11 @@ class PeerSender {
 
   // --- Messages -----------------------------------------------------------
   // Queues a message. The endpoint has already checked size and limits.
-  void Enqueue(OutMessage&& m, TimeNs now);
+  // `now()` is read only when the sender goes from idle to busy.
+  void Enqueue(OutMessage&& m, absl::FunctionRef<TimeNs()> now);
+  void Enqueue(OutMessage&& m, TimeNs now) {
+    Enqueue(std::move(m), [now] { return now; });
+  }
   // Messages queued or in flight (not yet completed).
   size_t pending_messages() const { return queued_.size() + inflight_count_; }
   // Fails every queued and in-flight send with `cause`.

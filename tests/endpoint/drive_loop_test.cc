@@ -232,6 +232,94 @@ TEST_F(DriveLoopTest, TheFirstSendAfterAPollLeavesAtOnceAndLaterOnesAtFlush) {
   EXPECT_EQ(b_->Received(), 3u);
 }
 
+// A clock that counts its readings.
+class CountingClock final : public Clock {
+ public:
+  TimeNs Now() override {
+    ++reads;
+    return now;
+  }
+  TimeNs now = TimeNs(1000000);
+  int reads = 0;
+};
+
+TEST(DriveLoopClockTest, BatchedSendsToABusyPeerReadNoClock) {
+  CountingClock clock;
+  Side a(NetAddr::Ipv4(0x0a000001, 7000), 0x1111, {}, &clock, {});
+  Side b(NetAddr::Ipv4(0x0a000002, 7000), 0x2222, {}, &clock, {});
+  Side c(NetAddr::Ipv4(0x0a000003, 7000), 0x3333, {}, &clock, {});
+  PipeBackend::Connect(&a.backend, &b.backend);
+  a.Poll();
+  ASSERT_TRUE(a.Send(b.addr, 100).ok());  // leaves at once: reads the clock
+  const int after_first = clock.reads;
+  EXPECT_GT(after_first, 0);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a.Send(b.addr, 100).ok());
+  EXPECT_EQ(clock.reads, after_first) << "a batched send to a busy peer";
+  // A new peer needs the time (its entry, its silence deadline): one read.
+  ASSERT_TRUE(a.Send(c.addr, 100).ok());
+  EXPECT_EQ(clock.reads, after_first + 1);
+  ASSERT_TRUE(a.Send(c.addr, 100).ok());
+  EXPECT_EQ(clock.reads, after_first + 1);
+  a.loop->Flush();
+  b.Poll();
+  EXPECT_EQ(b.Received(), 11u);
+}
+
+TEST(DriveLoopClockTest, ABatchedSendToAnIdlePeerStartsItsDeadlineNow) {
+  CountingClock clock;
+  ProtocolOptions p;
+  p.peer_timeout = DurationNs::Millis(50);
+  Side a(NetAddr::Ipv4(0x0a000001, 7000), 0x1111, p, &clock, {});
+  Side b(NetAddr::Ipv4(0x0a000002, 7000), 0x2222, p, &clock, {});
+  Side c(NetAddr::Ipv4(0x0a000003, 7000), 0x3333, p, &clock, {});
+  PipeBackend::Connect(&a.backend, &b.backend);
+  // A talks to B until B is idle again: its send acked and completed.
+  a.Poll();
+  ASSERT_TRUE(a.Send(b.addr, 100).ok());
+  bool first_done = false;
+  for (int i = 0; i < 4; ++i) {
+    clock.now = clock.now + DurationNs::Micros(10);
+    b.Poll();
+    b.loop->Flush();
+    a.Poll();
+    for (const Completion& x : a.done) {
+      first_done |= x.type == CompletionType::kSendDone;
+    }
+  }
+  ASSERT_TRUE(first_done);
+  // Later, a batch whose first message goes to C (unconnected: it stays in
+  // flight) and whose second goes to the idle B after the application
+  // worked for longer than the peer timeout.
+  clock.now = clock.now + DurationNs::Millis(20);
+  a.Poll();
+  ASSERT_TRUE(a.Send(c.addr, 100).ok());
+  const int reads = clock.reads;
+  clock.now = clock.now + DurationNs::Millis(60);
+  ASSERT_TRUE(a.Send(b.addr, 100).ok());
+  EXPECT_EQ(clock.reads, reads + 1) << "the idle peer's send read the clock";
+  // B's silence deadline counts from that send, not from the batch's first
+  // (60 ms before, past the 50 ms timeout): A's next Poll runs its timers
+  // before B can answer, and B's send stands; then B's ack completes it.
+  bool b_failed = false, b_done = false;
+  const auto scan = [&] {
+    for (const Completion& x : a.done) {
+      b_failed |= x.type == CompletionType::kSendFailed && x.peer == b.addr;
+      b_done |= x.type == CompletionType::kSendDone && x.peer == b.addr;
+    }
+  };
+  clock.now = clock.now + DurationNs::Millis(1);
+  a.Poll();
+  scan();
+  b.Poll();
+  EXPECT_EQ(b.Received(), 1u);
+  b.loop->Flush();
+  clock.now = clock.now + DurationNs::Millis(1);
+  a.Poll();
+  scan();
+  EXPECT_FALSE(b_failed) << "B's deadline started at a stale time";
+  EXPECT_TRUE(b_done);
+}
+
 // The datagrams A sends for one 20-datagram message, with the backend
 // refusing all but `accept` of them on the first try.
 std::vector<std::vector<uint8_t>> SendUnderBackPressure(size_t accept,

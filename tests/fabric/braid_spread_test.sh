@@ -11,6 +11,12 @@
 # to be exactly 4 ports per spine (braid_balanced_base); the counters then
 # measure how evenly braid sprays over its paths.
 #
+# Why --spray-choices 1 (round robin): the default two choices send each
+# run on the less loaded of two paths, so a path that a busy host serves
+# more slowly gets less (in CI runs on a loaded VM, 0.57x and 0.64x of an
+# equal share on one spine with nothing dropped); that is the load
+# balancing doing its job, checked in the simulator, not the spraying.
+#
 # Why --cc none: with swift each path's window follows that path's measured
 # delay, and on a CPU-starved VM (load 8-12 on 2 cores) scheduling noise makes
 # some paths look slower, so a 3-second run's shares wander (measured once:
@@ -30,8 +36,10 @@ fabric_log "source ports $base..$((base + 15)): 4 per spine predicted"
 braid_pin_ports 0 "$base" 16
 braid_pin_ports 1 "$base" 16
 fab counters --reset
-perf_run 0 1 --test bw -s 64k -D 3 --paths 16 --mode spray --cc none --mtu 9000 --block
+perf_run 0 1 --test bw -s 64k -D 3 --paths 16 --mode spray --cc none --spray-choices 1 \
+  --mtu 9000 --block --stats
 perf_check_ok "spray over 16 paths"
+recycles=$(perf_get 'sum(p["path_recycles"] for p in r["stats"]["peers"])')
 perf_spread_snapshot
 total=0
 declare -a got=()
@@ -43,10 +51,15 @@ declare -a lost=()
 for k in 0 1 2 3; do
   lost[k]=$(($(perf_link_counter "$k" 0 up_drop) + $(perf_link_counter "$k" 0 up_qdrop)))
 done
-fabric_log "data packets per spine: ${got[*]} (total $total); dropped per spine: ${lost[*]}; braid re-sent $(perf_get 'r["results"][0]["retransmits"]')"
+fabric_log "data packets per spine: ${got[*]} (total $total); dropped per spine: ${lost[*]}; braid re-sent $(perf_get 'r["results"][0]["retransmits"]'), recycled $recycles paths"
 ((total > 400)) || fabric_fail "too little traffic to judge the spread: $total packets"
+# A recycled path moves to another source port, on whichever spine that
+# one hashes to: the 4-per-spine prediction then no longer holds, and only
+# a spread over every spine is checked.
+lo=0.75 hi=1.25
+((recycles == 0)) || { lo=0.5; hi=1.75; }
 for k in 0 1 2 3; do
-  assert_between "${got[k]}" "$(awk -v t="$total" 'BEGIN{print 0.75 * t / 4}')" \
-    "$(awk -v t="$total" 'BEGIN{print 1.25 * t / 4}')" "spine $k's share of $total data packets"
+  assert_between "${got[k]}" "$(awk -v t="$total" -v f=$lo 'BEGIN{print f * t / 4}')" \
+    "$(awk -v t="$total" -v f=$hi 'BEGIN{print f * t / 4}')" "spine $k's share of $total data packets"
 done
 fabric_pass

@@ -124,7 +124,7 @@ absl::Status EndpointCore::Send(absl::FunctionRef<TimeNs()> now,
         " messages pending (max_pending_sends); poll completions and retry"));
   }
   PeerEntry* peer = FindPeer(to);
-  if (peer == nullptr) peer = FindOrCreatePeer(now(), to);
+  if (peer == nullptr) peer = CreatePeer(now(), to);
   if (peer == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("peer table full: ", peers_.size(),
@@ -152,6 +152,11 @@ PeerEntry* EndpointCore::FindPeer(const NetAddr& addr) {
 PeerEntry* EndpointCore::FindOrCreatePeer(TimeNs now, const NetAddr& addr,
                                           Claimant claimant, uint64_t our_inc) {
   if (PeerEntry* p = FindPeer(addr)) return p;
+  return CreatePeer(now, addr, claimant, our_inc);
+}
+
+PeerEntry* EndpointCore::CreatePeer(TimeNs now, const NetAddr& addr,
+                                    Claimant claimant, uint64_t our_inc) {
   last_peer_ = nullptr;  // Insert may evict (free) it
   if (our_inc == 0) our_inc = OurIncarnationFor(addr);
   PeerEntry* p =

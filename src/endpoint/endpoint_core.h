@@ -262,6 +262,10 @@ class EndpointCore final : public PeerHost {
   PeerEntry* FindOrCreatePeer(TimeNs now, const NetAddr& addr,
                               Claimant claimant = Claimant::kSend,
                               uint64_t our_inc = 0);
+  // The same for an `addr` that FindPeer has just not found.
+  PeerEntry* CreatePeer(TimeNs now, const NetAddr& addr,
+                        Claimant claimant = Claimant::kSend,
+                        uint64_t our_inc = 0);
   // The incarnation we present to the peer at `addr`.
   uint64_t OurIncarnationFor(const NetAddr& addr) const {
     return secret_.PairIncarnation(cfg_.incarnation, addr);
